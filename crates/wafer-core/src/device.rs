@@ -1,0 +1,236 @@
+//! Geometry and configuration of the simulated device.
+//!
+//! The user gives a [`DeviceConfig`] (serde, so it round-trips through JSON /
+//! TOML); [`DeviceConfig::geometry`] validates it into a [`Geometry`], the
+//! fixed shape the FTL works on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Largest block count the engine addresses (block ids are `u32`; `u32::MAX`
+/// marks "unmapped").
+pub const MAX_BLOCKS: u64 = u32::MAX as u64 - 1;
+
+/// What the user asks for. Every field has a default, so `{}` is a valid
+/// config (a 4 GiB device of 4 KiB blocks with 10% over-provisioning).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceConfig {
+    /// Logical (user-visible) capacity [blocks].
+    pub logical_blocks: u64,
+    /// Physical capacity [blocks]. When given, it is used exactly and `op` is
+    /// ignored; otherwise it is `logical_blocks * (1 + op)`.
+    pub physical_blocks: Option<u64>,
+    /// Over-provisioning ratio: (physical - logical) / logical.
+    pub op: f64,
+    /// Block (page) size [bytes]; requests are split into blocks of this size.
+    pub block_size: u32,
+    /// Segment (superblock, erase unit) size [blocks].
+    pub segment_blocks: u32,
+    /// GC starts when fewer than this many segments are free [segments]. The
+    /// engine raises it to (groups + 1) when needed so that GC can always open
+    /// a destination segment in every group.
+    pub gc_low: u32,
+    /// GC stops once this many segments are free [segments]; at least `gc_low`.
+    pub gc_high: u32,
+    /// Write the whole logical space once, sequentially, before the workload
+    /// (statistics start after it, as in MiDAS, Shiro and DOGI).
+    pub prefill: bool,
+    /// Drive-writes of the workload excluded from the steady-state WAF [drive-writes].
+    pub warmup_drive_writes: f64,
+    /// Length of one time-series window [drive-writes].
+    pub window_drive_writes: f64,
+    /// Run the full FTL invariant checker every this many user writes (0 = never).
+    pub check_every: u64,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            logical_blocks: 1 << 20,
+            physical_blocks: None,
+            op: 0.10,
+            block_size: 4096,
+            segment_blocks: 256,
+            gc_low: 2,
+            gc_high: 2,
+            prefill: true,
+            warmup_drive_writes: 1.0,
+            window_drive_writes: 0.1,
+            check_every: 0,
+        }
+    }
+}
+
+/// The validated shape of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Geometry {
+    /// Logical capacity [blocks].
+    pub logical_blocks: u32,
+    /// Segment size [blocks].
+    pub segment_blocks: u32,
+    /// Number of segments.
+    pub segments: u32,
+    /// Usable physical capacity = segments * segment_blocks [blocks]; a
+    /// remainder smaller than one segment is not used.
+    pub physical_blocks: u64,
+    /// Block size [bytes].
+    pub block_size: u32,
+    /// Effective over-provisioning: physical / logical - 1.
+    pub op: f64,
+}
+
+impl DeviceConfig {
+    /// Validate and derive the geometry; every impossible setting is an error
+    /// naming the field and what would be accepted.
+    pub fn geometry(&self) -> Result<Geometry> {
+        if self.logical_blocks == 0 {
+            return Err(Error::config("logical_blocks", "must be at least 1 (zero capacity)"));
+        }
+        if self.logical_blocks > MAX_BLOCKS {
+            return Err(Error::config(
+                "logical_blocks",
+                format!("{} exceeds the engine's limit of {MAX_BLOCKS} blocks", self.logical_blocks),
+            ));
+        }
+        if !self.block_size.is_power_of_two() || self.block_size < 512 {
+            return Err(Error::config(
+                "block_size",
+                format!("{} bytes; must be a power of two >= 512", self.block_size),
+            ));
+        }
+        let physical = match self.physical_blocks {
+            Some(p) => p,
+            None => {
+                if !self.op.is_finite() || self.op <= 0.0 {
+                    return Err(Error::config(
+                        "op",
+                        format!("{}; over-provisioning must be a ratio > 0 (e.g. 0.07, 0.1, 0.28)", self.op),
+                    ));
+                }
+                (self.logical_blocks as f64 * (1.0 + self.op)).floor() as u64
+            }
+        };
+        if physical <= self.logical_blocks {
+            return Err(Error::config(
+                "physical_blocks",
+                format!(
+                    "{physical} physical blocks leave no over-provisioning over {} logical blocks",
+                    self.logical_blocks
+                ),
+            ));
+        }
+        if physical > MAX_BLOCKS {
+            return Err(Error::config(
+                "physical_blocks",
+                format!("{physical} exceeds the engine's limit of {MAX_BLOCKS} blocks"),
+            ));
+        }
+        if self.segment_blocks == 0 {
+            return Err(Error::config("segment_blocks", "must be at least 1"));
+        }
+        if self.segment_blocks as u64 > physical {
+            return Err(Error::config(
+                "segment_blocks",
+                format!("{} blocks is larger than the device ({physical} physical blocks)", self.segment_blocks),
+            ));
+        }
+        if self.gc_low == 0 {
+            return Err(Error::config("gc_low", "must be at least 1 free segment"));
+        }
+        if self.gc_high < self.gc_low {
+            return Err(Error::config(
+                "gc_high",
+                format!("{} is below gc_low ({}); GC stops at gc_high >= gc_low", self.gc_high, self.gc_low),
+            ));
+        }
+        for (field, v, allow_zero) in [
+            ("warmup_drive_writes", self.warmup_drive_writes, true),
+            ("window_drive_writes", self.window_drive_writes, false),
+        ] {
+            if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) {
+                let bound = if allow_zero { ">= 0" } else { "> 0" };
+                return Err(Error::config(field, format!("{v}; must be a finite number {bound}")));
+            }
+        }
+        let segments = physical / self.segment_blocks as u64;
+        let usable = segments * self.segment_blocks as u64;
+        Ok(Geometry {
+            logical_blocks: self.logical_blocks as u32,
+            segment_blocks: self.segment_blocks,
+            segments: segments as u32,
+            physical_blocks: usable,
+            block_size: self.block_size,
+            op: usable as f64 / self.logical_blocks as f64 - 1.0,
+        })
+    }
+}
+
+impl Geometry {
+    /// Check that `reserved` segments can stay free (GC reserve plus one open
+    /// segment per group) while all logical data still fits.
+    pub fn check_reserve(&self, reserved: u32) -> Result<()> {
+        let usable = (self.segments as u64).saturating_sub(reserved as u64) * self.segment_blocks as u64;
+        if usable <= self.logical_blocks as u64 {
+            return Err(Error::config(
+                "op",
+                format!(
+                    "over-provisioning too small: {} segments of {} blocks minus {reserved} kept free or open \
+                     cannot hold {} logical blocks plus room for GC; raise op or physical_blocks, \
+                     or use smaller segments",
+                    self.segments, self.segment_blocks, self.logical_blocks
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_a_4gib_device_with_10pct_op() {
+        let g = DeviceConfig::default().geometry().unwrap();
+        assert_eq!(g.logical_blocks, 1 << 20);
+        assert_eq!(g.segments, ((1u64 << 20) as f64 * 1.1) as u32 / 256);
+        assert!((g.op - 0.1).abs() < 1e-3);
+    }
+
+    #[test]
+    fn exact_physical_size_is_used_as_given() {
+        let c = DeviceConfig { logical_blocks: 1000, physical_blocks: Some(1280), segment_blocks: 64, ..Default::default() };
+        let g = c.geometry().unwrap();
+        assert_eq!((g.segments, g.physical_blocks), (20, 1280));
+    }
+
+    #[test]
+    fn impossible_devices_are_errors_naming_the_field() {
+        let bad = [
+            (DeviceConfig { logical_blocks: 0, ..Default::default() }, "logical_blocks"),
+            (DeviceConfig { op: 0.0, ..Default::default() }, "op"),
+            (DeviceConfig { op: -0.1, ..Default::default() }, "op"),
+            (DeviceConfig { op: f64::NAN, ..Default::default() }, "op"),
+            (DeviceConfig { logical_blocks: 100, segment_blocks: 1000, ..Default::default() }, "segment_blocks"),
+            (DeviceConfig { segment_blocks: 0, ..Default::default() }, "segment_blocks"),
+            (DeviceConfig { block_size: 1000, ..Default::default() }, "block_size"),
+            (DeviceConfig { gc_low: 4, gc_high: 3, ..Default::default() }, "gc_high"),
+            (DeviceConfig { window_drive_writes: 0.0, ..Default::default() }, "window_drive_writes"),
+            (DeviceConfig { physical_blocks: Some(10), logical_blocks: 10, ..Default::default() }, "physical_blocks"),
+        ];
+        for (cfg, field) in bad {
+            match cfg.geometry() {
+                Err(Error::Config { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: expected a config error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_config_keys_are_rejected() {
+        let e = serde_json::from_str::<DeviceConfig>(r#"{"logical_blockz": 5}"#).unwrap_err();
+        assert!(e.to_string().contains("logical_blockz"));
+    }
+}

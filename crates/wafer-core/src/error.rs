@@ -1,0 +1,63 @@
+//! Errors are values: every failure the engine can meet is a variant here, so
+//! the binding layer maps each one to a Python exception and no panic crosses
+//! the FFI boundary.
+
+use thiserror::Error;
+
+/// Result type of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a replay, with the reason spelled out.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// The device configuration is impossible (zero capacity, OP <= 0, ...).
+    #[error("invalid device configuration: {field}: {reason}")]
+    Config {
+        /// Name of the offending field, as the user spells it.
+        field: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// A policy or victim-selector name that is not registered.
+    #[error("unknown {kind} '{name}'; known: {known}")]
+    UnknownName {
+        /// "policy" or "victim selector".
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// Comma-separated registered names.
+        known: String,
+    },
+    /// A policy parameter that does not exist or has a bad value.
+    #[error("policy '{policy}': {reason}")]
+    Parameter {
+        /// Policy the parameter was given to.
+        policy: String,
+        /// What is wrong and which keys exist.
+        reason: String,
+    },
+    /// A workload spec string that does not parse.
+    #[error("workload spec '{spec}': {reason}")]
+    Workload {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+    /// The simulation cannot go on (for example GC cannot free a segment
+    /// because over-provisioning is too small for the number of groups).
+    #[error("simulation stopped: {0}")]
+    Simulation(String),
+    /// An FTL invariant was broken (only reported by the checker).
+    #[error("FTL invariant broken: {0}")]
+    Invariant(String),
+}
+
+impl Error {
+    pub(crate) fn config(field: &str, reason: impl Into<String>) -> Self {
+        Error::Config { field: field.to_string(), reason: reason.into() }
+    }
+    pub(crate) fn workload(spec: &str, reason: impl Into<String>) -> Self {
+        Error::Workload { spec: spec.to_string(), reason: reason.into() }
+    }
+}

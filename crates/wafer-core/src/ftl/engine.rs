@@ -1,0 +1,315 @@
+//! The engine: the FTL state plus a placement policy and a victim selector.
+//! It applies requests (write, read, trim), runs GC when free segments run
+//! low, and counts everything in [`Stats`].
+//!
+//! Hot path per user block: one policy call per request batch, one forward-map
+//! lookup, one invalidation (reverse map + segment counter + selector update),
+//! one append. No allocation: batches reuse two buffers.
+
+use super::check;
+use super::stats::Stats;
+use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
+use crate::device::{DeviceConfig, Geometry};
+use crate::error::{Error, Result};
+use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::request::{Op, Request};
+use crate::victim::VictimSelector;
+
+/// Largest batch of user blocks handed to the policy at once [blocks].
+pub const MAX_BATCH: usize = 256;
+
+/// FTL + policy + victim selector + statistics.
+pub struct Engine {
+    /// FTL state.
+    pub ftl: Ftl,
+    /// Statistics of the workload (reset after prefill).
+    pub stats: Stats,
+    policy: Box<dyn Placement>,
+    victim: Box<dyn VictimSelector>,
+    gc_low: usize,
+    gc_high: usize,
+    check_every: u64,
+    /// User-write count at which periodic work (windows, warm-up, checks) is due.
+    next_due: u64,
+    batch: Vec<UserWrite>,
+    out: Vec<GroupId>,
+}
+
+impl Engine {
+    /// An erased device driven by `policy`, collecting with `victim`.
+    pub fn new(
+        cfg: &DeviceConfig,
+        geo: Geometry,
+        policy: Box<dyn Placement>,
+        victim: Box<dyn VictimSelector>,
+    ) -> Result<Self> {
+        let groups = policy.groups().max(1);
+        let gc_low = (cfg.gc_low as usize).max(groups + 1);
+        geo.check_reserve((gc_low + groups) as u32)?;
+        let lb = geo.logical_blocks as f64;
+        let window_blocks = (cfg.window_drive_writes * lb).round().max(1.0) as u64;
+        let warmup_blocks = (cfg.warmup_drive_writes * lb).round() as u64;
+        let mut e = Engine {
+            ftl: Ftl::new(geo, groups),
+            stats: Stats::new(groups, window_blocks, warmup_blocks, &geo),
+            policy,
+            victim,
+            gc_low,
+            gc_high: (cfg.gc_high as usize).max(gc_low),
+            check_every: cfg.check_every,
+            next_due: 0,
+            batch: Vec::with_capacity(MAX_BATCH),
+            out: Vec::with_capacity(MAX_BATCH),
+        };
+        e.schedule();
+        Ok(e)
+    }
+
+    /// Name of the placement policy.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// Name of the victim selector.
+    pub fn victim_name(&self) -> &'static str {
+        self.victim.name()
+    }
+
+    /// Write every logical block once, in order, then reset the statistics
+    /// (the logical clock keeps running).
+    pub fn prefill(&mut self) -> Result<()> {
+        let saved = (self.stats.window_blocks, self.stats.warmup_blocks, self.check_every);
+        self.stats = Stats::new(self.ftl.group_count(), u64::MAX, u64::MAX, &self.ftl.geo);
+        self.check_every = 0;
+        self.schedule();
+        let n = self.ftl.geo.logical_blocks as u64;
+        let mut lba = 0;
+        while lba < n {
+            let len = (n - lba).min(MAX_BATCH as u64) as u32;
+            self.write(lba as u32, len)?;
+            lba += len as u64;
+        }
+        self.stats = Stats::new(self.ftl.group_count(), saved.0, saved.1, &self.ftl.geo);
+        self.check_every = saved.2;
+        self.schedule();
+        Ok(())
+    }
+
+    /// Apply one request. Blocks beyond the logical capacity are an error
+    /// (nothing of that request is applied).
+    pub fn submit(&mut self, req: &Request) -> Result<()> {
+        let end = req.lba.checked_add(req.blocks as u64);
+        if req.blocks == 0 || end.is_none_or(|e| e > self.ftl.geo.logical_blocks as u64) {
+            return Err(Error::Simulation(format!(
+                "request for blocks [{}, +{}) is outside the device's {} logical blocks",
+                req.lba, req.blocks, self.ftl.geo.logical_blocks
+            )));
+        }
+        self.stats.c.requests += 1;
+        let lba = req.lba as u32;
+        match req.op {
+            Op::Write => self.write(lba, req.blocks),
+            Op::Read => {
+                self.read(lba, req.blocks);
+                Ok(())
+            }
+            Op::Trim => {
+                self.trim(lba, req.blocks);
+                Ok(())
+            }
+        }
+    }
+
+    fn read(&mut self, lba: u32, blocks: u32) {
+        self.stats.c.read_blocks += blocks as u64;
+        let unmapped = (lba..lba + blocks).filter(|&l| self.ftl.map[l as usize] == UNMAPPED).count();
+        self.stats.c.unmapped_read_blocks += unmapped as u64;
+    }
+
+    fn trim(&mut self, lba: u32, blocks: u32) {
+        for l in lba..lba + blocks {
+            if let Some((seg, valid)) = self.ftl.unmap(l) {
+                self.victim.on_invalidate(seg, valid);
+                self.stats.c.trimmed_blocks += 1;
+                self.policy.on_trim(&Ctx { ftl: &self.ftl }, l);
+            }
+        }
+    }
+
+    /// User write of `blocks` blocks from `lba`, in policy batches.
+    fn write(&mut self, lba: u32, blocks: u32) -> Result<()> {
+        let mut done = 0u32;
+        while done < blocks {
+            let len = (blocks - done).min(MAX_BATCH as u32);
+            self.batch.clear();
+            let now = self.ftl.now;
+            self.batch.extend((0..len).map(|i| UserWrite {
+                lba: lba + done + i,
+                time: now + i as u64,
+                req_blocks: blocks,
+                req_offset: done + i,
+            }));
+            self.out.clear();
+            self.out.resize(len as usize, 0);
+            self.policy.place_user(&Ctx { ftl: &self.ftl }, &self.batch, &mut self.out);
+            for i in 0..len as usize {
+                let (l, g) = (self.batch[i].lba, self.out[i]);
+                self.write_block(l, g)?;
+            }
+            done += len;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn write_block(&mut self, lba: u32, g: GroupId) -> Result<()> {
+        self.ensure_group(g);
+        if let Some(old) = self.ftl.lookup(lba) {
+            let (seg, valid) = self.ftl.invalidate(old);
+            self.victim.on_invalidate(seg, valid);
+        }
+        let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+        if let Some(s) = sealed {
+            self.sealed(s, g);
+        }
+        self.ftl.now += 1;
+        self.stats.c.user_writes += 1;
+        self.stats.group_user[g as usize] += 1;
+        if self.ftl.free.len() < self.gc_low {
+            self.collect_garbage()?;
+        }
+        if self.stats.c.user_writes == self.next_due {
+            self.periodic()?;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn ensure_group(&mut self, g: GroupId) {
+        if g as usize >= self.ftl.groups.len() {
+            self.ftl.ensure_group(g);
+            self.stats.ensure_groups(g as usize + 1);
+            self.gc_low = self.gc_low.max(self.ftl.groups.len() + 1);
+            self.gc_high = self.gc_high.max(self.gc_low);
+        }
+    }
+
+    fn sealed(&mut self, seg: SegmentId, group: GroupId) {
+        self.victim.on_seal(seg, &self.ftl);
+        self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Sealed { seg, group });
+    }
+
+    fn out_of_space(&self) -> Error {
+        Error::Simulation(format!(
+            "no free segment left for an append ({} groups, {} segments of {} blocks, OP {:.3}); \
+             raise op or gc_low",
+            self.ftl.groups.len(),
+            self.ftl.geo.segments,
+            self.ftl.geo.segment_blocks,
+            self.ftl.geo.op
+        ))
+    }
+
+    /// Collect victims until `gc_high` segments are free.
+    fn collect_garbage(&mut self) -> Result<()> {
+        let mut rounds = 0u32;
+        while self.ftl.free.len() < self.gc_high {
+            if rounds >= self.ftl.geo.segments {
+                return Err(Error::Simulation(format!(
+                    "GC collected {rounds} segments without freeing space: every sealed segment is \
+                     (almost) fully valid; over-provisioning ({:.3}) is too small for {} groups",
+                    self.ftl.geo.op,
+                    self.ftl.groups.len()
+                )));
+            }
+            rounds += 1;
+            let victim = match self.policy.select_victim(&Ctx { ftl: &self.ftl }) {
+                Some(v) => {
+                    if self.ftl.segs.state.get(v as usize) != Some(&SegState::Sealed) {
+                        return Err(Error::Simulation(format!(
+                            "policy '{}' chose segment {v} as victim, which is not sealed",
+                            self.policy.name()
+                        )));
+                    }
+                    self.victim.remove(v, &self.ftl);
+                    v
+                }
+                None => self.victim.select(&self.ftl).ok_or_else(|| {
+                    Error::Simulation("GC found no sealed segment to collect; the device is too small".into())
+                })?,
+            };
+            self.relocate(victim)?;
+        }
+        Ok(())
+    }
+
+    /// Move the valid blocks of `victim` to the groups the policy picks, then erase it.
+    fn relocate(&mut self, victim: SegmentId) -> Result<()> {
+        let v = victim as usize;
+        let valid = self.ftl.segs.valid[v];
+        let from_group = self.ftl.segs.group[v];
+        let base = v * self.ftl.geo.segment_blocks as usize;
+        let mut moved = 0;
+        let mut off = 0;
+        while moved < valid {
+            let lba = self.ftl.rev[base + off];
+            off += 1;
+            if lba == UNMAPPED {
+                continue;
+            }
+            let g = self.policy.place_gc(&Ctx { ftl: &self.ftl }, &GcBlock { lba, victim, from_group });
+            self.ensure_group(g);
+            let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+            if let Some(s) = sealed {
+                self.sealed(s, g);
+            }
+            self.stats.c.gc_writes += 1;
+            self.stats.group_gc[g as usize] += 1;
+            moved += 1;
+        }
+        self.stats.victim(valid);
+        self.ftl.erase(victim);
+        self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Collected { seg: victim, valid });
+        Ok(())
+    }
+
+    /// Windows, warm-up snapshot and invariant checks that fell due.
+    fn periodic(&mut self) -> Result<()> {
+        if let Some(index) = self.stats.tick(self.ftl.free.len()) {
+            self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Window { index });
+        }
+        if self.check_every > 0 && self.stats.c.user_writes % self.check_every == 0 {
+            self.check()?;
+        }
+        self.schedule();
+        Ok(())
+    }
+
+    fn schedule(&mut self) {
+        let mut due = self.stats.next_due();
+        if self.check_every > 0 {
+            due = due.min((self.stats.c.user_writes / self.check_every + 1) * self.check_every);
+        }
+        self.next_due = due;
+    }
+
+    /// Run the full invariant checker (FTL and victim selector).
+    pub fn check(&self) -> Result<()> {
+        check::check(&self.ftl)?;
+        self.victim.check(&self.ftl).map_err(Error::Invariant)
+    }
+
+    /// Bytes held by the engine: FTL, victim selector and batch buffers
+    /// (the policy's own state is reported separately).
+    pub fn memory_bytes(&self) -> usize {
+        self.ftl.memory_bytes()
+            + self.victim.memory_bytes()
+            + self.batch.capacity() * std::mem::size_of::<UserWrite>()
+            + self.out.capacity() * 2
+    }
+
+    /// Bytes held by the policy.
+    pub fn policy_memory_bytes(&self) -> usize {
+        self.policy.memory_bytes()
+    }
+}

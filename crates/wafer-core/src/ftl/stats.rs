@@ -1,0 +1,170 @@
+//! Statistics belong to the engine, not to the policies: policies decide, the
+//! engine counts. Counters are plain integers bumped on the hot path; derived
+//! figures (WAF, windows) are computed at window boundaries and at the end.
+
+use serde::Serialize;
+
+use crate::device::Geometry;
+
+/// Bins of the victim valid-ratio histogram ([0, 0.05), [0.05, 0.1), ... [0.95, 1]).
+pub const VICTIM_BINS: usize = 20;
+
+/// Monotone counters, all in blocks unless named otherwise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Blocks written by the user (the workload).
+    pub user_writes: u64,
+    /// Blocks written by GC relocation.
+    pub gc_writes: u64,
+    /// Blocks read by the user.
+    pub read_blocks: u64,
+    /// Of those, blocks that were never written or were trimmed.
+    pub unmapped_read_blocks: u64,
+    /// Blocks trimmed that held data.
+    pub trimmed_blocks: u64,
+    /// Requests seen (reads, writes, trims).
+    pub requests: u64,
+    /// Segments collected by GC.
+    pub victims: u64,
+    /// Valid blocks found in collected segments (= gc_writes).
+    pub victim_valid_blocks: u64,
+}
+
+impl Counters {
+    /// (user + gc) / user of the interval since `earlier`; `None` with no user write.
+    pub fn waf_since(&self, earlier: &Counters) -> Option<f64> {
+        let u = self.user_writes - earlier.user_writes;
+        let g = self.gc_writes - earlier.gc_writes;
+        (u > 0).then(|| (u + g) as f64 / u as f64)
+    }
+}
+
+/// One closed time-series window.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct WindowRow {
+    /// Workload drive-writes at the window's end [drive-writes].
+    pub drive_writes: f64,
+    /// User writes in the window [blocks].
+    pub user_writes: u64,
+    /// GC writes in the window [blocks].
+    pub gc_writes: u64,
+    /// WAF within the window.
+    pub waf: Option<f64>,
+    /// WAF from the workload's start to the window's end.
+    pub cumulative_waf: Option<f64>,
+    /// Segments collected in the window.
+    pub victims: u64,
+    /// Mean valid ratio of the window's victims.
+    pub victim_valid_ratio: Option<f64>,
+    /// Free segments at the window's end.
+    pub free_segments: u64,
+}
+
+/// Everything the engine counts during the workload (prefill excluded).
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// Running totals.
+    pub c: Counters,
+    /// Victim valid-ratio histogram.
+    pub victim_hist: [u64; VICTIM_BINS],
+    /// User writes per group.
+    pub group_user: Vec<u64>,
+    /// GC writes per group.
+    pub group_gc: Vec<u64>,
+    /// Closed windows.
+    pub windows: Vec<WindowRow>,
+    /// Counters when the last window closed.
+    window_start: Counters,
+    /// Window length [user blocks].
+    pub window_blocks: u64,
+    /// Warm-up length [user blocks].
+    pub warmup_blocks: u64,
+    /// Counters at the end of warm-up, once reached.
+    pub warm: Option<Counters>,
+    logical_blocks: f64,
+    segment_blocks: u64,
+}
+
+impl Stats {
+    /// Fresh statistics for `groups` groups.
+    pub fn new(groups: usize, window_blocks: u64, warmup_blocks: u64, geo: &Geometry) -> Self {
+        Stats {
+            c: Counters::default(),
+            victim_hist: [0; VICTIM_BINS],
+            group_user: vec![0; groups],
+            group_gc: vec![0; groups],
+            windows: Vec::new(),
+            window_start: Counters::default(),
+            window_blocks: window_blocks.max(1),
+            warmup_blocks,
+            warm: (warmup_blocks == 0).then(Counters::default),
+            logical_blocks: geo.logical_blocks as f64,
+            segment_blocks: geo.segment_blocks as u64,
+        }
+    }
+
+    /// User-write count at which [`Stats::tick`] has something to do.
+    pub fn next_due(&self) -> u64 {
+        let next_window = (self.c.user_writes / self.window_blocks + 1) * self.window_blocks;
+        match self.warm {
+            None => next_window.min(self.warmup_blocks),
+            Some(_) => next_window,
+        }
+    }
+
+    /// Record the warm-up snapshot and close windows that are due. Returns
+    /// the index of a window that closed, if one did.
+    pub fn tick(&mut self, free_segments: usize) -> Option<u64> {
+        if self.warm.is_none() && self.c.user_writes >= self.warmup_blocks {
+            self.warm = Some(self.c);
+        }
+        if self.c.user_writes > 0 && self.c.user_writes % self.window_blocks == 0 {
+            self.close_window(free_segments);
+            return Some(self.windows.len() as u64 - 1);
+        }
+        None
+    }
+
+    /// Close the current window (also used for the partial last one).
+    pub fn close_window(&mut self, free_segments: usize) {
+        let (c, s) = (self.c, self.window_start);
+        if c.user_writes == s.user_writes && c.gc_writes == s.gc_writes {
+            return;
+        }
+        let victims = c.victims - s.victims;
+        let moved = c.victim_valid_blocks - s.victim_valid_blocks;
+        self.windows.push(WindowRow {
+            drive_writes: c.user_writes as f64 / self.logical_blocks,
+            user_writes: c.user_writes - s.user_writes,
+            gc_writes: c.gc_writes - s.gc_writes,
+            waf: c.waf_since(&s),
+            cumulative_waf: c.waf_since(&Counters::default()),
+            victims,
+            victim_valid_ratio: (victims > 0).then(|| moved as f64 / (victims * self.segment_blocks) as f64),
+            free_segments: free_segments as u64,
+        });
+        self.window_start = c;
+    }
+
+    /// Record one collected victim that held `valid` blocks.
+    #[inline]
+    pub fn victim(&mut self, valid: u32) {
+        self.c.victims += 1;
+        self.c.victim_valid_blocks += valid as u64;
+        let bin = (valid as usize * VICTIM_BINS / self.segment_blocks as usize).min(VICTIM_BINS - 1);
+        self.victim_hist[bin] += 1;
+    }
+
+    /// Grow the per-group counters to `groups` groups.
+    pub fn ensure_groups(&mut self, groups: usize) {
+        if self.group_user.len() < groups {
+            self.group_user.resize(groups, 0);
+            self.group_gc.resize(groups, 0);
+        }
+    }
+
+    /// Steady-state WAF: after warm-up, `None` if warm-up was not passed.
+    pub fn steady_waf(&self) -> Option<f64> {
+        self.warm.and_then(|w| self.c.waf_since(&w))
+    }
+}

@@ -1,0 +1,30 @@
+//! wafer-core: the engine of wafer, a trace-driven simulator of a flash
+//! translation layer (FTL) / log-structured store that measures write
+//! amplification (WAF) under data-placement policies.
+//!
+//! Layers, bottom up:
+//! * [`device`]: geometry and configuration of the simulated device;
+//! * [`ftl`]: page-level mapping, segments, groups, the GC loop, statistics;
+//! * [`victim`]: victim selection (greedy, cost-benefit, FIFO) behind one trait;
+//! * [`policy`]: placement policies behind one trait and one registry table;
+//! * [`workload`]: seeded synthetic request generators and their spec strings;
+//! * [`sim`]: a replay = device + policy + victim selector + request source.
+//!
+//! Logical time is the number of user-written blocks so far, as in the papers.
+#![warn(missing_docs)]
+
+pub mod device;
+pub mod error;
+pub mod ftl;
+pub mod params;
+pub mod policy;
+pub mod request;
+pub mod rng;
+pub mod sim;
+pub mod victim;
+pub mod workload;
+
+pub use device::{DeviceConfig, Geometry};
+pub use error::{Error, Result};
+pub use request::{Op, Request};
+pub use sim::{RunConfig, RunResult, Simulation};

@@ -1,0 +1,37 @@
+//! `base`: no data separation. Every block, user- or GC-written, goes to one
+//! group: the "Base" configuration the Shiro (§V) and DOGI (§5) papers
+//! compare against. No parameters.
+
+use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
+use crate::ftl::GroupId;
+use crate::params::{self, NoParams};
+
+pub(super) const INFO: PolicyInfo = PolicyInfo {
+    name: "base",
+    description: "no separation: one group for user and GC writes (Shiro/DOGI 'Base')",
+    defaults: params::defaults::<NoParams>,
+    build: |p, _| {
+        params::parse::<NoParams>("base", p)?;
+        Ok(Box::new(Base))
+    },
+};
+
+/// The single-group policy.
+pub struct Base;
+
+impl Placement for Base {
+    fn name(&self) -> &'static str {
+        "base"
+    }
+    fn groups(&self) -> usize {
+        1
+    }
+    #[inline(always)]
+    fn place_user(&mut self, _ctx: &Ctx, _writes: &[UserWrite], out: &mut [GroupId]) {
+        out.fill(0);
+    }
+    #[inline(always)]
+    fn place_gc(&mut self, _ctx: &Ctx, _block: &GcBlock) -> GroupId {
+        0
+    }
+}

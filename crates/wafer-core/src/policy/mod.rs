@@ -1,0 +1,135 @@
+//! Placement policies: which group each written block goes to.
+//!
+//! Adding a policy touches its own file and one line of [`REGISTRY`]. Each
+//! file opens with a doc comment naming the paper and section it follows and
+//! every deliberate deviation, then its parameter struct (paper defaults,
+//! units), then the implementation.
+
+mod base;
+mod two_r;
+
+use serde_json::Value;
+
+use crate::device::Geometry;
+use crate::error::{Error, Result};
+use crate::ftl::{Ftl, GroupId, SegmentId};
+
+/// One user-written block, as the policy sees it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserWrite {
+    /// Logical block written.
+    pub lba: u32,
+    /// Logical time of this write [user blocks] (the clock before it ticks).
+    pub time: u64,
+    /// Length of the request the block came from [blocks].
+    pub req_blocks: u32,
+    /// Position of the block inside its request [blocks].
+    pub req_offset: u32,
+}
+
+/// One valid block that GC moves out of a victim.
+#[derive(Clone, Copy, Debug)]
+pub struct GcBlock {
+    /// Logical block moved.
+    pub lba: u32,
+    /// Victim segment it comes from.
+    pub victim: SegmentId,
+    /// Group of the victim segment.
+    pub from_group: GroupId,
+}
+
+/// Things that happen in the engine that a policy may react to.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A segment of `group` became full and was sealed.
+    Sealed {
+        /// The segment.
+        seg: SegmentId,
+        /// Its group.
+        group: GroupId,
+    },
+    /// GC collected `seg`, which held `valid` valid blocks.
+    Collected {
+        /// The victim.
+        seg: SegmentId,
+        /// Blocks it moved.
+        valid: u32,
+    },
+    /// A statistics window closed (retraining / re-configuration point).
+    Window {
+        /// Index of the window that closed.
+        index: u64,
+    },
+}
+
+/// Read-only view of the engine handed to policies.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The FTL state: mapping, segments, clock.
+    pub ftl: &'a Ftl,
+}
+
+impl<'a> Ctx<'a> {
+    /// Logical clock [user blocks].
+    #[inline(always)]
+    pub fn now(&self) -> u64 {
+        self.ftl.now
+    }
+    /// Device shape.
+    #[inline(always)]
+    pub fn geometry(&self) -> &Geometry {
+        &self.ftl.geo
+    }
+}
+
+/// A placement policy (see DESIGN.md, "Policies").
+pub trait Placement: Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// Groups the policy uses at start; it may return higher ids later (the
+    /// engine adds groups on demand).
+    fn groups(&self) -> usize;
+    /// Group of each block of a batch of user writes (one request, or part of
+    /// it); `out` has the same length as `writes`. The blocks are applied in
+    /// order after the call.
+    fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]);
+    /// Group of a valid block moved by GC.
+    fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId;
+    /// Choose the GC victim; `None` leaves it to the configured selector.
+    fn select_victim(&mut self, _ctx: &Ctx) -> Option<SegmentId> {
+        None
+    }
+    /// React to an engine event.
+    fn on_event(&mut self, _ctx: &Ctx, _ev: &Event) {}
+    /// A trim invalidated `lba`.
+    fn on_trim(&mut self, _ctx: &Ctx, _lba: u32) {}
+    /// Bytes of the policy's own state.
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// A registered policy.
+pub struct PolicyInfo {
+    /// Name used by the CLI and the Python API.
+    pub name: &'static str,
+    /// One line: what it does and where it comes from.
+    pub description: &'static str,
+    /// Parameter defaults, as a JSON object.
+    pub defaults: fn() -> Value,
+    /// Constructor from parameter overrides.
+    pub build: fn(&Value, &Geometry) -> Result<Box<dyn Placement>>,
+}
+
+/// Every placement policy, by name.
+pub const REGISTRY: &[PolicyInfo] = &[base::INFO, two_r::INFO];
+
+/// Build the policy registered under `name` with parameter overrides `params`.
+pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
+    let info = REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| Error::UnknownName {
+        kind: "policy",
+        name: name.to_string(),
+        known: REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+    })?;
+    (info.build)(params, geo)
+}

@@ -1,0 +1,25 @@
+//! One block I/O request, already converted to the device's block units.
+
+/// Kind of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read: counted, changes nothing.
+    Read,
+    /// Write: each block is a user write.
+    Write,
+    /// Trim / discard: the blocks' data become invalid.
+    Trim,
+}
+
+/// A request: `blocks` consecutive logical blocks starting at `lba`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Arrival time [ns since the start of the workload].
+    pub time_ns: u64,
+    /// First logical block [blocks].
+    pub lba: u64,
+    /// Length [blocks], at least 1.
+    pub blocks: u32,
+    /// Read, write or trim.
+    pub op: Op,
+}

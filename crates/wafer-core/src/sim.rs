@@ -1,0 +1,267 @@
+//! A replay: device + policy + victim selector + request source, driven in
+//! steps so a caller can show progress (and release the GIL) between them.
+//! A replay is a pure function of its [`RunConfig`]: same config and seed,
+//! same [`RunResult`] (apart from the timing fields).
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::device::{DeviceConfig, Geometry};
+use crate::error::{Error, Result};
+use crate::ftl::stats::{Counters, WindowRow, VICTIM_BINS};
+use crate::ftl::Engine;
+use crate::request::{Op, Request};
+use crate::workload::{self, Workload};
+use crate::{policy, victim};
+
+/// Everything that defines a replay.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// The simulated device.
+    pub device: DeviceConfig,
+    /// Placement policy name (see `policy::REGISTRY`).
+    pub policy: String,
+    /// Policy parameter overrides (a JSON object).
+    pub params: Value,
+    /// Victim selector name (see `victim::SELECTORS`).
+    pub victim: String,
+    /// Synthetic workload spec (see [`crate::workload`]).
+    pub workload: String,
+    /// User blocks to write [blocks].
+    pub writes: u64,
+    /// Seed of every random choice in the run.
+    pub seed: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            device: DeviceConfig::default(),
+            policy: "base".into(),
+            params: Value::Null,
+            victim: "greedy".into(),
+            workload: "uniform".into(),
+            writes: 4 << 20,
+            seed: 1,
+        }
+    }
+}
+
+/// Per-group figures at the end of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupResult {
+    /// Group index.
+    pub group: usize,
+    /// User writes into the group [blocks].
+    pub user_writes: u64,
+    /// GC writes into the group [blocks].
+    pub gc_writes: u64,
+    /// Segments the group holds (open + sealed).
+    pub segments: u64,
+    /// Valid blocks in the group.
+    pub valid_blocks: u64,
+}
+
+/// Min / mean / max erase count over all segments.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct EraseStats {
+    /// Fewest erases of any segment.
+    pub min: u32,
+    /// Mean erases per segment.
+    pub mean: f64,
+    /// Most erases of any segment.
+    pub max: u32,
+}
+
+/// Everything a replay measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    /// Placement policy.
+    pub policy: String,
+    /// Victim selector.
+    pub victim: String,
+    /// Workload spec.
+    pub workload: String,
+    /// Seed.
+    pub seed: u64,
+    /// Validated device shape.
+    pub geometry: Geometry,
+    /// (user + GC) / user over the whole workload.
+    pub waf: Option<f64>,
+    /// WAF after the warm-up; `None` if the run did not pass the warm-up.
+    pub steady_waf: Option<f64>,
+    /// Shiro's (F - U) / U = WAF - 1.
+    pub extra_writes_per_user_write: Option<f64>,
+    /// User-written blocks.
+    pub user_writes: u64,
+    /// GC-written blocks.
+    pub gc_writes: u64,
+    /// All counters.
+    pub counters: Counters,
+    /// User writes / logical capacity.
+    pub drive_writes: f64,
+    /// Mean valid ratio of the collected segments.
+    pub mean_victim_valid_ratio: Option<f64>,
+    /// Victims per valid-ratio bin of width 1/20.
+    pub victim_valid_histogram: [u64; VICTIM_BINS],
+    /// Erase counts per segment.
+    pub erases: EraseStats,
+    /// Per-group figures.
+    pub groups: Vec<GroupResult>,
+    /// Time series, one row per window.
+    pub windows: Vec<WindowRow>,
+    /// Wall time spent simulating [s].
+    pub elapsed_seconds: f64,
+    /// User writes per wall second.
+    pub user_writes_per_second: f64,
+    /// Engine state (mapping, segments, victim selector) [bytes].
+    pub engine_memory_bytes: u64,
+    /// Engine state per physical block [bytes].
+    pub engine_bytes_per_physical_block: f64,
+    /// Policy state [bytes].
+    pub policy_memory_bytes: u64,
+}
+
+/// A replay in progress.
+pub struct Simulation {
+    cfg: RunConfig,
+    engine: Engine,
+    source: Box<dyn Workload>,
+    /// Rest of a request cut at the `writes` limit or a step boundary.
+    pending: Option<Request>,
+    written: u64,
+    elapsed: f64,
+}
+
+impl Simulation {
+    /// Validate `cfg`, build everything, and prefill if asked.
+    pub fn new(cfg: RunConfig) -> Result<Self> {
+        let geo = cfg.device.geometry()?;
+        let policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
+        let victim = victim::build(&cfg.victim, &geo)?;
+        let source = workload::parse(&cfg.workload, geo.logical_blocks as u64, geo.block_size, cfg.seed)?;
+        if cfg.writes == 0 {
+            return Err(Error::config("writes", "must be at least 1 user block"));
+        }
+        let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
+        let t = Instant::now();
+        if cfg.device.prefill {
+            engine.prefill()?;
+        }
+        let elapsed = t.elapsed().as_secs_f64();
+        Ok(Simulation { cfg, engine, source, pending: None, written: 0, elapsed })
+    }
+
+    /// User blocks written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// User blocks the run will write.
+    pub fn total(&self) -> u64 {
+        self.cfg.writes
+    }
+
+    /// True once `writes` user blocks are written.
+    pub fn done(&self) -> bool {
+        self.written >= self.cfg.writes
+    }
+
+    /// Advance by at most `budget` user blocks. Returns true when the run is done.
+    pub fn step(&mut self, budget: u64) -> Result<bool> {
+        let t = Instant::now();
+        let goal = self.cfg.writes.min(self.written.saturating_add(budget));
+        let r = self.advance(goal);
+        self.elapsed += t.elapsed().as_secs_f64();
+        r.map(|_| self.done())
+    }
+
+    fn advance(&mut self, goal: u64) -> Result<()> {
+        while self.written < goal {
+            let mut req = self.pending.take().unwrap_or_else(|| self.source.next_request());
+            if req.op == Op::Write {
+                let room = goal - self.written;
+                if req.blocks as u64 > room {
+                    let rest = Request { lba: req.lba + room, blocks: req.blocks - room as u32, ..req };
+                    self.pending = Some(rest);
+                    req.blocks = room as u32;
+                }
+                self.written += req.blocks as u64;
+            }
+            self.engine.submit(&req)?;
+        }
+        Ok(())
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) -> Result<()> {
+        self.step(u64::MAX).map(|_| ())
+    }
+
+    /// The engine (for checks and inspection).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Results so far (the last, partial window included).
+    pub fn result(&self) -> RunResult {
+        let e = &self.engine;
+        let mut stats = e.stats.clone();
+        stats.close_window(e.ftl.free_segments());
+        let c = stats.c;
+        let geo = e.ftl.geo;
+        let segs = &e.ftl.segs;
+        let n = geo.segments as usize;
+        let mut groups: Vec<GroupResult> = (0..stats.group_user.len())
+            .map(|g| GroupResult {
+                group: g,
+                user_writes: stats.group_user[g],
+                gc_writes: stats.group_gc[g],
+                segments: 0,
+                valid_blocks: 0,
+            })
+            .collect();
+        for s in 0..n {
+            if segs.state[s] != crate::ftl::SegState::Free {
+                let g = &mut groups[segs.group[s] as usize];
+                g.segments += 1;
+                g.valid_blocks += segs.valid[s] as u64;
+            }
+        }
+        let erases = EraseStats {
+            min: segs.erase_count.iter().copied().min().unwrap_or(0),
+            mean: segs.erase_count.iter().map(|&x| x as f64).sum::<f64>() / n as f64,
+            max: segs.erase_count.iter().copied().max().unwrap_or(0),
+        };
+        let waf = c.waf_since(&Counters::default());
+        let mem = e.memory_bytes() as u64;
+        RunResult {
+            policy: e.policy_name().to_string(),
+            victim: e.victim_name().to_string(),
+            workload: self.cfg.workload.clone(),
+            seed: self.cfg.seed,
+            geometry: geo,
+            waf,
+            steady_waf: stats.steady_waf(),
+            extra_writes_per_user_write: waf.map(|w| w - 1.0),
+            user_writes: c.user_writes,
+            gc_writes: c.gc_writes,
+            counters: c,
+            drive_writes: c.user_writes as f64 / geo.logical_blocks as f64,
+            mean_victim_valid_ratio: (c.victims > 0)
+                .then(|| c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)),
+            victim_valid_histogram: stats.victim_hist,
+            erases,
+            groups,
+            windows: stats.windows,
+            elapsed_seconds: self.elapsed,
+            user_writes_per_second: if self.elapsed > 0.0 { c.user_writes as f64 / self.elapsed } else { 0.0 },
+            engine_memory_bytes: mem,
+            engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,
+            policy_memory_bytes: e.policy_memory_bytes() as u64,
+        }
+    }
+}

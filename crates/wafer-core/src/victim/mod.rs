@@ -1,0 +1,75 @@
+//! Victim selection: which sealed segment GC collects next. One trait, one
+//! file per selector, one registry table. A placement policy may override the
+//! choice ([`crate::policy::Placement::select_victim`]); otherwise the
+//! configured selector decides.
+
+mod cost_benefit;
+mod fifo;
+mod greedy;
+
+pub use cost_benefit::CostBenefit;
+pub use fifo::Fifo;
+pub use greedy::Greedy;
+
+use crate::device::Geometry;
+use crate::error::{Error, Result};
+use crate::ftl::{Ftl, SegmentId};
+
+/// A victim selector tracks the sealed segments and picks victims among them.
+pub trait VictimSelector: Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// A segment was sealed and becomes a candidate.
+    fn on_seal(&mut self, seg: SegmentId, ftl: &Ftl);
+    /// A block of sealed segment `seg` was invalidated; `valid` is its new count.
+    #[inline(always)]
+    fn on_invalidate(&mut self, _seg: SegmentId, _valid: u32) {}
+    /// Choose the next victim and stop tracking it. `None` if no segment is sealed.
+    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId>;
+    /// Stop tracking `seg` (a policy chose it as victim itself).
+    fn remove(&mut self, seg: SegmentId, ftl: &Ftl);
+    /// Bytes of the selector's own state.
+    fn memory_bytes(&self) -> usize;
+    /// Check the selector's bookkeeping against the FTL (debug mode, tests).
+    fn check(&self, _ftl: &Ftl) -> std::result::Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A registered victim selector.
+pub struct SelectorInfo {
+    /// Name used by the CLI and the Python API.
+    pub name: &'static str,
+    /// One line for `wafer policies`.
+    pub description: &'static str,
+    /// Constructor.
+    pub build: fn(&Geometry) -> Box<dyn VictimSelector>,
+}
+
+/// Every victim selector, by name.
+pub const SELECTORS: &[SelectorInfo] = &[
+    SelectorInfo {
+        name: "greedy",
+        description: "fewest valid blocks first; O(1) per update and amortised O(1) per choice (bucket lists)",
+        build: |g| Box::new(Greedy::new(g)),
+    },
+    SelectorInfo {
+        name: "cost-benefit",
+        description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing",
+        build: |_| Box::new(CostBenefit::default()),
+    },
+    SelectorInfo {
+        name: "fifo",
+        description: "oldest sealed segment first (log order, LRW)",
+        build: |g| Box::new(Fifo::new(g)),
+    },
+];
+
+/// Build the selector registered under `name`.
+pub fn build(name: &str, geo: &Geometry) -> Result<Box<dyn VictimSelector>> {
+    SELECTORS.iter().find(|s| s.name == name).map(|s| (s.build)(geo)).ok_or_else(|| Error::UnknownName {
+        kind: "victim selector",
+        name: name.to_string(),
+        known: SELECTORS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+    })
+}
