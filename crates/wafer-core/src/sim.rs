@@ -3,6 +3,7 @@
 //! A replay is a pure function of its [`RunConfig`]: same config and seed,
 //! same [`RunResult`] (apart from the timing fields).
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -113,8 +114,10 @@ pub struct RunResult {
     pub groups: Vec<GroupResult>,
     /// Time series, one row per window.
     pub windows: Vec<WindowRow>,
-    /// Wall time spent simulating [s].
+    /// Wall time spent simulating the workload [s] (prefill excluded).
     pub elapsed_seconds: f64,
+    /// Wall time of the prefill [s].
+    pub prefill_seconds: f64,
     /// User writes per wall second.
     pub user_writes_per_second: f64,
     /// Engine state (mapping, segments, victim selector) [bytes].
@@ -132,9 +135,16 @@ pub struct Simulation {
     source: Box<dyn Workload>,
     /// Rest of a request cut at the `writes` limit or a step boundary.
     pending: Option<Request>,
+    /// Requests drawn from the source but not applied yet, so the engine can
+    /// prefetch their table entries (their order is the source's order).
+    ahead: VecDeque<Request>,
     written: u64,
     elapsed: f64,
+    prefill_seconds: f64,
 }
+
+/// Requests drawn ahead of the one being applied.
+const LOOKAHEAD: usize = 16;
 
 impl Simulation {
     /// Validate `cfg`, build everything, and prefill if asked.
@@ -151,8 +161,17 @@ impl Simulation {
         if cfg.device.prefill {
             engine.prefill()?;
         }
-        let elapsed = t.elapsed().as_secs_f64();
-        Ok(Simulation { cfg, engine, source, pending: None, written: 0, elapsed })
+        let prefill_seconds = t.elapsed().as_secs_f64();
+        Ok(Simulation {
+            cfg,
+            engine,
+            source,
+            pending: None,
+            ahead: VecDeque::with_capacity(LOOKAHEAD),
+            written: 0,
+            elapsed: 0.0,
+            prefill_seconds,
+        })
     }
 
     /// User blocks written so far.
@@ -181,7 +200,20 @@ impl Simulation {
 
     fn advance(&mut self, goal: u64) -> Result<()> {
         while self.written < goal {
-            let mut req = self.pending.take().unwrap_or_else(|| self.source.next_request());
+            let mut req = match self.pending.take() {
+                Some(r) => r,
+                None => {
+                    while self.ahead.len() < LOOKAHEAD {
+                        let r = self.source.next_request();
+                        self.engine.prefetch_write(r.lba as u32, false);
+                        self.ahead.push_back(r);
+                    }
+                    if let Some(r) = self.ahead.get(LOOKAHEAD / 2) {
+                        self.engine.prefetch_write(r.lba as u32, true);
+                    }
+                    self.ahead.pop_front().expect("lookahead is full")
+                }
+            };
             if req.op == Op::Write {
                 let room = goal - self.written;
                 if req.blocks as u64 > room {
@@ -258,6 +290,7 @@ impl Simulation {
             groups,
             windows: stats.windows,
             elapsed_seconds: self.elapsed,
+            prefill_seconds: self.prefill_seconds,
             user_writes_per_second: if self.elapsed > 0.0 { c.user_writes as f64 / self.elapsed } else { 0.0 },
             engine_memory_bytes: mem,
             engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,

@@ -1,1 +1,123 @@
+//! `wafer._core`: the thin PyO3 layer over wafer-core. Configs come in and
+//! results go out as JSON text (the engine's serde types), every call that
+//! simulates releases the GIL, and every engine error becomes a subclass of
+//! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use wafer_core::{policy, victim, workload, Error, RunConfig};
+
+create_exception!(_core, WaferError, PyException, "Base class of every wafer error.");
+create_exception!(_core, ConfigError, WaferError, "Impossible device or run configuration.");
+create_exception!(_core, PolicyError, WaferError, "Unknown policy / victim selector or bad parameter.");
+create_exception!(_core, WorkloadError, WaferError, "Workload spec that does not parse.");
+create_exception!(_core, SimulationError, WaferError, "The simulation could not go on.");
+
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::Config { .. } => ConfigError::new_err(msg),
+        Error::UnknownName { .. } | Error::Parameter { .. } => PolicyError::new_err(msg),
+        Error::Workload { .. } => WorkloadError::new_err(msg),
+        Error::Simulation(_) | Error::Invariant(_) => SimulationError::new_err(msg),
+    }
+}
+
+/// A replay in progress: `Simulation(config_json)`, then `step(n)` until it
+/// returns True, then `result_json()`.
+#[pyclass(module = "wafer._core", unsendable)]
+struct Simulation {
+    inner: wafer_core::Simulation,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
+        let cfg: RunConfig =
+            serde_json::from_str(config_json).map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
+        let inner = py.detach(|| wafer_core::Simulation::new(cfg)).map_err(to_py)?;
+        Ok(Simulation { inner })
+    }
+
+    /// Advance by at most `budget` user blocks without holding the GIL.
+    /// Returns True when the run is complete.
+    fn step(&mut self, py: Python<'_>, budget: u64) -> PyResult<bool> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.step(budget)).map_err(to_py)
+    }
+
+    /// User blocks written so far.
+    #[getter]
+    fn written(&self) -> u64 {
+        self.inner.written()
+    }
+
+    /// User blocks the run will write.
+    #[getter]
+    fn total(&self) -> u64 {
+        self.inner.total()
+    }
+
+    /// Run the FTL invariant checker now.
+    fn check(&self) -> PyResult<()> {
+        self.inner.engine().check().map_err(to_py)
+    }
+
+    /// Results so far, as JSON.
+    fn result_json(&self) -> String {
+        serde_json::to_string(&self.inner.result()).expect("results serialise")
+    }
+}
+
+/// Registered policies and victim selectors, as JSON.
+#[pyfunction]
+fn registry_json() -> String {
+    let policies: Vec<_> = policy::REGISTRY
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "description": p.description, "defaults": (p.defaults)()}))
+        .collect();
+    let selectors: Vec<_> = victim::SELECTORS
+        .iter()
+        .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
+        .collect();
+    serde_json::json!({"policies": policies, "victims": selectors}).to_string()
+}
+
+/// Default run configuration, as JSON.
+#[pyfunction]
+fn default_config_json() -> String {
+    serde_json::to_string(&RunConfig::default()).expect("config serialises")
+}
+
+/// Generate `requests` requests of workload `spec` and return
+/// (blocks generated, seconds): the generator's own speed.
+#[pyfunction]
+fn bench_workload(py: Python<'_>, spec: &str, logical_blocks: u64, requests: u64, seed: u64) -> PyResult<(u64, f64)> {
+    let mut w = workload::parse(spec, logical_blocks, 4096, seed).map_err(to_py)?;
+    Ok(py.detach(|| {
+        let t = std::time::Instant::now();
+        let mut blocks = 0u64;
+        for _ in 0..requests {
+            blocks += std::hint::black_box(w.next_request()).blocks as u64;
+        }
+        (blocks, t.elapsed().as_secs_f64())
+    }))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(registry_json, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
+    m.add("WaferError", py.get_type::<WaferError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("PolicyError", py.get_type::<PolicyError>())?;
+    m.add("WorkloadError", py.get_type::<WorkloadError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

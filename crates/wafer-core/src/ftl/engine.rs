@@ -17,6 +17,8 @@ use crate::victim::VictimSelector;
 
 /// Largest batch of user blocks handed to the policy at once [blocks].
 pub const MAX_BATCH: usize = 256;
+/// How many victim slots ahead GC prefetches forward-map entries.
+const GC_PREFETCH: usize = 16;
 
 /// FTL + policy + victim selector + statistics.
 pub struct Engine {
@@ -63,6 +65,12 @@ impl Engine {
         };
         e.schedule();
         Ok(e)
+    }
+
+    /// Hint that a write of `lba` is coming (see [`Ftl::prefetch_write`]).
+    #[inline(always)]
+    pub fn prefetch_write(&self, lba: u32, deep: bool) {
+        self.ftl.prefetch_write(lba, deep);
     }
 
     /// Name of the placement policy.
@@ -211,6 +219,7 @@ impl Engine {
     }
 
     /// Collect victims until `gc_high` segments are free.
+    #[inline(never)]
     fn collect_garbage(&mut self) -> Result<()> {
         let mut rounds = 0u32;
         while self.ftl.free.len() < self.gc_high {
@@ -249,9 +258,16 @@ impl Engine {
         let valid = self.ftl.segs.valid[v];
         let from_group = self.ftl.segs.group[v];
         let base = v * self.ftl.geo.segment_blocks as usize;
+        let end = base + self.ftl.geo.segment_blocks as usize;
         let mut moved = 0;
         let mut off = 0;
         while moved < valid {
+            if base + off + GC_PREFETCH < end {
+                let ahead = self.ftl.rev[base + off + GC_PREFETCH];
+                if ahead != UNMAPPED {
+                    super::prefetch::prefetch(&self.ftl.map, ahead as usize);
+                }
+            }
             let lba = self.ftl.rev[base + off];
             off += 1;
             if lba == UNMAPPED {
@@ -263,10 +279,10 @@ impl Engine {
             if let Some(s) = sealed {
                 self.sealed(s, g);
             }
-            self.stats.c.gc_writes += 1;
             self.stats.group_gc[g as usize] += 1;
             moved += 1;
         }
+        self.stats.c.gc_writes += valid as u64;
         self.stats.victim(valid);
         self.ftl.erase(victim);
         self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Collected { seg: victim, valid });
@@ -274,6 +290,8 @@ impl Engine {
     }
 
     /// Windows, warm-up snapshot and invariant checks that fell due.
+    #[cold]
+    #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
         if let Some(index) = self.stats.tick(self.ftl.free.len()) {
             self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Window { index });

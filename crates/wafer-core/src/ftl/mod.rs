@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod engine;
+mod prefetch;
 pub mod stats;
 
 use std::collections::VecDeque;
@@ -225,6 +226,19 @@ impl Ftl {
     pub(crate) fn ensure_group(&mut self, g: GroupId) {
         if g as usize >= self.groups.len() {
             self.groups.resize(g as usize + 1, Group { open: NO_SEGMENT, next: 0 });
+        }
+    }
+
+    /// Start loading what a write of `lba` will touch: its forward-map entry
+    /// and, if that is already cached, the reverse-map slot of its old copy.
+    #[inline(always)]
+    pub fn prefetch_write(&self, lba: u32, deep: bool) {
+        prefetch::prefetch(&self.map, lba as usize);
+        if deep {
+            let p = self.map[lba as usize];
+            if p != UNMAPPED {
+                prefetch::prefetch(&self.rev, p as usize);
+            }
         }
     }
 

@@ -1,0 +1,29 @@
+//! Quick engine-speed probe without Python: `cargo run --release --example
+//! replay_speed -- LOGICAL_BLOCKS DRIVE_WRITES [WORKLOAD] [POLICY] [VICTIM]`.
+//! The reported numbers in docs/PERFORMANCE.md come from `wafer bench`.
+
+use wafer_core::{DeviceConfig, RunConfig, Simulation};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let logical: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+    let dw: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
+    let cfg = RunConfig {
+        device: DeviceConfig { logical_blocks: logical, op: 0.1, ..Default::default() },
+        workload: args.get(3).cloned().unwrap_or_else(|| "uniform".into()),
+        policy: args.get(4).cloned().unwrap_or_else(|| "base".into()),
+        victim: args.get(5).cloned().unwrap_or_else(|| "greedy".into()),
+        writes: dw * logical,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(cfg).expect("config");
+    sim.run().expect("run");
+    let r = sim.result();
+    println!(
+        "{:.2} M user writes/s, steady WAF {:.3}, {:.2} s, {:.2} B/physical block",
+        r.user_writes_per_second / 1e6,
+        r.steady_waf.unwrap_or(f64::NAN),
+        r.elapsed_seconds,
+        r.engine_bytes_per_physical_block
+    );
+}

@@ -1,0 +1,38 @@
+"""wafer: a trace-driven laboratory for data placement in flash SSDs.
+
+Replay a workload through a simulated flash translation layer under a
+placement policy and a GC victim selector, and read the write amplification::
+
+    import wafer
+    r = wafer.replay("two-r", "zipf:1.0", device=wafer.Device(capacity="1GiB", op=0.1))
+    print(r.waf, r.steady_waf)
+    rows = wafer.compare(["base", "two-r"], "hotcold:0.9:0.1")
+"""
+
+from ._core import (
+    ConfigError,
+    PolicyError,
+    SimulationError,
+    WaferError,
+    WorkloadError,
+    __version__,
+)
+from .api import Device, compare, parse_size, policies, replay, victims
+from .result import RunResult, format_table
+
+__all__ = [
+    "ConfigError",
+    "Device",
+    "PolicyError",
+    "RunResult",
+    "SimulationError",
+    "WaferError",
+    "WorkloadError",
+    "__version__",
+    "compare",
+    "format_table",
+    "parse_size",
+    "policies",
+    "replay",
+    "victims",
+]

@@ -1,0 +1,172 @@
+"""The Python API: device description, replay, compare, the policy registry."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Iterable
+
+from . import _core
+from .progress import Progress
+from .result import RunResult
+
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 1 << 10, "kb": 1000, "kib": 1 << 10,
+    "m": 1 << 20, "mb": 1000**2, "mib": 1 << 20,
+    "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30,
+    "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40,
+}
+
+
+def parse_size(size: int | str) -> int:
+    """Bytes in a size such as ``4096``, ``"64k"``, ``"4GiB"``, ``"1.5 TB"``.
+
+    Bare ``K/M/G/T`` and ``KiB/MiB/...`` are powers of 1024; ``KB/MB/...`` powers of 1000.
+    """
+    if isinstance(size, int):
+        if size <= 0:
+            raise _core.ConfigError(f"invalid device configuration: capacity: {size} must be > 0 bytes")
+        return size
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(size))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise _core.ConfigError(
+            f"invalid device configuration: capacity: cannot read size '{size}'; "
+            "use bytes or a number with K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB, TB"
+        )
+    value = int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if value <= 0:
+        raise _core.ConfigError(f"invalid device configuration: capacity: '{size}' must be > 0 bytes")
+    return value
+
+
+_DEFAULT_DEVICE = json.loads(_core.default_config_json())["device"]
+
+
+@dataclass
+class Device:
+    """The simulated device. Give the logical size as ``logical_blocks`` or
+    ``capacity`` (bytes or a string like ``"4GiB"``); the physical size is
+    ``logical * (1 + op)`` unless ``physical_blocks`` is given exactly.
+
+    Fields and units: ``block_size`` [bytes], ``segment_blocks`` [blocks],
+    ``gc_low``/``gc_high`` [free segments: GC starts below gc_low and stops at
+    gc_high], ``prefill`` (write the logical space once before the workload),
+    ``warmup_drive_writes`` (excluded from the steady-state WAF),
+    ``window_drive_writes`` (time-series resolution), ``check_every`` (run the
+    invariant checker every N user writes; 0 = off).
+    """
+
+    logical_blocks: int | None = None
+    capacity: int | str | None = None
+    physical_blocks: int | None = None
+    op: float = _DEFAULT_DEVICE["op"]
+    block_size: int = _DEFAULT_DEVICE["block_size"]
+    segment_blocks: int = _DEFAULT_DEVICE["segment_blocks"]
+    gc_low: int = _DEFAULT_DEVICE["gc_low"]
+    gc_high: int = _DEFAULT_DEVICE["gc_high"]
+    prefill: bool = _DEFAULT_DEVICE["prefill"]
+    warmup_drive_writes: float = _DEFAULT_DEVICE["warmup_drive_writes"]
+    window_drive_writes: float = _DEFAULT_DEVICE["window_drive_writes"]
+    check_every: int = 0
+
+    def resolved_logical_blocks(self) -> int:
+        if self.logical_blocks is not None and self.capacity is not None:
+            raise _core.ConfigError(
+                "invalid device configuration: capacity: give logical_blocks or capacity, not both"
+            )
+        if self.capacity is not None:
+            return parse_size(self.capacity) // self.block_size
+        if self.logical_blocks is not None:
+            return int(self.logical_blocks)
+        return _DEFAULT_DEVICE["logical_blocks"]
+
+    def to_config(self) -> dict[str, Any]:
+        """The engine's device configuration (a JSON object)."""
+        d = asdict(self)
+        d.pop("capacity")
+        d["logical_blocks"] = self.resolved_logical_blocks()
+        return d
+
+
+def _registry() -> dict[str, Any]:
+    return json.loads(_core.registry_json())
+
+
+def policies() -> list[dict[str, Any]]:
+    """Registered placement policies: ``name``, ``description``, ``defaults``."""
+    return _registry()["policies"]
+
+
+def victims() -> list[dict[str, Any]]:
+    """Registered victim selectors: ``name``, ``description``."""
+    return _registry()["victims"]
+
+
+def _chunk(total: int) -> int:
+    return max(1 << 16, min(1 << 21, total // 100))
+
+
+def replay(
+    policy: str = "base",
+    workload: str = "uniform",
+    *,
+    writes: int | None = None,
+    device: Device | None = None,
+    victim: str = "greedy",
+    seed: int = 1,
+    params: dict[str, Any] | None = None,
+    progress: bool = False,
+    on_step: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """Replay ``workload`` (a spec such as ``"zipf:1.0"``) under ``policy``.
+
+    ``writes`` is the number of user blocks to write (default: 4 drive-writes).
+    The simulation runs in Rust without the GIL, in chunks; ``progress=True``
+    draws a progress bar on stderr for runs longer than two seconds and
+    ``on_step(written, total)`` is called after every chunk.
+    """
+    device = device or Device()
+    dev = device.to_config()
+    total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
+    config = {
+        "device": dev,
+        "policy": policy,
+        "params": params or {},
+        "victim": victim,
+        "workload": workload,
+        "writes": total,
+        "seed": int(seed),
+    }
+    sim = _core.Simulation(json.dumps(config))
+    bar = Progress(total, f"{policy}/{victim}", enabled=progress)
+    chunk = _chunk(total)
+    try:
+        while not sim.step(chunk):
+            bar.update(sim.written)
+            if on_step:
+                on_step(sim.written, total)
+    finally:
+        bar.close()
+    return RunResult.from_json(sim.result_json(), config)
+
+
+def compare(
+    policies: Iterable[str] | None = None,
+    workload: str = "uniform",
+    *,
+    victims: Iterable[str] = ("greedy",),
+    **kwargs: Any,
+) -> list[RunResult]:
+    """Replay the same workload, device and seed under several policies (all
+    registered ones by default) and victim selectors. Keyword arguments are
+    those of :func:`replay`; ``params`` may map a policy name to its parameters."""
+    names = list(policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
+    params = kwargs.pop("params", None) or {}
+    out = []
+    for v in victims:
+        for name in names:
+            out.append(replay(name, workload, victim=v, params=params.get(name), **kwargs))
+    return out

@@ -1,0 +1,52 @@
+"""A small progress bar on stderr, shown only when a run lasts more than
+two seconds (so quick runs and scripts stay quiet)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _si(x: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.1f}{unit}"
+    return f"{x:.0f}"
+
+
+class Progress:
+    def __init__(self, total: int, label: str, enabled: bool = True, delay: float = 2.0, stream=None):
+        self.total = max(total, 1)
+        self.label = label
+        self.enabled = enabled
+        self.delay = delay
+        self.stream = stream or sys.stderr
+        self.start = time.monotonic()
+        self.shown = False
+        self.last = 0.0
+
+    def update(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < self.delay or now - self.last < 0.2:
+            return
+        self.last = now
+        frac = min(done / self.total, 1.0)
+        width = 30
+        fill = int(frac * width)
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        line = (
+            f"\r{self.label:<24} [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}% "
+            f"{_si(done)}/{_si(self.total)} blocks  {_si(rate)}/s  ETA {eta:4.0f}s"
+        )
+        self.stream.write(line)
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
