@@ -20,7 +20,7 @@ fn same_seed_same_result_different_seed_different_result() {
     for w in ["zipf:0.9", "mix:zipf,size=4+uniform,reads=0.2+phase"] {
         let strip = |r: wafer_core::RunResult| {
             let mut v = serde_json::to_value(r).unwrap();
-            for k in ["elapsed_seconds", "user_writes_per_second"] {
+            for k in ["elapsed_seconds", "prefill_seconds", "user_writes_per_second"] {
                 v.as_object_mut().unwrap().remove(k);
             }
             v
