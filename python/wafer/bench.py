@@ -1,0 +1,80 @@
+"""``wafer bench``: the speed figures of docs/PERFORMANCE.md, re-measurable.
+
+* engine: ``base`` + greedy, uniform random writes, 10% OP, prefilled, on a
+  1Mi-block and a 32Mi-block logical device: user writes per second (GC
+  included), steady-state WAF, engine bytes per physical block;
+* every policy on the 1Mi-block device (zipf:1.0), so policy cost is visible;
+* every workload generator: blocks generated per second.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+
+from . import _core
+from .api import Device, policies, replay
+
+GENERATOR_SPECS = ["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "seq", "phase", "mix:zipf+uniform+seq"]
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", workload: str = "uniform") -> dict:
+    runs = [replay(policy, workload, device=Device(logical_blocks=logical, op=0.1), writes=drive_writes * logical)
+            for _ in range(repeat)]
+    speeds = [r.user_writes_per_second for r in runs]
+    r = runs[0]
+    return {
+        "policy": policy,
+        "victim": "greedy",
+        "workload": workload,
+        "logical_blocks": logical,
+        "user_writes": r.user_writes,
+        "steady_waf": r.steady_waf,
+        "user_writes_per_second_best": max(speeds),
+        "user_writes_per_second_median": statistics.median(speeds),
+        "ns_per_user_write": 1e9 / max(speeds),
+        "engine_bytes_per_physical_block": r.engine_bytes_per_physical_block,
+    }
+
+
+def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> int:
+    repeat = max(1, repeat)
+    out: dict = {"machine": {"cpu": _cpu(), "python": platform.python_version(), "wafer": _core.__version__},
+                 "engine": [], "policies": [], "generators": []}
+    out["engine"].append(_engine(1 << 20, 8, repeat))
+    if not quick:
+        out["engine"].append(_engine(1 << 25, 3, 1))
+    for p in policies():
+        out["policies"].append(_engine(1 << 20, 4, repeat, policy=p["name"], workload="zipf:1.0"))
+    for spec in GENERATOR_SPECS:
+        best = 0.0
+        for _ in range(repeat):
+            blocks, secs = _core.bench_workload(spec, 1 << 20, 5_000_000, 1)
+            best = max(best, blocks / secs)
+        out["generators"].append({"spec": spec, "blocks_per_second": best})
+    if as_json:
+        print(json.dumps(out))
+        return 0
+    print(f"machine: {out['machine']['cpu']}, python {out['machine']['python']}, wafer {out['machine']['wafer']}")
+    print("\nengine (uniform random writes, 10% OP, prefilled, greedy):")
+    for e in out["engine"] + out["policies"]:
+        print(f"  {e['policy']:<10} {e['workload']:<9} {e['logical_blocks']:>9} blocks: "
+              f"{e['user_writes_per_second_best'] / 1e6:6.2f} M user writes/s (median "
+              f"{e['user_writes_per_second_median'] / 1e6:.2f}), {e['ns_per_user_write']:.0f} ns/write, "
+              f"steady WAF {e['steady_waf']:.3f}, {e['engine_bytes_per_physical_block']:.2f} B/physical block")
+    print("\nworkload generators (requests of 1 block):")
+    for g in out["generators"]:
+        print(f"  {g['spec']:<22} {g['blocks_per_second'] / 1e6:7.1f} M blocks/s")
+    return 0
