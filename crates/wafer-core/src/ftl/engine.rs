@@ -49,7 +49,7 @@ impl Engine {
         let gc_low = (cfg.gc_low as usize).max(groups + 1);
         geo.check_reserve((gc_low + groups) as u32)?;
         let lb = geo.logical_blocks as f64;
-        let window_blocks = (cfg.window_drive_writes * lb).round().max(1.0) as u64;
+        let window_blocks = cfg.window_drive_writes * lb;
         let warmup_blocks = (cfg.warmup_drive_writes * lb).round() as u64;
         let mut e = Engine {
             ftl: Ftl::new(geo, groups),
@@ -87,7 +87,7 @@ impl Engine {
     /// (the logical clock keeps running).
     pub fn prefill(&mut self) -> Result<()> {
         let saved = (self.stats.window_blocks, self.stats.warmup_blocks, self.check_every);
-        self.stats = Stats::new(self.ftl.group_count(), u64::MAX, u64::MAX, &self.ftl.geo);
+        self.stats = Stats::new(self.ftl.group_count(), f64::INFINITY, u64::MAX, &self.ftl.geo);
         self.check_every = 0;
         self.schedule();
         let n = self.ftl.geo.logical_blocks as u64;

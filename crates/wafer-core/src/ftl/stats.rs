@@ -75,8 +75,9 @@ pub struct Stats {
     pub windows: Vec<WindowRow>,
     /// Counters when the last window closed.
     window_start: Counters,
-    /// Window length [user blocks].
-    pub window_blocks: u64,
+    /// Window length [user blocks]; fractional, so that boundaries fall at
+    /// exact multiples of the window's drive-writes (rounded per boundary).
+    pub window_blocks: f64,
     /// Warm-up length [user blocks].
     pub warmup_blocks: u64,
     /// Counters at the end of warm-up, once reached.
@@ -87,7 +88,7 @@ pub struct Stats {
 
 impl Stats {
     /// Fresh statistics for `groups` groups.
-    pub fn new(groups: usize, window_blocks: u64, warmup_blocks: u64, geo: &Geometry) -> Self {
+    pub fn new(groups: usize, window_blocks: f64, warmup_blocks: u64, geo: &Geometry) -> Self {
         Stats {
             c: Counters::default(),
             victim_hist: [0; VICTIM_BINS],
@@ -95,7 +96,7 @@ impl Stats {
             group_gc: vec![0; groups],
             windows: Vec::new(),
             window_start: Counters::default(),
-            window_blocks: window_blocks.max(1),
+            window_blocks: window_blocks.max(1.0),
             warmup_blocks,
             warm: (warmup_blocks == 0).then(Counters::default),
             logical_blocks: geo.logical_blocks as f64,
@@ -105,7 +106,7 @@ impl Stats {
 
     /// User-write count at which [`Stats::tick`] has something to do.
     pub fn next_due(&self) -> u64 {
-        let next_window = (self.c.user_writes / self.window_blocks + 1) * self.window_blocks;
+        let next_window = self.window_end(self.windows.len());
         match self.warm {
             None => next_window.min(self.warmup_blocks),
             Some(_) => next_window,
@@ -118,11 +119,17 @@ impl Stats {
         if self.warm.is_none() && self.c.user_writes >= self.warmup_blocks {
             self.warm = Some(self.c);
         }
-        if self.c.user_writes > 0 && self.c.user_writes % self.window_blocks == 0 {
+        if self.c.user_writes >= self.window_end(self.windows.len()) {
             self.close_window(free_segments);
             return Some(self.windows.len() as u64 - 1);
         }
         None
+    }
+
+    /// User-write count at which window `k` ends.
+    fn window_end(&self, k: usize) -> u64 {
+        let end = ((k + 1) as f64 * self.window_blocks).round();
+        if end >= u64::MAX as f64 { u64::MAX } else { end as u64 }
     }
 
     /// Close the current window (also used for the partial last one).

@@ -1,0 +1,18 @@
+"""Speed is measured by `wafer bench` (docs/PERFORMANCE.md), not asserted in
+timed tests. This marked test only checks the benchmark runs; `pytest -m
+benchmark` to run it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.benchmark
+def test_bench_quick_runs():
+    p = subprocess.run([sys.executable, "-m", "wafer", "bench", "--quick", "--repeat", "1", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["engine"][0]["user_writes_per_second_best"] > 0

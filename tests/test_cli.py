@@ -1,0 +1,88 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def wafer(*args, ok=True):
+    p = subprocess.run([sys.executable, "-m", "wafer", *args], capture_output=True, text=True, timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+SMALL = ["--logical-blocks", "16384", "--segment-blocks", "64", "--writes", "60000"]
+
+
+def test_replay_json_has_the_documented_keys():
+    out = json.loads(wafer("replay", "--policy", "two-r", "--workload", "zipf:1.0", *SMALL, "--json").stdout)
+    for key in ("policy", "waf", "steady_waf", "user_writes", "gc_writes", "elapsed_seconds",
+                "user_writes_per_second"):
+        assert key in out
+    assert out["policy"] == "two-r" and out["user_writes"] == 60000
+
+
+def test_replay_human_output_and_timeseries(tmp_path):
+    csv = tmp_path / "ts.csv"
+    p = wafer("replay", "--workload", "hotcold:0.9:0.1", "--victim", "cost-benefit", "--op", "0.28",
+              *SMALL, "--seed", "4", "--timeseries", str(csv), "-q")
+    assert "steady-state WAF" in p.stdout and "base / cost-benefit" in p.stdout
+    lines = csv.read_text().splitlines()
+    assert lines[0].startswith("window,drive_writes") and len(lines) > 10
+
+
+def test_capacity_flag_and_drive_writes():
+    out = json.loads(wafer("replay", "--capacity", "64MiB", "--drive-writes", "2", "--json").stdout)
+    assert out["geometry"]["logical_blocks"] == 16384 and out["user_writes"] == 32768
+
+
+def test_compare_json_and_report(tmp_path):
+    p = wafer("compare", "--workload", "uniform", "--victims", "greedy,fifo", *SMALL, "--json",
+              "--report", str(tmp_path))
+    res = json.loads(p.stdout)["results"]
+    assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in ("base", "two-r") for b in ("greedy", "fifo")}
+    assert (tmp_path / "report.html").read_text().count("<svg") == 2
+    assert json.loads((tmp_path / "results.json").read_text())["results"]
+
+
+def test_policies_listing():
+    p = wafer("policies", "--defaults")
+    assert "base" in p.stdout and "two-r" in p.stdout and "cost-benefit" in p.stdout
+    js = json.loads(wafer("policies", "--json").stdout)
+    assert {x["name"] for x in js["policies"]} >= {"base", "two-r"}
+
+
+def test_demo_quick(tmp_path):
+    p = wafer("demo", "--quick", "--out", str(tmp_path / "rep"), "-q")
+    assert "steady WAF" in p.stdout and "two-r" in p.stdout
+    assert (tmp_path / "rep" / "report.html").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["replay", "--policy", "nope"], "unknown policy 'nope'"),
+        (["replay", "--workload", "zipf:oops"], "not a number"),
+        (["replay", "--op", "0"], "op"),
+        (["replay", "--logical-blocks", "100", "--segment-blocks", "1000"], "segment_blocks"),
+        (["replay", "--param", "x=1"], "unknown parameter 'x'"),
+        (["replay", "--capacity", "huge"], "cannot read size"),
+    ],
+)
+def test_bad_input_is_a_clear_error_without_traceback(args, message):
+    p = wafer(*args, ok=False)
+    assert p.returncode == 2
+    assert message in p.stderr and "Traceback" not in p.stderr and "panicked" not in p.stderr
+
+
+def test_trace_file_is_refused_clearly(tmp_path):
+    f = tmp_path / "trace.csv"
+    f.write_text("0,0,0,Write,0,4096,0\n")
+    p = wafer("replay", "--workload", str(f), ok=False)
+    assert p.returncode == 2 and "is a file" in p.stderr
+
+
+def test_help_teaches():
+    p = wafer("replay", "--help")
+    assert "zipf[:THETA]" in p.stdout and "--victim" in p.stdout and "--warmup-drive-writes" in p.stdout

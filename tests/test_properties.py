@@ -1,0 +1,31 @@
+"""Hypothesis: for any small device, policy, selector and workload the run
+completes, the invariant checker passes throughout, WAF >= 1 and the
+accounting adds up."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import wafer
+
+specs = st.sampled_from(["uniform", "zipf:0.8", "zipf:1.2,size=1-8", "hotcold:0.8:0.2", "seq,size=5",
+                         "phase:0.9:0.1:0.5", "uniform,reads=0.3", "mix:zipf,size=4+seq,iops=50"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    policy=st.sampled_from(["base", "two-r"]),
+    victim=st.sampled_from(["greedy", "cost-benefit", "fifo"]),
+    spec=specs,
+    logical=st.integers(200, 3000),
+    op=st.floats(0.15, 0.5),
+    seg=st.sampled_from([4, 8, 16]),
+    prefill=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_any_run_keeps_the_invariants(policy, victim, spec, logical, op, seg, prefill, seed):
+    dev = wafer.Device(logical_blocks=logical, op=op, segment_blocks=seg, prefill=prefill, check_every=97)
+    r = wafer.replay(policy, spec, device=dev, victim=victim, writes=5 * logical, seed=seed)
+    assert r.user_writes == 5 * logical
+    assert r.waf is None or r.waf >= 1.0
+    assert r.raw["counters"]["victim_valid_blocks"] == r.gc_writes
+    assert sum(g["valid_blocks"] for g in r.groups) <= logical
