@@ -4,8 +4,9 @@ engine output in ``raw``, and the time series as columns."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 # The keys every machine-readable result carries, first and in this order.
 HEADLINE = (

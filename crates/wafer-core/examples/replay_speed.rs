@@ -9,7 +9,11 @@ fn main() {
     let logical: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let dw: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
     let cfg = RunConfig {
-        device: DeviceConfig { logical_blocks: logical, op: 0.1, ..Default::default() },
+        device: DeviceConfig {
+            logical_blocks: logical,
+            op: 0.1,
+            ..Default::default()
+        },
         workload: args.get(3).cloned().unwrap_or_else(|| "uniform".into()),
         policy: args.get(4).cloned().unwrap_or_else(|| "base".into()),
         victim: args.get(5).cloned().unwrap_or_else(|| "greedy".into()),

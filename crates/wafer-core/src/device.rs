@@ -86,12 +86,18 @@ impl DeviceConfig {
     /// naming the field and what would be accepted.
     pub fn geometry(&self) -> Result<Geometry> {
         if self.logical_blocks == 0 {
-            return Err(Error::config("logical_blocks", "must be at least 1 (zero capacity)"));
+            return Err(Error::config(
+                "logical_blocks",
+                "must be at least 1 (zero capacity)",
+            ));
         }
         if self.logical_blocks > MAX_BLOCKS {
             return Err(Error::config(
                 "logical_blocks",
-                format!("{} exceeds the engine's limit of {MAX_BLOCKS} blocks", self.logical_blocks),
+                format!(
+                    "{} exceeds the engine's limit of {MAX_BLOCKS} blocks",
+                    self.logical_blocks
+                ),
             ));
         }
         if !self.block_size.is_power_of_two() || self.block_size < 512 {
@@ -106,7 +112,10 @@ impl DeviceConfig {
                 if !self.op.is_finite() || self.op <= 0.0 {
                     return Err(Error::config(
                         "op",
-                        format!("{}; over-provisioning must be a ratio > 0 (e.g. 0.07, 0.1, 0.28)", self.op),
+                        format!(
+                            "{}; over-provisioning must be a ratio > 0 (e.g. 0.07, 0.1, 0.28)",
+                            self.op
+                        ),
                     ));
                 }
                 (self.logical_blocks as f64 * (1.0 + self.op)).floor() as u64
@@ -133,7 +142,10 @@ impl DeviceConfig {
         if self.segment_blocks as u64 > physical {
             return Err(Error::config(
                 "segment_blocks",
-                format!("{} blocks is larger than the device ({physical} physical blocks)", self.segment_blocks),
+                format!(
+                    "{} blocks is larger than the device ({physical} physical blocks)",
+                    self.segment_blocks
+                ),
             ));
         }
         if self.gc_low == 0 {
@@ -142,7 +154,10 @@ impl DeviceConfig {
         if self.gc_high < self.gc_low {
             return Err(Error::config(
                 "gc_high",
-                format!("{} is below gc_low ({}); GC stops at gc_high >= gc_low", self.gc_high, self.gc_low),
+                format!(
+                    "{} is below gc_low ({}); GC stops at gc_high >= gc_low",
+                    self.gc_high, self.gc_low
+                ),
             ));
         }
         for (field, v, allow_zero) in [
@@ -151,7 +166,10 @@ impl DeviceConfig {
         ] {
             if !v.is_finite() || v < 0.0 || (!allow_zero && v == 0.0) {
                 let bound = if allow_zero { ">= 0" } else { "> 0" };
-                return Err(Error::config(field, format!("{v}; must be a finite number {bound}")));
+                return Err(Error::config(
+                    field,
+                    format!("{v}; must be a finite number {bound}"),
+                ));
             }
         }
         let segments = physical / self.segment_blocks as u64;
@@ -171,7 +189,8 @@ impl Geometry {
     /// Check that `reserved` segments can stay free (GC reserve plus one open
     /// segment per group) while all logical data still fits.
     pub fn check_reserve(&self, reserved: u32) -> Result<()> {
-        let usable = (self.segments as u64).saturating_sub(reserved as u64) * self.segment_blocks as u64;
+        let usable =
+            (self.segments as u64).saturating_sub(reserved as u64) * self.segment_blocks as u64;
         if usable <= self.logical_blocks as u64 {
             return Err(Error::config(
                 "op",
@@ -201,7 +220,12 @@ mod tests {
 
     #[test]
     fn exact_physical_size_is_used_as_given() {
-        let c = DeviceConfig { logical_blocks: 1000, physical_blocks: Some(1280), segment_blocks: 64, ..Default::default() };
+        let c = DeviceConfig {
+            logical_blocks: 1000,
+            physical_blocks: Some(1280),
+            segment_blocks: 64,
+            ..Default::default()
+        };
         let g = c.geometry().unwrap();
         assert_eq!((g.segments, g.physical_blocks), (20, 1280));
     }
@@ -209,16 +233,79 @@ mod tests {
     #[test]
     fn impossible_devices_are_errors_naming_the_field() {
         let bad = [
-            (DeviceConfig { logical_blocks: 0, ..Default::default() }, "logical_blocks"),
-            (DeviceConfig { op: 0.0, ..Default::default() }, "op"),
-            (DeviceConfig { op: -0.1, ..Default::default() }, "op"),
-            (DeviceConfig { op: f64::NAN, ..Default::default() }, "op"),
-            (DeviceConfig { logical_blocks: 100, segment_blocks: 1000, ..Default::default() }, "segment_blocks"),
-            (DeviceConfig { segment_blocks: 0, ..Default::default() }, "segment_blocks"),
-            (DeviceConfig { block_size: 1000, ..Default::default() }, "block_size"),
-            (DeviceConfig { gc_low: 4, gc_high: 3, ..Default::default() }, "gc_high"),
-            (DeviceConfig { window_drive_writes: 0.0, ..Default::default() }, "window_drive_writes"),
-            (DeviceConfig { physical_blocks: Some(10), logical_blocks: 10, ..Default::default() }, "physical_blocks"),
+            (
+                DeviceConfig {
+                    logical_blocks: 0,
+                    ..Default::default()
+                },
+                "logical_blocks",
+            ),
+            (
+                DeviceConfig {
+                    op: 0.0,
+                    ..Default::default()
+                },
+                "op",
+            ),
+            (
+                DeviceConfig {
+                    op: -0.1,
+                    ..Default::default()
+                },
+                "op",
+            ),
+            (
+                DeviceConfig {
+                    op: f64::NAN,
+                    ..Default::default()
+                },
+                "op",
+            ),
+            (
+                DeviceConfig {
+                    logical_blocks: 100,
+                    segment_blocks: 1000,
+                    ..Default::default()
+                },
+                "segment_blocks",
+            ),
+            (
+                DeviceConfig {
+                    segment_blocks: 0,
+                    ..Default::default()
+                },
+                "segment_blocks",
+            ),
+            (
+                DeviceConfig {
+                    block_size: 1000,
+                    ..Default::default()
+                },
+                "block_size",
+            ),
+            (
+                DeviceConfig {
+                    gc_low: 4,
+                    gc_high: 3,
+                    ..Default::default()
+                },
+                "gc_high",
+            ),
+            (
+                DeviceConfig {
+                    window_drive_writes: 0.0,
+                    ..Default::default()
+                },
+                "window_drive_writes",
+            ),
+            (
+                DeviceConfig {
+                    physical_blocks: Some(10),
+                    logical_blocks: 10,
+                    ..Default::default()
+                },
+                "physical_blocks",
+            ),
         ];
         for (cfg, field) in bad {
             match cfg.geometry() {

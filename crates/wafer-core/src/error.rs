@@ -55,9 +55,15 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn config(field: &str, reason: impl Into<String>) -> Self {
-        Error::Config { field: field.to_string(), reason: reason.into() }
+        Error::Config {
+            field: field.to_string(),
+            reason: reason.into(),
+        }
     }
     pub(crate) fn workload(spec: &str, reason: impl Into<String>) -> Self {
-        Error::Workload { spec: spec.to_string(), reason: reason.into() }
+        Error::Workload {
+            spec: spec.to_string(),
+            reason: reason.into(),
+        }
     }
 }

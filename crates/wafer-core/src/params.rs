@@ -11,14 +11,20 @@ use crate::error::{Error, Result};
 /// Parse `given` (a JSON object of overrides, or null) over `T::default()`.
 pub fn parse<T: Serialize + DeserializeOwned + Default>(policy: &str, given: &Value) -> Result<T> {
     let mut merged = serde_json::to_value(T::default()).expect("parameter structs serialise");
-    let defaults = merged.as_object_mut().expect("parameter structs are JSON objects");
+    let defaults = merged
+        .as_object_mut()
+        .expect("parameter structs are JSON objects");
     match given {
         Value::Null => {}
         Value::Object(over) => {
             for (k, v) in over {
                 if !defaults.contains_key(k) {
                     let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
-                    let known = if known.is_empty() { "none (this policy takes no parameters)".to_string() } else { known.join(", ") };
+                    let known = if known.is_empty() {
+                        "none (this policy takes no parameters)".to_string()
+                    } else {
+                        known.join(", ")
+                    };
                     return Err(Error::Parameter {
                         policy: policy.to_string(),
                         reason: format!("unknown parameter '{k}'; known: {known}"),
@@ -34,8 +40,10 @@ pub fn parse<T: Serialize + DeserializeOwned + Default>(policy: &str, given: &Va
             })
         }
     }
-    serde_json::from_value(merged)
-        .map_err(|e| Error::Parameter { policy: policy.to_string(), reason: format!("bad parameter value: {e}") })
+    serde_json::from_value(merged).map_err(|e| Error::Parameter {
+        policy: policy.to_string(),
+        reason: format!("bad parameter value: {e}"),
+    })
 }
 
 /// The defaults of `T` as a JSON object (for `wafer policies --defaults`).
@@ -61,29 +69,47 @@ mod tests {
     }
     impl Default for P {
         fn default() -> Self {
-            P { groups: 6, threshold: 0.15 }
+            P {
+                groups: 6,
+                threshold: 0.15,
+            }
         }
     }
 
     #[test]
     fn overrides_merge_over_defaults() {
         let p: P = parse("x", &serde_json::json!({"groups": 3})).unwrap();
-        assert_eq!(p, P { groups: 3, threshold: 0.15 });
+        assert_eq!(
+            p,
+            P {
+                groups: 3,
+                threshold: 0.15
+            }
+        );
         let p: P = parse("x", &Value::Null).unwrap();
         assert_eq!(p, P::default());
     }
 
     #[test]
     fn unknown_key_lists_known_ones() {
-        let e = parse::<P>("x", &serde_json::json!({"grups": 3})).unwrap_err().to_string();
-        assert!(e.contains("grups") && e.contains("groups, threshold"), "{e}");
-        let e = parse::<NoParams>("base", &serde_json::json!({"a": 1})).unwrap_err().to_string();
+        let e = parse::<P>("x", &serde_json::json!({"grups": 3}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("grups") && e.contains("groups, threshold"),
+            "{e}"
+        );
+        let e = parse::<NoParams>("base", &serde_json::json!({"a": 1}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("takes no parameters"), "{e}");
     }
 
     #[test]
     fn bad_value_is_an_error() {
-        let e = parse::<P>("x", &serde_json::json!({"groups": "many"})).unwrap_err().to_string();
+        let e = parse::<P>("x", &serde_json::json!({"groups": "many"}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad parameter value"), "{e}");
     }
 }

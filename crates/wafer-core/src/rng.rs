@@ -21,7 +21,14 @@ impl Rng {
     /// A generator whose whole stream is determined by `seed`.
     pub fn new(seed: u64) -> Self {
         let mut x = seed;
-        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)] }
+        Rng {
+            s: [
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+            ],
+        }
     }
 
     /// An independent generator for sub-stream `stream` of `seed` (tenants, phases).

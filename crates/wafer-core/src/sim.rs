@@ -152,7 +152,12 @@ impl Simulation {
         let geo = cfg.device.geometry()?;
         let policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
         let victim = victim::build(&cfg.victim, &geo)?;
-        let source = workload::parse(&cfg.workload, geo.logical_blocks as u64, geo.block_size, cfg.seed)?;
+        let source = workload::parse(
+            &cfg.workload,
+            geo.logical_blocks as u64,
+            geo.block_size,
+            cfg.seed,
+        )?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }
@@ -217,7 +222,11 @@ impl Simulation {
             if req.op == Op::Write {
                 let room = goal - self.written;
                 if req.blocks as u64 > room {
-                    let rest = Request { lba: req.lba + room, blocks: req.blocks - room as u32, ..req };
+                    let rest = Request {
+                        lba: req.lba + room,
+                        blocks: req.blocks - room as u32,
+                        ..req
+                    };
                     self.pending = Some(rest);
                     req.blocks = room as u32;
                 }
@@ -283,15 +292,20 @@ impl Simulation {
             gc_writes: c.gc_writes,
             counters: c,
             drive_writes: c.user_writes as f64 / geo.logical_blocks as f64,
-            mean_victim_valid_ratio: (c.victims > 0)
-                .then(|| c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)),
+            mean_victim_valid_ratio: (c.victims > 0).then(|| {
+                c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)
+            }),
             victim_valid_histogram: stats.victim_hist,
             erases,
             groups,
             windows: stats.windows,
             elapsed_seconds: self.elapsed,
             prefill_seconds: self.prefill_seconds,
-            user_writes_per_second: if self.elapsed > 0.0 { c.user_writes as f64 / self.elapsed } else { 0.0 },
+            user_writes_per_second: if self.elapsed > 0.0 {
+                c.user_writes as f64 / self.elapsed
+            } else {
+                0.0
+            },
             engine_memory_bytes: mem,
             engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,
             policy_memory_bytes: e.policy_memory_bytes() as u64,

@@ -8,11 +8,36 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use wafer_core::{policy, victim, workload, Error, RunConfig};
 
-create_exception!(_core, WaferError, PyException, "Base class of every wafer error.");
-create_exception!(_core, ConfigError, WaferError, "Impossible device or run configuration.");
-create_exception!(_core, PolicyError, WaferError, "Unknown policy / victim selector or bad parameter.");
-create_exception!(_core, WorkloadError, WaferError, "Workload spec that does not parse.");
-create_exception!(_core, SimulationError, WaferError, "The simulation could not go on.");
+create_exception!(
+    _core,
+    WaferError,
+    PyException,
+    "Base class of every wafer error."
+);
+create_exception!(
+    _core,
+    ConfigError,
+    WaferError,
+    "Impossible device or run configuration."
+);
+create_exception!(
+    _core,
+    PolicyError,
+    WaferError,
+    "Unknown policy / victim selector or bad parameter."
+);
+create_exception!(
+    _core,
+    WorkloadError,
+    WaferError,
+    "Workload spec that does not parse."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    WaferError,
+    "The simulation could not go on."
+);
 
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
@@ -35,9 +60,11 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let cfg: RunConfig =
-            serde_json::from_str(config_json).map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
-        let inner = py.detach(|| wafer_core::Simulation::new(cfg)).map_err(to_py)?;
+        let cfg: RunConfig = serde_json::from_str(config_json)
+            .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
+        let inner = py
+            .detach(|| wafer_core::Simulation::new(cfg))
+            .map_err(to_py)?;
         Ok(Simulation { inner })
     }
 
@@ -94,7 +121,13 @@ fn default_config_json() -> String {
 /// Generate `requests` requests of workload `spec` and return
 /// (blocks generated, seconds): the generator's own speed.
 #[pyfunction]
-fn bench_workload(py: Python<'_>, spec: &str, logical_blocks: u64, requests: u64, seed: u64) -> PyResult<(u64, f64)> {
+fn bench_workload(
+    py: Python<'_>,
+    spec: &str,
+    logical_blocks: u64,
+    requests: u64,
+    seed: u64,
+) -> PyResult<(u64, f64)> {
     let mut w = workload::parse(spec, logical_blocks, 4096, seed).map_err(to_py)?;
     Ok(py.detach(|| {
         let t = std::time::Instant::now();

@@ -29,10 +29,16 @@ pub fn check(ftl: &Ftl) -> Result<()> {
             return broken(format!("LBA {lba} maps to {p}, beyond the device"));
         }
         if ftl.rev[p as usize] != lba as u32 {
-            return broken(format!("LBA {lba} maps to {p}, which holds {}", ftl.rev[p as usize]));
+            return broken(format!(
+                "LBA {lba} maps to {p}, which holds {}",
+                ftl.rev[p as usize]
+            ));
         }
         if ftl.segs.state[p as usize / sb] == SegState::Free {
-            return broken(format!("LBA {lba} maps into free segment {}", p as usize / sb));
+            return broken(format!(
+                "LBA {lba} maps into free segment {}",
+                p as usize / sb
+            ));
         }
     }
     let mut valid_total = 0u64;
@@ -40,17 +46,25 @@ pub fn check(ftl: &Ftl) -> Result<()> {
         let slots = &ftl.rev[seg * sb..(seg + 1) * sb];
         let valid = slots.iter().filter(|&&l| l != UNMAPPED).count() as u32;
         if valid != ftl.segs.valid[seg] {
-            return broken(format!("segment {seg} counts {} valid blocks but holds {valid}", ftl.segs.valid[seg]));
+            return broken(format!(
+                "segment {seg} counts {} valid blocks but holds {valid}",
+                ftl.segs.valid[seg]
+            ));
         }
         for (off, &l) in slots.iter().enumerate() {
             if l != UNMAPPED && ftl.map[l as usize] != (seg * sb + off) as u32 {
-                return broken(format!("slot {} holds LBA {l}, which maps elsewhere", seg * sb + off));
+                return broken(format!(
+                    "slot {} holds LBA {l}, which maps elsewhere",
+                    seg * sb + off
+                ));
             }
         }
         valid_total += valid as u64;
     }
     if valid_total != mapped {
-        return broken(format!("{valid_total} valid slots for {mapped} mapped LBAs"));
+        return broken(format!(
+            "{valid_total} valid slots for {mapped} mapped LBAs"
+        ));
     }
     let mut in_pool = vec![false; geo.segments as usize];
     for &s in &ftl.free {
@@ -67,11 +81,19 @@ pub fn check(ftl: &Ftl) -> Result<()> {
             continue;
         }
         let s = grp.open as usize;
-        if ftl.segs.state[s] != SegState::Open || ftl.segs.group[s] as usize != g || open_owner[s] != usize::MAX {
-            return broken(format!("group {g}'s append point {s} is not an open segment of its own"));
+        if ftl.segs.state[s] != SegState::Open
+            || ftl.segs.group[s] as usize != g
+            || open_owner[s] != usize::MAX
+        {
+            return broken(format!(
+                "group {g}'s append point {s} is not an open segment of its own"
+            ));
         }
         open_owner[s] = g;
-        if ftl.rev[s * sb + grp.next as usize..(s + 1) * sb].iter().any(|&l| l != UNMAPPED) {
+        if ftl.rev[s * sb + grp.next as usize..(s + 1) * sb]
+            .iter()
+            .any(|&l| l != UNMAPPED)
+        {
             return broken(format!("segment {s} holds data past its write pointer"));
         }
     }
@@ -82,7 +104,10 @@ pub fn check(ftl: &Ftl) -> Result<()> {
             SegState::Sealed => !in_pool[seg] && open_owner[seg] == usize::MAX,
         };
         if !ok {
-            return broken(format!("segment {seg} is {:?} but not accounted as such", ftl.segs.state[seg]));
+            return broken(format!(
+                "segment {seg} is {:?} but not accounted as such",
+                ftl.segs.state[seg]
+            ));
         }
     }
     Ok(())

@@ -86,8 +86,17 @@ impl Engine {
     /// Write every logical block once, in order, then reset the statistics
     /// (the logical clock keeps running).
     pub fn prefill(&mut self) -> Result<()> {
-        let saved = (self.stats.window_blocks, self.stats.warmup_blocks, self.check_every);
-        self.stats = Stats::new(self.ftl.group_count(), f64::INFINITY, u64::MAX, &self.ftl.geo);
+        let saved = (
+            self.stats.window_blocks,
+            self.stats.warmup_blocks,
+            self.check_every,
+        );
+        self.stats = Stats::new(
+            self.ftl.group_count(),
+            f64::INFINITY,
+            u64::MAX,
+            &self.ftl.geo,
+        );
         self.check_every = 0;
         self.schedule();
         let n = self.ftl.geo.logical_blocks as u64;
@@ -130,7 +139,9 @@ impl Engine {
 
     fn read(&mut self, lba: u32, blocks: u32) {
         self.stats.c.read_blocks += blocks as u64;
-        let unmapped = (lba..lba + blocks).filter(|&l| self.ftl.map[l as usize] == UNMAPPED).count();
+        let unmapped = (lba..lba + blocks)
+            .filter(|&l| self.ftl.map[l as usize] == UNMAPPED)
+            .count();
         self.stats.c.unmapped_read_blocks += unmapped as u64;
     }
 
@@ -159,7 +170,8 @@ impl Engine {
             }));
             self.out.clear();
             self.out.resize(len as usize, 0);
-            self.policy.place_user(&Ctx { ftl: &self.ftl }, &self.batch, &mut self.out);
+            self.policy
+                .place_user(&Ctx { ftl: &self.ftl }, &self.batch, &mut self.out);
             for i in 0..len as usize {
                 let (l, g) = (self.batch[i].lba, self.out[i]);
                 self.write_block(l, g)?;
@@ -204,7 +216,8 @@ impl Engine {
 
     fn sealed(&mut self, seg: SegmentId, group: GroupId) {
         self.victim.on_seal(seg, &self.ftl);
-        self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Sealed { seg, group });
+        self.policy
+            .on_event(&Ctx { ftl: &self.ftl }, &Event::Sealed { seg, group });
     }
 
     fn out_of_space(&self) -> Error {
@@ -244,7 +257,9 @@ impl Engine {
                     v
                 }
                 None => self.victim.select(&self.ftl).ok_or_else(|| {
-                    Error::Simulation("GC found no sealed segment to collect; the device is too small".into())
+                    Error::Simulation(
+                        "GC found no sealed segment to collect; the device is too small".into(),
+                    )
                 })?,
             };
             self.relocate(victim)?;
@@ -273,7 +288,14 @@ impl Engine {
             if lba == UNMAPPED {
                 continue;
             }
-            let g = self.policy.place_gc(&Ctx { ftl: &self.ftl }, &GcBlock { lba, victim, from_group });
+            let g = self.policy.place_gc(
+                &Ctx { ftl: &self.ftl },
+                &GcBlock {
+                    lba,
+                    victim,
+                    from_group,
+                },
+            );
             self.ensure_group(g);
             let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
             if let Some(s) = sealed {
@@ -285,7 +307,10 @@ impl Engine {
         self.stats.c.gc_writes += valid as u64;
         self.stats.victim(valid);
         self.ftl.erase(victim);
-        self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Collected { seg: victim, valid });
+        self.policy.on_event(
+            &Ctx { ftl: &self.ftl },
+            &Event::Collected { seg: victim, valid },
+        );
         Ok(())
     }
 
@@ -294,9 +319,10 @@ impl Engine {
     #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
         if let Some(index) = self.stats.tick(self.ftl.free.len()) {
-            self.policy.on_event(&Ctx { ftl: &self.ftl }, &Event::Window { index });
+            self.policy
+                .on_event(&Ctx { ftl: &self.ftl }, &Event::Window { index });
         }
-        if self.check_every > 0 && self.stats.c.user_writes % self.check_every == 0 {
+        if self.check_every > 0 && self.stats.c.user_writes.is_multiple_of(self.check_every) {
             self.check()?;
         }
         self.schedule();
@@ -305,8 +331,8 @@ impl Engine {
 
     fn schedule(&mut self) {
         let mut due = self.stats.next_due();
-        if self.check_every > 0 {
-            due = due.min((self.stats.c.user_writes / self.check_every + 1) * self.check_every);
+        if let Some(k) = self.stats.c.user_writes.checked_div(self.check_every) {
+            due = due.min((k + 1) * self.check_every);
         }
         self.next_due = due;
     }

@@ -110,10 +110,19 @@ impl Ftl {
                 erase_count: vec![0; n],
             },
             free: (0..geo.segments).collect(),
-            groups: vec![Group { open: NO_SEGMENT, next: 0 }; groups],
+            groups: vec![
+                Group {
+                    open: NO_SEGMENT,
+                    next: 0
+                };
+                groups
+            ],
             now: 0,
             seals: 0,
-            seg_shift: geo.segment_blocks.is_power_of_two().then(|| geo.segment_blocks.trailing_zeros()),
+            seg_shift: geo
+                .segment_blocks
+                .is_power_of_two()
+                .then(|| geo.segment_blocks.trailing_zeros()),
         }
     }
 
@@ -225,7 +234,13 @@ impl Ftl {
     #[inline(always)]
     pub(crate) fn ensure_group(&mut self, g: GroupId) {
         if g as usize >= self.groups.len() {
-            self.groups.resize(g as usize + 1, Group { open: NO_SEGMENT, next: 0 });
+            self.groups.resize(
+                g as usize + 1,
+                Group {
+                    open: NO_SEGMENT,
+                    next: 0,
+                },
+            );
         }
     }
 

@@ -129,7 +129,11 @@ impl Stats {
     /// User-write count at which window `k` ends.
     fn window_end(&self, k: usize) -> u64 {
         let end = ((k + 1) as f64 * self.window_blocks).round();
-        if end >= u64::MAX as f64 { u64::MAX } else { end as u64 }
+        if end >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            end as u64
+        }
     }
 
     /// Close the current window (also used for the partial last one).
@@ -147,7 +151,8 @@ impl Stats {
             waf: c.waf_since(&s),
             cumulative_waf: c.waf_since(&Counters::default()),
             victims,
-            victim_valid_ratio: (victims > 0).then(|| moved as f64 / (victims * self.segment_blocks) as f64),
+            victim_valid_ratio: (victims > 0)
+                .then(|| moved as f64 / (victims * self.segment_blocks) as f64),
             free_segments: free_segments as u64,
         });
         self.window_start = c;
@@ -158,7 +163,8 @@ impl Stats {
     pub fn victim(&mut self, valid: u32) {
         self.c.victims += 1;
         self.c.victim_valid_blocks += valid as u64;
-        let bin = (valid as usize * VICTIM_BINS / self.segment_blocks as usize).min(VICTIM_BINS - 1);
+        let bin =
+            (valid as usize * VICTIM_BINS / self.segment_blocks as usize).min(VICTIM_BINS - 1);
         self.victim_hist[bin] += 1;
     }
 

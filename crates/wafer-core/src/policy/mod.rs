@@ -126,10 +126,17 @@ pub const REGISTRY: &[PolicyInfo] = &[base::INFO, two_r::INFO];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
-    let info = REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| Error::UnknownName {
-        kind: "policy",
-        name: name.to_string(),
-        known: REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
-    })?;
+    let info = REGISTRY
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| Error::UnknownName {
+            kind: "policy",
+            name: name.to_string(),
+            known: REGISTRY
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
     (info.build)(params, geo)
 }

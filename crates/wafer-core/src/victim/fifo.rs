@@ -17,7 +17,9 @@ pub struct Fifo {
 impl Fifo {
     /// Empty queue sized for the device.
     pub fn new(geo: &Geometry) -> Self {
-        Fifo { queue: VecDeque::with_capacity(geo.segments as usize) }
+        Fifo {
+            queue: VecDeque::with_capacity(geo.segments as usize),
+        }
     }
 }
 

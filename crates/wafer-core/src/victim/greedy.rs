@@ -121,12 +121,19 @@ impl VictimSelector for Greedy {
             }
         }
         if (0..self.min.min(self.head.len())).any(|b| self.head[b] != NIL) {
-            return Err(format!("greedy: a bucket below the cached minimum {} is not empty", self.min));
+            return Err(format!(
+                "greedy: a bucket below the cached minimum {} is not empty",
+                self.min
+            ));
         }
         Ok(())
     }
 
     fn memory_bytes(&self) -> usize {
-        4 * (self.head.capacity() + self.tail.capacity() + self.next.capacity() + self.prev.capacity() + self.bucket.capacity())
+        4 * (self.head.capacity()
+            + self.tail.capacity()
+            + self.next.capacity()
+            + self.prev.capacity()
+            + self.bucket.capacity())
     }
 }

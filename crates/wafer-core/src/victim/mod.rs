@@ -56,7 +56,7 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "cost-benefit",
         description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing",
-        build: |_| Box::new(CostBenefit::default()),
+        build: |_| Box::new(CostBenefit),
     },
     SelectorInfo {
         name: "fifo",
@@ -67,9 +67,17 @@ pub const SELECTORS: &[SelectorInfo] = &[
 
 /// Build the selector registered under `name`.
 pub fn build(name: &str, geo: &Geometry) -> Result<Box<dyn VictimSelector>> {
-    SELECTORS.iter().find(|s| s.name == name).map(|s| (s.build)(geo)).ok_or_else(|| Error::UnknownName {
-        kind: "victim selector",
-        name: name.to_string(),
-        known: SELECTORS.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-    })
+    SELECTORS
+        .iter()
+        .find(|s| s.name == name)
+        .map(|s| (s.build)(geo))
+        .ok_or_else(|| Error::UnknownName {
+            kind: "victim selector",
+            name: name.to_string(),
+            known: SELECTORS
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }

@@ -12,7 +12,10 @@ pub(crate) struct HotCold {
 
 impl HotCold {
     pub(crate) fn new(len: u64, w: f64, s: f64) -> Self {
-        HotCold { w, hot_len: ((s * len as f64) as u64).clamp(1, len.saturating_sub(1).max(1)) }
+        HotCold {
+            w,
+            hot_len: ((s * len as f64) as u64).clamp(1, len.saturating_sub(1).max(1)),
+        }
     }
 }
 

@@ -70,13 +70,24 @@ impl<P: AddressPattern> Workload for Generator<P> {
         } else {
             self.size.0 + self.rng.below(self.size.1 - self.size.0 + 1)
         };
-        let op = if self.reads > 0.0 && self.rng.next_f64() < self.reads { Op::Read } else { Op::Write };
-        let start = self.pattern.start(&mut self.rng, self.len, size, self.written);
+        let op = if self.reads > 0.0 && self.rng.next_f64() < self.reads {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let start = self
+            .pattern
+            .start(&mut self.rng, self.len, size, self.written);
         let size = size.min(self.len - start);
         if op == Op::Write {
             self.written += size;
         }
-        Request { time_ns: self.clock_ns as u64, lba: self.offset + start, blocks: size as u32, op }
+        Request {
+            time_ns: self.clock_ns as u64,
+            lba: self.offset + start,
+            blocks: size as u32,
+            op,
+        }
     }
 }
 
@@ -90,14 +101,22 @@ struct Common {
 }
 
 const KEYS: &str = "size, iops, reads, region, scramble";
-const NAMES: &str = "uniform, zipf[:THETA], hotcold[:W[:S]], seq, phase[:W[:S[:P]]], mix:SPEC+SPEC+...";
+const NAMES: &str =
+    "uniform, zipf[:THETA], hotcold[:W[:S]], seq, phase[:W[:S[:P]]], mix:SPEC+SPEC+...";
 
 fn parse_bytes_or_blocks(s: &str, block_size: u32) -> Option<u64> {
     let lower = s.to_ascii_lowercase();
-    let (num, mult) = [("kib", 1u64 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30)]
-        .iter()
-        .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), Some(*m))))
-        .unwrap_or((lower.clone(), None));
+    let (num, mult) = [
+        ("kib", 1u64 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), Some(*m))))
+    .unwrap_or((lower.clone(), None));
     let n: u64 = num.trim().parse().ok()?;
     match mult {
         None => Some(n),
@@ -106,27 +125,45 @@ fn parse_bytes_or_blocks(s: &str, block_size: u32) -> Option<u64> {
 }
 
 fn parse_fraction(spec: &str, what: &str, s: &str, allow_zero: bool) -> Result<f64> {
-    let v: f64 = s.parse().map_err(|_| Error::workload(spec, format!("{what} '{s}' is not a number")))?;
+    let v: f64 = s
+        .parse()
+        .map_err(|_| Error::workload(spec, format!("{what} '{s}' is not a number")))?;
     if !(v.is_finite() && v <= 1.0 && (v > 0.0 || (allow_zero && v == 0.0))) {
         let range = if allow_zero { "[0, 1]" } else { "(0, 1]" };
-        return Err(Error::workload(spec, format!("{what} {v} must be in {range}")));
+        return Err(Error::workload(
+            spec,
+            format!("{what} {v} must be in {range}"),
+        ));
     }
     Ok(v)
 }
 
 fn parse_common(spec: &str, keys: &[&str], block_size: u32) -> Result<Common> {
-    let mut c = Common { size: (1, 1), iops: 10_000.0, reads: 0.0, region: None, scramble: true };
+    let mut c = Common {
+        size: (1, 1),
+        iops: 10_000.0,
+        reads: 0.0,
+        region: None,
+        scramble: true,
+    };
     for kv in keys {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| Error::workload(spec, format!("'{kv}' is not KEY=VALUE; keys: {KEYS}")))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| {
+            Error::workload(spec, format!("'{kv}' is not KEY=VALUE; keys: {KEYS}"))
+        })?;
         match k.trim() {
             "size" => {
                 let (a, b) = v.split_once('-').unwrap_or((v, v));
                 let parse = |x: &str| {
-                    parse_bytes_or_blocks(x, block_size).filter(|&n| n >= 1 && n <= u32::MAX as u64).ok_or_else(|| {
-                        Error::workload(spec, format!("size '{v}' must be N or A-B blocks >= 1, or bytes like 64k"))
-                    })
+                    parse_bytes_or_blocks(x, block_size)
+                        .filter(|&n| n >= 1 && n <= u32::MAX as u64)
+                        .ok_or_else(|| {
+                            Error::workload(
+                                spec,
+                                format!(
+                                    "size '{v}' must be N or A-B blocks >= 1, or bytes like 64k"
+                                ),
+                            )
+                        })
                 };
                 c.size = (parse(a)?, parse(b)?);
                 if c.size.0 > c.size.1 {
@@ -134,9 +171,13 @@ fn parse_common(spec: &str, keys: &[&str], block_size: u32) -> Result<Common> {
                 }
             }
             "iops" => {
-                c.iops = v.parse().ok().filter(|x: &f64| x.is_finite() && *x > 0.0).ok_or_else(|| {
-                    Error::workload(spec, format!("iops '{v}' must be a rate > 0 [requests/s]"))
-                })?;
+                c.iops = v
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| {
+                        Error::workload(spec, format!("iops '{v}' must be a rate > 0 [requests/s]"))
+                    })?;
             }
             "reads" => c.reads = parse_fraction(spec, "reads", v, true)?,
             "region" => c.region = Some(parse_fraction(spec, "region", v, false)?),
@@ -144,18 +185,39 @@ fn parse_common(spec: &str, keys: &[&str], block_size: u32) -> Result<Common> {
                 c.scramble = match v {
                     "1" | "true" => true,
                     "0" | "false" => false,
-                    _ => return Err(Error::workload(spec, format!("scramble '{v}' must be 0 or 1"))),
+                    _ => {
+                        return Err(Error::workload(
+                            spec,
+                            format!("scramble '{v}' must be 0 or 1"),
+                        ))
+                    }
                 }
             }
-            other => return Err(Error::workload(spec, format!("unknown key '{other}'; keys: {KEYS}"))),
+            other => {
+                return Err(Error::workload(
+                    spec,
+                    format!("unknown key '{other}'; keys: {KEYS}"),
+                ))
+            }
         }
     }
     Ok(c)
 }
 
-fn args<const N: usize>(spec: &str, name: &str, given: &[&str], defaults: [f64; N]) -> Result<[f64; N]> {
+fn args<const N: usize>(
+    spec: &str,
+    name: &str,
+    given: &[&str],
+    defaults: [f64; N],
+) -> Result<[f64; N]> {
     if given.len() > N {
-        return Err(Error::workload(spec, format!("'{name}' takes at most {N} argument(s), got {}", given.len())));
+        return Err(Error::workload(
+            spec,
+            format!(
+                "'{name}' takes at most {N} argument(s), got {}",
+                given.len()
+            ),
+        ));
     }
     let mut out = defaults;
     for (i, a) in given.iter().enumerate() {
@@ -163,13 +225,21 @@ fn args<const N: usize>(spec: &str, name: &str, given: &[&str], defaults: [f64; 
             .parse()
             .ok()
             .filter(|x: &f64| x.is_finite())
-            .ok_or_else(|| Error::workload(spec, format!("argument '{a}' of '{name}' is not a number")))?;
+            .ok_or_else(|| {
+                Error::workload(spec, format!("argument '{a}' of '{name}' is not a number"))
+            })?;
     }
     Ok(out)
 }
 
 /// Parse one non-mix spec over the region [offset, offset + len).
-fn parse_single(spec: &str, part: &str, region: (u64, u64), block_size: u32, rng: Rng) -> Result<(Box<dyn Workload>, Common)> {
+fn parse_single(
+    spec: &str,
+    part: &str,
+    region: (u64, u64),
+    block_size: u32,
+    rng: Rng,
+) -> Result<(Box<dyn Workload>, Common)> {
     let mut pieces = part.split(',');
     let head = pieces.next().unwrap_or("").trim();
     let keys: Vec<&str> = pieces.map(str::trim).filter(|s| !s.is_empty()).collect();
@@ -179,9 +249,20 @@ fn parse_single(spec: &str, part: &str, region: (u64, u64), block_size: u32, rng
     let argv: Vec<&str> = words.collect();
     let (offset, len) = region;
     if c.size.1 > len {
-        return Err(Error::workload(spec, format!("request size {} blocks exceeds the region of {len} blocks", c.size.1)));
+        return Err(Error::workload(
+            spec,
+            format!(
+                "request size {} blocks exceeds the region of {len} blocks",
+                c.size.1
+            ),
+        ));
     }
-    fn make<P: AddressPattern + 'static>(p: P, rng: Rng, c: &Common, region: (u64, u64)) -> Box<dyn Workload> {
+    fn make<P: AddressPattern + 'static>(
+        p: P,
+        rng: Rng,
+        c: &Common,
+        region: (u64, u64),
+    ) -> Box<dyn Workload> {
         Box::new(Generator {
             pattern: p,
             rng,
@@ -203,7 +284,10 @@ fn parse_single(spec: &str, part: &str, region: (u64, u64), block_size: u32, rng
         "zipf" => {
             let [theta] = args(spec, name, &argv, [1.0])?;
             if theta < 0.0 {
-                return Err(Error::workload(spec, format!("zipf theta {theta} must be >= 0")));
+                return Err(Error::workload(
+                    spec,
+                    format!("zipf theta {theta} must be >= 0"),
+                ));
             }
             let p = zipf::Zipf::new(len, theta, c.scramble, &mut rng);
             make(p, rng, &c, (offset, len))
@@ -221,12 +305,25 @@ fn parse_single(spec: &str, part: &str, region: (u64, u64), block_size: u32, rng
             let [w, s, p] = args(spec, name, &argv, [0.9, 0.1, 1.0])?;
             let (w, s) = (check_frac(spec, "W", w)?, check_frac(spec, "S", s)?);
             if p <= 0.0 {
-                return Err(Error::workload(spec, format!("phase period {p} must be > 0 drive-writes")));
+                return Err(Error::workload(
+                    spec,
+                    format!("phase period {p} must be > 0 drive-writes"),
+                ));
             }
             make(phase::Phase::new(len, w, s, p), rng, &c, (offset, len))
         }
-        "" => return Err(Error::workload(spec, format!("empty workload name; known: {NAMES}"))),
-        other => return Err(Error::workload(spec, format!("unknown workload '{other}'; known: {NAMES}"))),
+        "" => {
+            return Err(Error::workload(
+                spec,
+                format!("empty workload name; known: {NAMES}"),
+            ))
+        }
+        other => {
+            return Err(Error::workload(
+                spec,
+                format!("unknown workload '{other}'; known: {NAMES}"),
+            ))
+        }
     };
     Ok((w, c))
 }
@@ -235,17 +332,31 @@ fn check_frac(spec: &str, what: &str, v: f64) -> Result<f64> {
     if v > 0.0 && v < 1.0 {
         Ok(v)
     } else {
-        Err(Error::workload(spec, format!("{what} = {v} must be a fraction in (0, 1)")))
+        Err(Error::workload(
+            spec,
+            format!("{what} = {v} must be a fraction in (0, 1)"),
+        ))
     }
 }
 
 /// Build the workload described by `spec` over a device of `logical_blocks`.
-pub fn parse(spec: &str, logical_blocks: u64, block_size: u32, seed: u64) -> Result<Box<dyn Workload>> {
+pub fn parse(
+    spec: &str,
+    logical_blocks: u64,
+    block_size: u32,
+    seed: u64,
+) -> Result<Box<dyn Workload>> {
     let spec_t = spec.trim();
     if let Some(rest) = spec_t.strip_prefix("mix:") {
         return mix::parse(spec, rest, logical_blocks, block_size, seed);
     }
-    let (w, c) = parse_single(spec, spec_t, (0, logical_blocks), block_size, Rng::derive(seed, 0))?;
+    let (w, c) = parse_single(
+        spec,
+        spec_t,
+        (0, logical_blocks),
+        block_size,
+        Rng::derive(seed, 0),
+    )?;
     match c.region {
         None => Ok(w),
         Some(f) => {
@@ -266,13 +377,24 @@ mod tests {
 
     #[test]
     fn every_spec_stays_in_range_with_monotone_time() {
-        for spec in ["uniform", "zipf", "zipf:0.8", "hotcold:0.9:0.1", "seq,size=8", "phase:0.8:0.2:0.5",
-                     "uniform,size=1-16,reads=0.3,iops=500", "zipf:1.2,scramble=0,region=0.5",
-                     "mix:zipf:1.0,size=4,region=0.5+seq,size=32,iops=100+uniform"] {
+        for spec in [
+            "uniform",
+            "zipf",
+            "zipf:0.8",
+            "hotcold:0.9:0.1",
+            "seq,size=8",
+            "phase:0.8:0.2:0.5",
+            "uniform,size=1-16,reads=0.3,iops=500",
+            "zipf:1.2,scramble=0,region=0.5",
+            "mix:zipf:1.0,size=4,region=0.5+seq,size=32,iops=100+uniform",
+        ] {
             let reqs = take(spec, 20_000);
             let mut t = 0;
             for r in &reqs {
-                assert!(r.blocks >= 1 && r.lba + r.blocks as u64 <= 10_000, "{spec}: {r:?}");
+                assert!(
+                    r.blocks >= 1 && r.lba + r.blocks as u64 <= 10_000,
+                    "{spec}: {r:?}"
+                );
                 assert!(r.time_ns >= t, "{spec}: time went back");
                 t = r.time_ns;
             }
@@ -281,7 +403,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_requests() {
-        assert_eq!(take("mix:zipf+uniform,size=2-8", 1000), take("mix:zipf+uniform,size=2-8", 1000));
+        assert_eq!(
+            take("mix:zipf+uniform,size=2-8", 1000),
+            take("mix:zipf+uniform,size=2-8", 1000)
+        );
         let mut a = parse("zipf", 10_000, 4096, 1).unwrap();
         let mut b = parse("zipf", 10_000, 4096, 2).unwrap();
         assert!((0..100).any(|_| a.next_request() != b.next_request()));
@@ -299,7 +424,10 @@ mod tests {
         let reqs = take("seq,size=3000", 5);
         let starts: Vec<u64> = reqs.iter().map(|r| r.lba).collect();
         assert_eq!(starts, vec![0, 3000, 6000, 9000, 0]);
-        assert_eq!(reqs[3].blocks, 1000, "the request before the wrap is cut at the end");
+        assert_eq!(
+            reqs[3].blocks, 1000,
+            "the request before the wrap is cut at the end"
+        );
     }
 
     #[test]

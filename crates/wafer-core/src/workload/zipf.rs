@@ -49,7 +49,14 @@ fn ln1p_over_x(x: f64) -> f64 {
 impl ZipfSampler {
     /// Sampler over ranks 1..=n with exponent `theta` >= 0.
     pub fn new(n: u64, theta: f64) -> Self {
-        let mut z = ZipfSampler { n: n as f64, one_minus_theta: 1.0 - theta, theta, h_x1: 0.0, h_n: 0.0, s: 0.0 };
+        let mut z = ZipfSampler {
+            n: n as f64,
+            one_minus_theta: 1.0 - theta,
+            theta,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(n as f64 + 0.5);
         z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
@@ -100,7 +107,12 @@ struct Scramble {
 impl Scramble {
     fn new(n: u64, rng: &mut Rng) -> Self {
         let mask = n.max(1).next_power_of_two() - 1;
-        Scramble { a: rng.next_u64() | 1, b: rng.next_u64(), mask, n }
+        Scramble {
+            a: rng.next_u64() | 1,
+            b: rng.next_u64(),
+            mask,
+            n,
+        }
     }
 
     #[inline(always)]
@@ -124,7 +136,10 @@ pub(crate) struct Zipf {
 impl Zipf {
     pub(crate) fn new(len: u64, theta: f64, scramble: bool, rng: &mut Rng) -> Self {
         let perm = scramble.then(|| Scramble::new(len, rng));
-        Zipf { sampler: ZipfSampler::new(len, theta), perm }
+        Zipf {
+            sampler: ZipfSampler::new(len, theta),
+            perm,
+        }
     }
 }
 
@@ -155,11 +170,17 @@ mod tests {
             counts[k as usize] += 1;
         }
         let norm: f64 = (1..=n).map(|k| (k as f64).powf(-theta)).sum();
-        for k in [1u64, 2, 3, 10, n / 2, n].into_iter().filter(|&k| (1..=n).contains(&k)) {
+        for k in [1u64, 2, 3, 10, n / 2, n]
+            .into_iter()
+            .filter(|&k| (1..=n).contains(&k))
+        {
             let p = (k as f64).powf(-theta) / norm;
             let got = counts[k as usize] as f64 / draws as f64;
             let sd = (p * (1.0 - p) / draws as f64).sqrt();
-            assert!((got - p).abs() < 5.0 * sd + 1e-6, "n={n} θ={theta} k={k}: {got} vs {p}");
+            assert!(
+                (got - p).abs() < 5.0 * sd + 1e-6,
+                "n={n} θ={theta} k={k}: {got} vs {p}"
+            );
         }
     }
 

@@ -16,7 +16,10 @@ fn desnoyers_x(a: f64) -> f64 {
 
 fn uniform(logical: u64, op: f64, victim: &str, seed: u64) -> wafer_core::RunResult {
     run(RunConfig {
-        device: wafer_core::DeviceConfig { warmup_drive_writes: 3.0, ..device(logical, op, 64) },
+        device: wafer_core::DeviceConfig {
+            warmup_drive_writes: 3.0,
+            ..device(logical, op, 64)
+        },
         policy: "base".into(),
         victim: victim.into(),
         workload: "uniform".into(),
@@ -33,7 +36,10 @@ fn fifo_matches_desnoyers_model_within_1_5_percent() {
         let model = 1.0 / (1.0 - desnoyers_x(a));
         let sim = r.steady_waf.unwrap();
         let err = (sim - model).abs() / model;
-        println!("a={a}: model WAF {model:.4}, simulated {sim:.4}, error {:.2}%", err * 100.0);
+        println!(
+            "a={a}: model WAF {model:.4}, simulated {sim:.4}, error {:.2}%",
+            err * 100.0
+        );
         assert!(err < 0.015, "a={a}: model {model:.4} vs simulated {sim:.4}");
     }
 }
@@ -62,7 +68,10 @@ fn sequential_overwrites_have_waf_one() {
                 });
                 assert_eq!(r.gc_writes, 0, "{policy}/{victim}/{spec}");
                 assert_eq!(r.waf, Some(1.0));
-                assert!(r.counters.victims > 0, "GC ran and found only empty segments");
+                assert!(
+                    r.counters.victims > 0,
+                    "GC ran and found only empty segments"
+                );
             }
         }
     }

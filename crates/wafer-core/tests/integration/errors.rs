@@ -5,19 +5,41 @@ use wafer_core::{DeviceConfig, Error, RunConfig, Simulation};
 fn err(cfg: RunConfig) -> String {
     match Simulation::new(cfg) {
         Err(e) => e.to_string(),
-        Ok(mut s) => s.run().err().map(|e| e.to_string()).unwrap_or_else(|| "no error".into()),
+        Ok(mut s) => s
+            .run()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| "no error".into()),
     }
 }
 
 #[test]
 fn unknown_names_list_the_known_ones() {
-    let e = err(RunConfig { policy: "sepbitt".into(), ..Default::default() });
-    assert!(e.contains("unknown policy 'sepbitt'") && e.contains("base, two-r"), "{e}");
-    let e = err(RunConfig { victim: "greed".into(), ..Default::default() });
-    assert!(e.contains("unknown victim selector 'greed'") && e.contains("greedy, cost-benefit, fifo"), "{e}");
-    let e = err(RunConfig { params: serde_json::json!({"groups": 3}), ..Default::default() });
+    let e = err(RunConfig {
+        policy: "sepbitt".into(),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("unknown policy 'sepbitt'") && e.contains("base, two-r"),
+        "{e}"
+    );
+    let e = err(RunConfig {
+        victim: "greed".into(),
+        ..Default::default()
+    });
+    assert!(
+        e.contains("unknown victim selector 'greed'") && e.contains("greedy, cost-benefit, fifo"),
+        "{e}"
+    );
+    let e = err(RunConfig {
+        params: serde_json::json!({"groups": 3}),
+        ..Default::default()
+    });
     assert!(e.contains("unknown parameter 'groups'"), "{e}");
-    let e = err(RunConfig { workload: "zipf:x".into(), ..Default::default() });
+    let e = err(RunConfig {
+        workload: "zipf:x".into(),
+        ..Default::default()
+    });
     assert!(e.contains("workload spec 'zipf:x'"), "{e}");
 }
 
@@ -25,7 +47,12 @@ fn unknown_names_list_the_known_ones() {
 fn too_little_op_for_the_groups_is_an_error_not_a_hang() {
     // 10 segments of 100 blocks for 990 logical blocks: no room for GC.
     let cfg = RunConfig {
-        device: DeviceConfig { logical_blocks: 990, physical_blocks: Some(1000), segment_blocks: 100, ..Default::default() },
+        device: DeviceConfig {
+            logical_blocks: 990,
+            physical_blocks: Some(1000),
+            segment_blocks: 100,
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert!(matches!(Simulation::new(cfg), Err(Error::Config { .. })));
@@ -44,11 +71,17 @@ fn too_little_op_for_the_groups_is_an_error_not_a_hang() {
         ..Default::default()
     };
     let e = err(cfg);
-    assert!(e.contains("over-provisioning") || e.contains("no free segment") || e == "no error", "{e}");
+    assert!(
+        e.contains("over-provisioning") || e.contains("no free segment") || e == "no error",
+        "{e}"
+    );
 }
 
 #[test]
 fn zero_writes_is_an_error() {
-    let e = err(RunConfig { writes: 0, ..Default::default() });
+    let e = err(RunConfig {
+        writes: 0,
+        ..Default::default()
+    });
     assert!(e.contains("writes"), "{e}");
 }

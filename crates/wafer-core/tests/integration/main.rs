@@ -17,5 +17,10 @@ pub fn run(cfg: RunConfig) -> RunResult {
 
 /// A small device with the given OP and segment size.
 pub fn device(logical: u64, op: f64, segment_blocks: u32) -> DeviceConfig {
-    DeviceConfig { logical_blocks: logical, op, segment_blocks, ..Default::default() }
+    DeviceConfig {
+        logical_blocks: logical,
+        op,
+        segment_blocks,
+        ..Default::default()
+    }
 }

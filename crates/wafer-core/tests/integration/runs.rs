@@ -20,7 +20,11 @@ fn same_seed_same_result_different_seed_different_result() {
     for w in ["zipf:0.9", "mix:zipf,size=4+uniform,reads=0.2+phase"] {
         let strip = |r: wafer_core::RunResult| {
             let mut v = serde_json::to_value(r).unwrap();
-            for k in ["elapsed_seconds", "prefill_seconds", "user_writes_per_second"] {
+            for k in [
+                "elapsed_seconds",
+                "prefill_seconds",
+                "user_writes_per_second",
+            ] {
                 v.as_object_mut().unwrap().remove(k);
             }
             v
@@ -28,7 +32,10 @@ fn same_seed_same_result_different_seed_different_result() {
         let a = strip(run(cfg("two-r", "greedy", w)));
         let b = strip(run(cfg("two-r", "greedy", w)));
         assert_eq!(a, b);
-        let c = strip(run(RunConfig { seed: 12, ..cfg("two-r", "greedy", w) }));
+        let c = strip(run(RunConfig {
+            seed: 12,
+            ..cfg("two-r", "greedy", w)
+        }));
         assert_ne!(a["gc_writes"], c["gc_writes"]);
     }
 }
@@ -44,7 +51,10 @@ fn counts_add_up() {
     assert_eq!(r.groups[0].gc_writes, 0);
     assert_eq!(r.groups[1].user_writes, 0);
     assert_eq!(r.counters.victim_valid_blocks, r.gc_writes);
-    assert_eq!(r.victim_valid_histogram.iter().sum::<u64>(), r.counters.victims);
+    assert_eq!(
+        r.victim_valid_histogram.iter().sum::<u64>(),
+        r.counters.victims
+    );
     let valid: u64 = r.groups.iter().map(|g| g.valid_blocks).sum();
     assert_eq!(valid, 40_000, "prefilled device keeps every LBA mapped");
     let w = r.waf.unwrap();
@@ -52,8 +62,14 @@ fn counts_add_up() {
     assert!(w > 1.0);
     // windows cover the run: 200k writes / (0.1 * 40k) = 50 windows
     assert_eq!(r.windows.len(), 50);
-    assert_eq!(r.windows.iter().map(|x| x.user_writes).sum::<u64>(), r.user_writes);
-    assert_eq!(r.windows.iter().map(|x| x.gc_writes).sum::<u64>(), r.gc_writes);
+    assert_eq!(
+        r.windows.iter().map(|x| x.user_writes).sum::<u64>(),
+        r.user_writes
+    );
+    assert_eq!(
+        r.windows.iter().map(|x| x.gc_writes).sum::<u64>(),
+        r.gc_writes
+    );
     assert!((r.windows.last().unwrap().cumulative_waf.unwrap() - w).abs() < 1e-12);
     assert!(r.erases.max >= r.erases.min && r.erases.mean > 0.0);
 }
@@ -62,14 +78,21 @@ fn counts_add_up() {
 fn steady_state_excludes_warmup() {
     // Without prefill the first drive-write needs no GC, so WAF < steady WAF.
     let r = run(RunConfig {
-        device: DeviceConfig { prefill: false, warmup_drive_writes: 2.0, ..device(40_000, 0.1, 64) },
+        device: DeviceConfig {
+            prefill: false,
+            warmup_drive_writes: 2.0,
+            ..device(40_000, 0.1, 64)
+        },
         ..cfg("base", "greedy", "uniform")
     });
     let (w, s) = (r.waf.unwrap(), r.steady_waf.unwrap());
     assert!(w < s, "{w} vs {s}");
     // A run shorter than its warm-up has no steady-state WAF.
     let r = run(RunConfig {
-        device: DeviceConfig { warmup_drive_writes: 10.0, ..device(40_000, 0.1, 64) },
+        device: DeviceConfig {
+            warmup_drive_writes: 10.0,
+            ..device(40_000, 0.1, 64)
+        },
         ..cfg("base", "greedy", "uniform")
     });
     assert_eq!(r.steady_waf, None);
@@ -77,15 +100,22 @@ fn steady_state_excludes_warmup() {
 
 #[test]
 fn two_r_beats_base_on_a_skewed_workload() {
-    let base = run(cfg("base", "greedy", "hotcold:0.9:0.1")).steady_waf.unwrap();
-    let two_r = run(cfg("two-r", "greedy", "hotcold:0.9:0.1")).steady_waf.unwrap();
+    let base = run(cfg("base", "greedy", "hotcold:0.9:0.1"))
+        .steady_waf
+        .unwrap();
+    let two_r = run(cfg("two-r", "greedy", "hotcold:0.9:0.1"))
+        .steady_waf
+        .unwrap();
     assert!(two_r < base, "two-r {two_r} vs base {base}");
 }
 
 #[test]
 fn trims_and_reads_are_counted_and_trims_free_space() {
     use wafer_core::{Op, Request};
-    let c = RunConfig { device: device(4096, 0.1, 32), ..Default::default() };
+    let c = RunConfig {
+        device: device(4096, 0.1, 32),
+        ..Default::default()
+    };
     let geo = c.device.geometry().unwrap();
     let mut e = wafer_core::ftl::Engine::new(
         &c.device,
@@ -95,9 +125,27 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
     )
     .unwrap();
     e.prefill().unwrap();
-    e.submit(&Request { time_ns: 0, lba: 0, blocks: 1000, op: Op::Trim }).unwrap();
-    e.submit(&Request { time_ns: 1, lba: 500, blocks: 1000, op: Op::Read }).unwrap();
-    e.submit(&Request { time_ns: 2, lba: 0, blocks: 10, op: Op::Trim }).unwrap();
+    e.submit(&Request {
+        time_ns: 0,
+        lba: 0,
+        blocks: 1000,
+        op: Op::Trim,
+    })
+    .unwrap();
+    e.submit(&Request {
+        time_ns: 1,
+        lba: 500,
+        blocks: 1000,
+        op: Op::Read,
+    })
+    .unwrap();
+    e.submit(&Request {
+        time_ns: 2,
+        lba: 0,
+        blocks: 10,
+        op: Op::Trim,
+    })
+    .unwrap();
     e.check().unwrap();
     assert_eq!(e.stats.c.trimmed_blocks, 1000);
     assert_eq!(e.stats.c.read_blocks, 1000);
@@ -106,12 +154,21 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
     // Trimmed space is garbage: rewriting the rest needs little GC.
     let mut sim_writes = 0;
     for lba in (1000..4096).cycle().take(20_000) {
-        e.submit(&Request { time_ns: 3, lba, blocks: 1, op: Op::Write }).unwrap();
+        e.submit(&Request {
+            time_ns: 3,
+            lba,
+            blocks: 1,
+            op: Op::Write,
+        })
+        .unwrap();
         sim_writes += 1;
     }
     e.check().unwrap();
     assert_eq!(e.stats.c.user_writes, sim_writes);
-    assert_eq!(e.stats.c.gc_writes, 0, "sequential rewrite of the live part needs no copying");
+    assert_eq!(
+        e.stats.c.gc_writes, 0,
+        "sequential rewrite of the live part needs no copying"
+    );
 }
 
 #[test]
@@ -121,11 +178,21 @@ fn stepping_gives_the_same_result_as_one_run() {
     let mut sim = Simulation::new(c).unwrap();
     while !sim.step(7_777).unwrap() {}
     let b = sim.result();
-    assert_eq!((a.user_writes, a.gc_writes, a.windows.len()), (b.user_writes, b.gc_writes, b.windows.len()));
+    assert_eq!(
+        (a.user_writes, a.gc_writes, a.windows.len()),
+        (b.user_writes, b.gc_writes, b.windows.len())
+    );
 }
 
 #[test]
 fn engine_memory_is_at_most_16_bytes_per_physical_block() {
-    let r = run(RunConfig { writes: 10_000, ..cfg("base", "greedy", "uniform") });
-    assert!(r.engine_bytes_per_physical_block <= 16.0, "{}", r.engine_bytes_per_physical_block);
+    let r = run(RunConfig {
+        writes: 10_000,
+        ..cfg("base", "greedy", "uniform")
+    });
+    assert!(
+        r.engine_bytes_per_physical_block <= 16.0,
+        "{}",
+        r.engine_bytes_per_physical_block
+    );
 }
