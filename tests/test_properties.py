@@ -2,6 +2,7 @@
 completes, the invariant checker passes throughout, WAF >= 1 and the
 accounting adds up."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,13 @@ specs = st.sampled_from(["uniform", "zipf:0.8", "zipf:1.2,size=1-8", "hotcold:0.
 )
 def test_any_run_keeps_the_invariants(policy, victim, spec, logical, op, seg, prefill, seed):
     dev = wafer.Device(logical_blocks=logical, op=op, segment_blocks=seg, prefill=prefill, check_every=97)
+    groups = 1 if policy == "base" else 2
+    segments = int(logical * (1 + op)) // seg
+    reserved = max(2, groups + 1) + groups  # GC reserve + one open segment per group
+    if (segments - reserved) * seg <= logical:
+        with pytest.raises(wafer.ConfigError, match="over-provisioning too small"):
+            wafer.replay(policy, spec, device=dev, victim=victim, writes=5 * logical, seed=seed)
+        return
     r = wafer.replay(policy, spec, device=dev, victim=victim, writes=5 * logical, seed=seed)
     assert r.user_writes == 5 * logical
     assert r.waf is None or r.waf >= 1.0

@@ -1,5 +1,6 @@
 """A small progress bar on stderr, shown only when a run lasts more than
-two seconds (so quick runs and scripts stay quiet)."""
+two seconds and stderr is a terminal (so quick runs, scripts and CI logs
+stay quiet)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ class Progress:
     def __init__(self, total: int, label: str, enabled: bool = True, delay: float = 2.0, stream=None):
         self.total = max(total, 1)
         self.label = label
-        self.enabled = enabled
-        self.delay = delay
         self.stream = stream or sys.stderr
+        self.enabled = enabled and (stream is not None or self.stream.isatty())
+        self.delay = delay
         self.start = time.monotonic()
         self.shown = False
         self.last = 0.0

@@ -3,6 +3,8 @@
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
+use std::sync::{Mutex, MutexGuard};
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -50,10 +52,18 @@ fn to_py(e: Error) -> PyErr {
 }
 
 /// A replay in progress: `Simulation(config_json)`, then `step(n)` until it
-/// returns True, then `result_json()`.
-#[pyclass(module = "wafer._core", unsendable)]
+/// returns True, then `result_json()`. Usable from any thread; calls on one
+/// simulation are serialised by its lock.
+#[pyclass(module = "wafer._core")]
 struct Simulation {
-    inner: wafer_core::Simulation,
+    inner: Mutex<wafer_core::Simulation>,
+}
+
+impl Simulation {
+    fn sim(&self) -> MutexGuard<'_, wafer_core::Simulation> {
+        // A panic cannot happen inside the engine's API; recover the data anyway.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[pymethods]
@@ -65,36 +75,37 @@ impl Simulation {
         let inner = py
             .detach(|| wafer_core::Simulation::new(cfg))
             .map_err(to_py)?;
-        Ok(Simulation { inner })
+        Ok(Simulation {
+            inner: Mutex::new(inner),
+        })
     }
 
     /// Advance by at most `budget` user blocks without holding the GIL.
     /// Returns True when the run is complete.
-    fn step(&mut self, py: Python<'_>, budget: u64) -> PyResult<bool> {
-        let inner = &mut self.inner;
-        py.detach(|| inner.step(budget)).map_err(to_py)
+    fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
+        py.detach(|| self.sim().step(budget)).map_err(to_py)
     }
 
     /// User blocks written so far.
     #[getter]
     fn written(&self) -> u64 {
-        self.inner.written()
+        self.sim().written()
     }
 
     /// User blocks the run will write.
     #[getter]
     fn total(&self) -> u64 {
-        self.inner.total()
+        self.sim().total()
     }
 
     /// Run the FTL invariant checker now.
     fn check(&self) -> PyResult<()> {
-        self.inner.engine().check().map_err(to_py)
+        self.sim().engine().check().map_err(to_py)
     }
 
     /// Results so far, as JSON.
     fn result_json(&self) -> String {
-        serde_json::to_string(&self.inner.result()).expect("results serialise")
+        serde_json::to_string(&self.sim().result()).expect("results serialise")
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod analytic;
 mod errors;
+mod golden;
 mod invariants;
 mod runs;
 
