@@ -61,7 +61,7 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     for spec in GENERATOR_SPECS:
         best = 0.0
         for _ in range(repeat):
-            blocks, secs = _core.bench_workload(spec, 1 << 20, 5_000_000, 1)
+            blocks, secs = _core.bench_workload(spec, 1 << 20, 10_000_000, 1)
             best = max(best, blocks / secs)
         out["generators"].append({"spec": spec, "blocks_per_second": best})
     if as_json:
