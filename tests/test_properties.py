@@ -37,3 +37,27 @@ def test_any_run_keeps_the_invariants(policy, victim, spec, logical, op, seg, pr
     assert r.waf is None or r.waf >= 1.0
     assert r.raw["counters"]["victim_valid_blocks"] == r.gc_writes
     assert sum(g["valid_blocks"] for g in r.groups) <= logical
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    logical=st.integers(-5, 5000),
+    physical=st.one_of(st.none(), st.integers(-5, 6000)),
+    op=st.floats(allow_nan=True, allow_infinity=True),
+    seg=st.integers(-1, 300),
+    block=st.sampled_from([0, 1, 512, 1000, 4096]),
+    gc_low=st.integers(-1, 20),
+    gc_high=st.integers(-1, 20),
+    warm=st.floats(allow_nan=True, allow_infinity=True),
+    window=st.floats(allow_nan=True, allow_infinity=True),
+    spec=st.one_of(specs, st.text(max_size=30),
+                   st.from_regex(r"(zipf|hotcold|phase|mix):[-0-9.:,=a-z+]{0,20}", fullmatch=True)),
+    writes=st.integers(-1, 5000),
+)
+def test_bad_input_never_panics(logical, physical, op, seg, block, gc_low, gc_high, warm, window, spec, writes):
+    dev = wafer.Device(logical_blocks=logical, physical_blocks=physical, op=op, segment_blocks=seg, block_size=block,
+                       gc_low=gc_low, gc_high=gc_high, warmup_drive_writes=warm, window_drive_writes=window)
+    try:
+        wafer.replay("two-r", spec, device=dev, writes=writes)
+    except wafer.WaferError:
+        pass  # a clear error is fine; a PanicException (a BaseException) or anything else fails the test
