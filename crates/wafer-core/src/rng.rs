@@ -126,7 +126,11 @@ fn ziggurat() -> &'static Ziggurat {
     static TABLES: std::sync::OnceLock<Ziggurat> = std::sync::OnceLock::new();
     TABLES.get_or_init(|| {
         let m = 4_294_967_296.0f64;
-        let mut z = Ziggurat { k: [0; 256], w: [0.0; 256], f: [0.0; 256] };
+        let mut z = Ziggurat {
+            k: [0; 256],
+            w: [0.0; 256],
+            f: [0.0; 256],
+        };
         let mut d = ZIG_R;
         let mut t = d;
         let q = ZIG_V / (-d).exp();
@@ -179,7 +183,10 @@ mod tests {
         let xs: Vec<f64> = (0..n).map(|_| r.exponential(1.0)).collect();
         let mean = xs.iter().sum::<f64>() / n as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
-        assert!((mean - 1.0).abs() < 0.005 && (var - 1.0).abs() < 0.01, "{mean} {var}");
+        assert!(
+            (mean - 1.0).abs() < 0.005 && (var - 1.0).abs() < 0.01,
+            "{mean} {var}"
+        );
         // P(X > x) = exp(-x) at several points, the tail (x > R) included.
         for x in [0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 7.0, 8.0] {
             let p = xs.iter().filter(|&&v| v > x).count() as f64 / n as f64;
