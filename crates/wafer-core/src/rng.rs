@@ -190,7 +190,7 @@ mod tests {
         // P(X > x) = exp(-x) at several points, the tail (x > R) included.
         for x in [0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 7.0, 8.0] {
             let p = xs.iter().filter(|&&v| v > x).count() as f64 / n as f64;
-            let want = (-x as f64).exp();
+            let want = (-x).exp();
             let sd = (want * (1.0 - want) / n as f64).sqrt();
             assert!((p - want).abs() < 5.0 * sd + 1e-6, "x={x}: {p} vs {want}");
         }
