@@ -76,13 +76,14 @@ def test_bad_input_is_a_clear_error_without_traceback(args, message):
     assert message in p.stderr and "Traceback" not in p.stderr and "panicked" not in p.stderr
 
 
-def test_trace_file_is_refused_clearly(tmp_path):
+def test_workload_naming_a_file_replays_it_as_a_trace(tmp_path):
     f = tmp_path / "trace.csv"
-    f.write_text("0,0,0,Write,0,4096,0\n")
-    p = wafer("replay", "--workload", str(f), ok=False)
-    assert p.returncode == 2 and "is a file" in p.stderr
+    f.write_text("".join(f"128166372003061629,hm,0,Write,{(i % 100) * 4096},4096,0\n" for i in range(400)))
+    out = json.loads(wafer("replay", "--workload", str(f), "--op", "0.5", "--segment-blocks", "4", "--json").stdout)
+    assert out["trace_format"] == "msr" and out["user_writes"] == 400
 
 
 def test_help_teaches():
     p = wafer("replay", "--help")
     assert "zipf[:THETA]" in p.stdout and "--victim" in p.stdout and "--warmup-drive-writes" in p.stdout
+    assert "--trace FILE" in p.stdout and "blkparse" in p.stdout

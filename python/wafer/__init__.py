@@ -13,19 +13,24 @@ from ._core import (
     ConfigError,
     PolicyError,
     SimulationError,
+    TraceError,
     WaferError,
     WorkloadError,
     __version__,
 )
 from .api import Device, compare, parse_size, policies, replay, victims
 from .result import RunResult, format_table
+from .traces import Selection, TraceStats
 
 __all__ = [
     "ConfigError",
     "Device",
     "PolicyError",
     "RunResult",
+    "Selection",
     "SimulationError",
+    "TraceError",
+    "TraceStats",
     "WaferError",
     "WorkloadError",
     "__version__",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -11,6 +12,7 @@ from typing import Any, Callable
 from . import _core
 from .progress import Progress
 from .result import RunResult
+from .traces import Selection
 
 _SIZE_UNITS = {
     "": 1, "b": 1,
@@ -73,6 +75,10 @@ class Device:
     window_drive_writes: float = _DEFAULT_DEVICE["window_drive_writes"]
     check_every: int = 0
 
+    def size_given(self) -> bool:
+        """Whether the logical size was set (else a trace sizes the device)."""
+        return self.logical_blocks is not None or self.capacity is not None
+
     def resolved_logical_blocks(self) -> int:
         if self.logical_blocks is not None and self.capacity is not None:
             raise _core.ConfigError(
@@ -110,10 +116,17 @@ def _chunk(total: int) -> int:
     return max(1 << 16, min(1 << 21, total // 100))
 
 
+ALL = 1 << 63
+
+
 def replay(
     policy: str = "base",
     workload: str = "uniform",
     *,
+    trace: str | os.PathLike | None = None,
+    format: str | None = None,
+    selection: Selection | None = None,
+    remap: bool = False,
     writes: int | None = None,
     device: Device | None = None,
     victim: str = "greedy",
@@ -122,16 +135,37 @@ def replay(
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
 ) -> RunResult:
-    """Replay ``workload`` (a spec such as ``"zipf:1.0"``) under ``policy``.
+    """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
+    under ``policy``.
 
-    ``writes`` is the number of user blocks to write (default: 4 drive-writes).
+    ``writes`` is the number of user blocks to write (default: 4 drive-writes
+    of a synthetic workload; the whole trace). A trace's format is detected
+    unless ``format`` is given; ``selection`` picks a device, time window,
+    first N requests, reads; ``remap`` maps the touched blocks to a dense
+    range. Without a logical size in ``device`` a trace sizes the device from
+    its footprint. A ``workload`` that names an existing file is a trace.
+
     The simulation runs in Rust without the GIL, in chunks; ``progress=True``
     draws a progress bar on stderr for runs longer than two seconds and
     ``on_step(written, total)`` is called after every chunk.
     """
     device = device or Device()
+    if trace is None and os.path.isfile(str(workload)):
+        trace = workload
     dev = device.to_config()
-    total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
+    if trace is not None:
+        total = int(writes) if writes is not None else ALL
+        trace_cfg: dict[str, Any] | None = {
+            "path": str(trace),
+            "format": format,
+            "selection": json.loads((selection or Selection()).to_json()),
+            "remap": bool(remap),
+            "capacity_from_trace": not device.size_given(),
+        }
+        workload = str(trace)
+    else:
+        total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
+        trace_cfg = None
     config = {
         "device": dev,
         "policy": policy,
@@ -140,10 +174,11 @@ def replay(
         "workload": workload,
         "writes": total,
         "seed": int(seed),
+        "trace": trace_cfg,
     }
     sim = _core.Simulation(json.dumps(config))
-    bar = Progress(total, f"{policy}/{victim}", enabled=progress)
-    chunk = _chunk(total)
+    bar = Progress(total if total < ALL else None, f"{policy}/{victim}", enabled=progress)
+    chunk = _chunk(total if total < ALL else 1 << 26)
     try:
         while not sim.step(chunk):
             bar.update(sim.written)

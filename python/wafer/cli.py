@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from . import _core
+from . import _core, traces
 from .api import Device, compare, policies, replay, victims
 from .result import RunResult, format_table
 
@@ -23,6 +23,11 @@ workload specs (--workload):
   mix:A+B+...             tenants with their own region, sizes and rate, e.g.
                           mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
+
+traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
+  blkparse[:Q|:D], mqsim, disksim, ssdsim, native (see `wafer traces formats`);
+  gzip/xz/zstd read transparently; the format is detected unless --format is given;
+  without --logical-blocks/--capacity the device is sized from the trace's footprint.
 """
 
 
@@ -61,6 +66,30 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = "uniform") -> N
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
+def _add_selection(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("trace selection")
+    g.add_argument("--format", metavar="NAME", help="trace format (default: detected from the content)")
+    g.add_argument("--device", metavar="ID", help="keep one device / volume: N, or MAJ,MIN for fiu and blkparse")
+    g.add_argument("--start", type=float, metavar="SECONDS", help="skip requests before this time (s after the first)")
+    g.add_argument("--end", type=float, metavar="SECONDS", help="stop at this time (s after the first)")
+    g.add_argument("--max-requests", type=int, metavar="N", help="keep the first N selected requests")
+    g.add_argument("--drop-reads", action="store_true", help="leave read requests out")
+    g.add_argument("--skip-bad", action="store_true",
+                   help="skip malformed lines and report how many (default: stop at the first, naming it)")
+
+
+def _selection(a: argparse.Namespace) -> traces.Selection:
+    return traces.Selection(device=a.device, start_seconds=a.start, end_seconds=a.end,
+                            max_requests=a.max_requests, drop_reads=a.drop_reads, skip_bad=a.skip_bad)
+
+
+def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
+    if path is None:
+        return {}
+    return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap}
+
+
 def _device(a: argparse.Namespace) -> Device:
     return Device(
         logical_blocks=a.logical_blocks,
@@ -84,14 +113,6 @@ def _writes(a: argparse.Namespace, dev: Device) -> int | None:
             raise _core.ConfigError("invalid run configuration: --drive-writes must be > 0")
         return max(1, int(a.drive_writes * dev.resolved_logical_blocks()))
     return a.writes
-
-
-def _check_workload(spec: str) -> None:
-    if os.path.exists(spec):
-        raise _core.WorkloadError(
-            f"'{spec}' is a file: trace files are not read yet (this version replays synthetic workloads); "
-            "give a workload spec such as zipf:1.0"
-        )
 
 
 def _params(items: list[str]) -> dict[str, Any]:
@@ -121,6 +142,12 @@ def _print_result(r: RunResult) -> None:
                              for g in r.groups)),
         ("speed", f"{r.user_writes_per_second / 1e6:.2f} M user writes/s ({r.elapsed_seconds:.2f} s)"),
     ]
+    t = r.raw.get("trace")
+    if t:
+        truncated = "; TRUNCATED" if t["truncated"] else ""
+        rows.insert(2, ("trace", f"{r.raw['trace_format']}: {t['requests']} requests from {t['lines']} lines; "
+                                 f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
+                                 f"{t['backwards_timestamps']} timestamps raised{truncated}"))
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
@@ -135,10 +162,9 @@ def _write_timeseries(r: RunResult, path: str) -> None:
 
 
 def cmd_replay(a: argparse.Namespace) -> int:
-    _check_workload(a.workload)
     dev = _device(a)
     r = replay(a.policy, a.workload, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
-               params=_params(a.param), progress=not (a.quiet or a.json))
+               params=_params(a.param), progress=not (a.quiet or a.json), **_trace_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -149,10 +175,9 @@ def cmd_replay(a: argparse.Namespace) -> int:
 
 
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
-    _check_workload(workload)
     dev = _device(a)
     return compare(names, workload, victims=vics, writes=_writes(a, dev), device=dev, seed=a.seed,
-                   progress=not (a.quiet or a.json))
+                   progress=not (a.quiet or a.json), **_trace_kwargs(a))
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -212,6 +237,77 @@ def cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
+def _fmt_num(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def cmd_traces_inspect(a: argparse.Namespace) -> int:
+    cap = a.capacity_blocks
+    if a.capacity is not None:
+        from .api import parse_size
+
+        cap = parse_size(a.capacity) // a.block_size
+    st = traces.inspect(a.file, a.format, block_size=a.block_size, capacity_blocks=cap, selection=_selection(a))
+    if a.json:
+        print(json.dumps(st.to_dict()))
+        return 0
+    d = st.to_dict()
+    rd = d["read"]
+    print(f"{a.file}  ({d['format']}, {a.block_size}-byte blocks)")
+    rows = [
+        ("requests", f"{d['requests']}  (reads {d['reads']}, writes {d['writes']}, trims {d['trims']}; "
+                     f"read fraction {_fmt_num(d['read_fraction'])})"),
+        ("bytes", f"read {d['read_bytes']}, written {d['write_bytes']}, trimmed {d['trim_bytes']}"),
+        ("footprint", f"{d['footprint_blocks']} blocks touched, {d['write_footprint_blocks']} written; "
+                      f"address space {d['address_space_blocks']} blocks"),
+        ("drive-writes", f"{_fmt_num(d['drive_writes'])} at {d['capacity_blocks']} blocks"),
+        ("duration", f"{d['duration_seconds']:.3f} s"),
+        ("request sizes", ", ".join(f"{lo}B+: {c}" for lo, c in zip(d['size_histogram']['lower'],
+                                                                    d['size_histogram']['count']))),
+        ("update intervals", ", ".join(f"{lo}+: {c}" for lo, c in zip(d['update_intervals']['lower'],
+                                                                      d['update_intervals']['count'])) or "-"),
+        ("mean update interval", f"{_fmt_num(d['mean_update_interval'])} user-written blocks; "
+                                 f"{d['never_overwritten_blocks']} blocks never overwritten"),
+    ]
+    f = d["fios"]
+    rows.append(("FIOS attributes", f"ACF {_fmt_num(f['acf'])}, RW {_fmt_num(f['random_write_ratio'])}, "
+                                    f"R {_fmt_num(f['reuse_ratio'])}, S {_fmt_num(f['avg_write_kib'])} KiB, "
+                                    f"WV {_fmt_num(f['working_volume_kib'])} KiB, "
+                                    f"write rate {_fmt_num(f['write_gb_per_day'])} GB/day, "
+                                    f"peak {_fmt_num(f['peak_iops_5min'])} IOPS, mean {_fmt_num(f['iops'])} IOPS"))
+    rows.append(("reading", f"{rd['lines']} lines; skipped {rd['skipped_bad']} bad, {rd['zero_size']} zero-size, "
+                            f"{rd['filtered']} filtered; {rd['backwards_timestamps']} timestamps raised"
+                            + ("; TRUNCATED archive" if rd["truncated"] else "")))
+    w = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"  {k:<{w}}  {v}")
+    return 0
+
+
+def cmd_traces_convert(a: argparse.Namespace) -> int:
+    st = traces.convert(a.src, a.dst, a.format, selection=_selection(a))
+    if a.json:
+        print(json.dumps(st))
+    else:
+        print(f"{a.dst}: {st['requests']} requests from {st['lines']} lines "
+              f"(skipped {st['skipped_bad']} bad, {st['zero_size']} zero-size, {st['filtered']} filtered)")
+    return 0
+
+
+def cmd_traces_formats(a: argparse.Namespace) -> int:
+    fs = traces.formats()
+    if a.json:
+        print(json.dumps(fs))
+    else:
+        for f in fs:
+            print(f"  {f['name']:<12} {f['description']}")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -241,8 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--victim", default="greedy", help="victim selector: greedy, cost-benefit, fifo (default greedy)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
+    r.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
+    r.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
     _add_run(r)
     _add_device(r)
+    _add_selection(r)
     r.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
@@ -250,8 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
     c.add_argument("--victims", default="greedy", metavar="A,B,...", help="victim selectors (default greedy)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
+    c.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
+    c.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
     _add_run(c)
     _add_device(c)
+    _add_selection(c)
     c.set_defaults(func=cmd_compare)
 
     pol = sub.add_parser("policies", help="list placement policies and victim selectors")
@@ -267,6 +369,27 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     d.set_defaults(func=cmd_demo)
+
+    t = sub.add_parser("traces", help="inspect and convert block traces")
+    tsub = t.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", required=True)
+    ti = tsub.add_parser("inspect", help="workload statistics of a trace (FIOS attributes, lifetimes ...)")
+    ti.add_argument("file")
+    ti.add_argument("--block-size", type=int, default=4096, metavar="BYTES", help="block size for block figures")
+    cap = ti.add_mutually_exclusive_group()
+    cap.add_argument("--capacity", metavar="SIZE", help="capacity for drive-writes (default: the address space)")
+    cap.add_argument("--capacity-blocks", type=int, metavar="N", help="capacity for drive-writes, in blocks")
+    ti.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_selection(ti)
+    ti.set_defaults(func=cmd_traces_inspect)
+    tc = tsub.add_parser("convert", help="convert a trace to the native columnar format (Arrow IPC)")
+    tc.add_argument("src")
+    tc.add_argument("dst")
+    tc.add_argument("--json", action="store_true", help="print the read counts as JSON")
+    _add_selection(tc)
+    tc.set_defaults(func=cmd_traces_convert)
+    tf = tsub.add_parser("formats", help="list the trace formats, their layouts and units")
+    tf.add_argument("--json", action="store_true")
+    tf.set_defaults(func=cmd_traces_formats)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")

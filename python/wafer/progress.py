@@ -16,8 +16,9 @@ def _si(x: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, label: str, enabled: bool = True, delay: float = 2.0, stream=None):
-        self.total = max(total, 1)
+    def __init__(self, total: int | None, label: str, enabled: bool = True, delay: float = 2.0, stream=None):
+        """``total`` None: an open-ended run (a trace), shown without a bar."""
+        self.total = max(total, 1) if total is not None else None
         self.label = label
         self.stream = stream or sys.stderr
         self.enabled = enabled and (stream is not None or self.stream.isatty())
@@ -34,10 +35,15 @@ class Progress:
         if elapsed < self.delay or now - self.last < 0.2:
             return
         self.last = now
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if self.total is None:
+            self.stream.write(f"\r{self.label:<24} {_si(done)} blocks  {_si(rate)}/s")
+            self.stream.flush()
+            self.shown = True
+            return
         frac = min(done / self.total, 1.0)
         width = 30
         fill = int(frac * width)
-        rate = done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         line = (
             f"\r{self.label:<24} [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}% "

@@ -48,6 +48,16 @@ pub enum Error {
     /// because over-provisioning is too small for the number of groups).
     #[error("simulation stopped: {0}")]
     Simulation(String),
+    /// A trace file that cannot be read: bad line, unknown format, I/O error.
+    #[error("{file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Trace {
+        /// The file.
+        file: String,
+        /// 1-based line number, when the problem is on one line.
+        line: Option<u64>,
+        /// What is wrong.
+        reason: String,
+    },
     /// An FTL invariant was broken (only reported by the checker).
     #[error("FTL invariant broken: {0}")]
     Invariant(String),
@@ -57,6 +67,13 @@ impl Error {
     pub(crate) fn config(field: &str, reason: impl Into<String>) -> Self {
         Error::Config {
             field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+    pub(crate) fn trace(file: &str, line: Option<u64>, reason: impl Into<String>) -> Self {
+        Error::Trace {
+            file: file.to_string(),
+            line,
             reason: reason.into(),
         }
     }

@@ -21,6 +21,7 @@ pub mod policy;
 pub mod request;
 pub mod rng;
 pub mod sim;
+pub mod trace;
 pub mod victim;
 pub mod workload;
 

@@ -14,8 +14,42 @@ use crate::error::{Error, Result};
 use crate::ftl::stats::{Counters, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
 use crate::request::{Op, Request};
+use crate::trace::{self, BlockSource, ReadStats, Selection};
 use crate::workload::{self, Workload};
 use crate::{policy, victim};
+
+/// A trace to replay instead of a synthetic workload.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceConfig {
+    /// Trace file (text, optionally gzip/xz/zstd, or native).
+    pub path: String,
+    /// Format name; `None` detects it.
+    pub format: Option<String>,
+    /// What part of the trace to replay.
+    pub selection: Selection,
+    /// Map the touched blocks to a dense range 0..footprint.
+    pub remap: bool,
+    /// Size the device's logical space from the trace (the highest block
+    /// touched, or the footprint with `remap`) instead of `device.logical_blocks`.
+    pub capacity_from_trace: bool,
+}
+
+/// Where requests come from.
+enum Source {
+    Synthetic(Box<dyn Workload>),
+    Trace(Box<BlockSource>),
+}
+
+impl Source {
+    #[inline]
+    fn next(&mut self) -> Result<Option<Request>> {
+        match self {
+            Source::Synthetic(w) => Ok(Some(w.next_request())),
+            Source::Trace(t) => t.next_request(),
+        }
+    }
+}
 
 /// Everything that defines a replay.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -35,6 +69,9 @@ pub struct RunConfig {
     pub writes: u64,
     /// Seed of every random choice in the run.
     pub seed: u64,
+    /// Replay this trace instead of `workload`; `writes` then caps the user
+    /// blocks replayed.
+    pub trace: Option<TraceConfig>,
 }
 
 impl Default for RunConfig {
@@ -47,6 +84,7 @@ impl Default for RunConfig {
             workload: "uniform".into(),
             writes: 4 << 20,
             seed: 1,
+            trace: None,
         }
     }
 }
@@ -126,13 +164,22 @@ pub struct RunResult {
     pub engine_bytes_per_physical_block: f64,
     /// Policy state [bytes].
     pub policy_memory_bytes: u64,
+    /// Trace format replayed, if a trace was.
+    pub trace_format: Option<String>,
+    /// What reading the trace did (lines, skipped, ...), if a trace was replayed.
+    pub trace: Option<ReadStats>,
 }
 
 /// A replay in progress.
 pub struct Simulation {
     cfg: RunConfig,
     engine: Engine,
-    source: Box<dyn Workload>,
+    source: Source,
+    trace_format: Option<String>,
+    /// The source has no more requests.
+    exhausted: bool,
+    /// An error the source met after the requests still in `ahead`.
+    source_error: Option<Error>,
     /// Rest of a request cut at the `writes` limit or a step boundary.
     pending: Option<Request>,
     /// Requests drawn from the source but not applied yet, so the engine can
@@ -148,16 +195,48 @@ const LOOKAHEAD: usize = 16;
 
 impl Simulation {
     /// Validate `cfg`, build everything, and prefill if asked.
-    pub fn new(cfg: RunConfig) -> Result<Self> {
+    pub fn new(mut cfg: RunConfig) -> Result<Self> {
+        let mut trace_source = None;
+        if let Some(t) = &cfg.trace {
+            let bs = cfg.device.block_size;
+            if !bs.is_power_of_two() || bs < 512 {
+                cfg.device.geometry()?;
+            }
+            let remap = if t.capacity_from_trace || t.remap {
+                let (space, remap) =
+                    trace::footprint(&t.path, t.format.as_deref(), &t.selection, bs, t.remap)?;
+                if t.capacity_from_trace {
+                    if space == 0 {
+                        return Err(Error::trace(
+                            &t.path,
+                            None,
+                            "no request selected: the trace is empty for this selection",
+                        ));
+                    }
+                    cfg.device.logical_blocks = space;
+                }
+                remap
+            } else {
+                None
+            };
+            let (sel, format) = trace::open_selected(&t.path, t.format.as_deref(), &t.selection)?;
+            trace_source = Some((BlockSource::new(sel, bs, remap, &t.path), format));
+        }
         let geo = cfg.device.geometry()?;
         let policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
         let victim = victim::build(&cfg.victim, &geo)?;
-        let source = workload::parse(
-            &cfg.workload,
-            geo.logical_blocks as u64,
-            geo.block_size,
-            cfg.seed,
-        )?;
+        let (source, trace_format) = match trace_source {
+            Some((t, f)) => (Source::Trace(Box::new(t)), Some(f)),
+            None => {
+                let w = workload::parse(
+                    &cfg.workload,
+                    geo.logical_blocks as u64,
+                    geo.block_size,
+                    cfg.seed,
+                )?;
+                (Source::Synthetic(w), None)
+            }
+        };
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }
@@ -171,6 +250,9 @@ impl Simulation {
             cfg,
             engine,
             source,
+            trace_format,
+            exhausted: false,
+            source_error: None,
             pending: None,
             ahead: VecDeque::with_capacity(LOOKAHEAD),
             written: 0,
@@ -189,9 +271,10 @@ impl Simulation {
         self.cfg.writes
     }
 
-    /// True once `writes` user blocks are written.
+    /// True once `writes` user blocks are written or the trace is replayed.
     pub fn done(&self) -> bool {
         self.written >= self.cfg.writes
+            || (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
     }
 
     /// Advance by at most `budget` user blocks. Returns true when the run is done.
@@ -203,20 +286,40 @@ impl Simulation {
         r.map(|_| self.done())
     }
 
+    /// Top up the lookahead queue. A source error is kept until the requests
+    /// read before it are applied, so results stop exactly at the bad input.
+    fn fill(&mut self) {
+        while self.ahead.len() < LOOKAHEAD && !self.exhausted {
+            match self.source.next() {
+                Ok(Some(r)) => {
+                    self.engine.prefetch_write(r.lba as u32, false);
+                    self.ahead.push_back(r);
+                }
+                Ok(None) => self.exhausted = true,
+                Err(e) => {
+                    self.exhausted = true;
+                    self.source_error = Some(e);
+                }
+            }
+        }
+        if let Some(r) = self.ahead.get(LOOKAHEAD / 2) {
+            self.engine.prefetch_write(r.lba as u32, true);
+        }
+    }
+
     fn advance(&mut self, goal: u64) -> Result<()> {
         while self.written < goal {
             let mut req = match self.pending.take() {
                 Some(r) => r,
                 None => {
-                    while self.ahead.len() < LOOKAHEAD {
-                        let r = self.source.next_request();
-                        self.engine.prefetch_write(r.lba as u32, false);
-                        self.ahead.push_back(r);
+                    self.fill();
+                    match self.ahead.pop_front() {
+                        Some(r) => r,
+                        None => match self.source_error.take() {
+                            Some(e) => return Err(e),
+                            None => return Ok(()),
+                        },
                     }
-                    if let Some(r) = self.ahead.get(LOOKAHEAD / 2) {
-                        self.engine.prefetch_write(r.lba as u32, true);
-                    }
-                    self.ahead.pop_front().expect("lookahead is full")
                 }
             };
             if req.op == Op::Write {
@@ -309,6 +412,11 @@ impl Simulation {
             engine_memory_bytes: mem,
             engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,
             policy_memory_bytes: e.policy_memory_bytes() as u64,
+            trace_format: self.trace_format.clone(),
+            trace: match &self.source {
+                Source::Trace(t) => Some(t.stats()),
+                Source::Synthetic(_) => None,
+            },
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use wafer_core::trace::{self, native, stats, Selection};
 use wafer_core::{policy, victim, workload, Error, RunConfig};
 
 create_exception!(
@@ -40,6 +41,12 @@ create_exception!(
     WaferError,
     "The simulation could not go on."
 );
+create_exception!(
+    _core,
+    TraceError,
+    WaferError,
+    "A trace file that cannot be read (names file, line and reason)."
+);
 
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
@@ -48,6 +55,7 @@ fn to_py(e: Error) -> PyErr {
         Error::UnknownName { .. } | Error::Parameter { .. } => PolicyError::new_err(msg),
         Error::Workload { .. } => WorkloadError::new_err(msg),
         Error::Simulation(_) | Error::Invariant(_) => SimulationError::new_err(msg),
+        Error::Trace { .. } => TraceError::new_err(msg),
     }
 }
 
@@ -150,6 +158,88 @@ fn bench_workload(
     }))
 }
 
+fn selection(json: &str) -> PyResult<Selection> {
+    serde_json::from_str(json)
+        .map_err(|e| ConfigError::new_err(format!("bad trace selection: {e}")))
+}
+
+/// Registered trace formats, as JSON.
+#[pyfunction]
+fn trace_formats_json() -> String {
+    let mut v: Vec<_> = trace::FORMATS
+        .iter()
+        .map(|f| serde_json::json!({"name": f.name, "description": f.description}))
+        .collect();
+    v.push(serde_json::json!({"name": trace::NATIVE, "description": "wafer's native columnar format (Arrow IPC file)"}));
+    serde_json::Value::Array(v).to_string()
+}
+
+/// The format of `path` as detected from its content.
+#[pyfunction]
+fn detect_format(py: Python<'_>, path: &str) -> PyResult<String> {
+    py.detach(|| trace::detect(path)).map_err(to_py)
+}
+
+/// Statistics of a trace (see `wafer.TraceStats`), as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, format, selection_json, block_size, capacity_blocks=None))]
+fn inspect_json(
+    py: Python<'_>,
+    path: &str,
+    format: Option<&str>,
+    selection_json: &str,
+    block_size: u32,
+    capacity_blocks: Option<u64>,
+) -> PyResult<String> {
+    let sel = selection(selection_json)?;
+    if !block_size.is_power_of_two() || block_size < 512 {
+        return Err(ConfigError::new_err(format!(
+            "block_size {block_size}: must be a power of two >= 512"
+        )));
+    }
+    py.detach(|| {
+        let (mut src, fmt) = trace::open_selected(path, format, &sel)?;
+        stats::compute(&mut src, &fmt, block_size, capacity_blocks)
+    })
+    .map(|s| serde_json::to_string(&s).expect("stats serialise"))
+    .map_err(to_py)
+}
+
+/// Convert a trace to the native format; returns the read counts as JSON.
+#[pyfunction]
+fn convert_json(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    format: Option<&str>,
+    selection_json: &str,
+) -> PyResult<String> {
+    let sel = selection(selection_json)?;
+    py.detach(|| {
+        let (mut s, fmt) = trace::open_selected(src, format, &sel)?;
+        native::write(&mut s, dst, src, &fmt)
+    })
+    .map(|s| serde_json::to_string(&s).expect("stats serialise"))
+    .map_err(to_py)
+}
+
+/// Read every selected request of a trace and return (requests, seconds):
+/// the reader's own speed.
+#[pyfunction]
+fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u64, f64)> {
+    py.detach(|| {
+        let t = std::time::Instant::now();
+        let (mut s, _) = trace::open_selected(path, format, &Selection::default())?;
+        let mut n = 0u64;
+        while let Some(r) = s.next_record()? {
+            std::hint::black_box(r);
+            n += 1;
+        }
+        Ok((n, t.elapsed().as_secs_f64()))
+    })
+    .map_err(to_py)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -157,11 +247,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

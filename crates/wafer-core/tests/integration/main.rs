@@ -5,6 +5,7 @@ mod errors;
 mod golden;
 mod invariants;
 mod runs;
+mod traces;
 
 use wafer_core::{DeviceConfig, RunConfig, RunResult, Simulation};
 

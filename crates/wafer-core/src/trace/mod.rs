@@ -1,0 +1,615 @@
+//! Block I/O traces: readers for the field's formats (one file per format),
+//! transparent gzip / xz / zstd, selection, conversion to block requests,
+//! the native columnar format ([`native`]) and workload statistics ([`stats`]).
+//!
+//! Pipeline: a [`RecordSource`] yields byte-level [`Record`]s (a text reader
+//! or the native reader); [`Selected`] applies the user's [`Selection`] and
+//! the defined behaviours for odd input; [`BlockSource`] cuts records into
+//! block requests for the engine, optionally remapped to a dense range.
+//!
+//! Defined behaviours, the same for every format:
+//! * a malformed line is an error naming file, line and reason, unless
+//!   `skip_bad` is set: then it is skipped and counted (`skipped_bad`);
+//! * blank lines and lines starting with `#` are ignored;
+//! * a request of size 0 is skipped and counted (`zero_size`);
+//! * a timestamp earlier than the previous one is raised to it (requests keep
+//!   file order; counted as `backwards_timestamps`);
+//! * negative or non-numeric fields, and offsets or sizes whose byte value
+//!   overflows 64 bits, are malformed lines;
+//! * a truncated or corrupt archive is an error naming the line after which
+//!   reading failed (with `skip_bad`, reading stops there and it is reported);
+//! * an empty file (or one with no selected request) replays nothing.
+
+mod alibaba;
+mod ascii;
+mod blkparse;
+mod compress;
+mod fields;
+mod fiu;
+mod msr;
+pub mod native;
+mod remap;
+mod spc;
+pub mod stats;
+mod tencent;
+
+use std::io::BufRead;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::request::{Op, Request};
+
+pub use compress::open;
+pub use remap::Remap;
+
+/// One request as a trace states it, in bytes and nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Time as the format states it, converted to ns (epoch depends on the format).
+    pub time_ns: u64,
+    /// Device / volume id (format-specific; see each reader).
+    pub device: u64,
+    /// Read, write or trim.
+    pub op: Op,
+    /// Start [bytes].
+    pub offset: u64,
+    /// Length [bytes].
+    pub size: u64,
+}
+
+/// Parser of one text format, line by line.
+pub trait LineFormat: Send {
+    /// `Ok(None)` for lines that carry no request (headers, summaries,
+    /// events of another kind); `Err(reason)` for malformed lines.
+    fn parse(&self, line: &str) -> Result<Option<Record>, String>;
+    /// Whether `line` looks like this format (for detection).
+    fn looks_like(&self, line: &str) -> bool;
+}
+
+/// A registered text format.
+pub struct FormatInfo {
+    /// Name used with `--format`.
+    pub name: &'static str,
+    /// One line for `wafer traces formats`.
+    pub description: &'static str,
+    /// Constructor.
+    pub build: fn() -> Box<dyn LineFormat>,
+}
+
+/// Every text format. Detection tries them in this order.
+pub const FORMATS: &[FormatInfo] = &[
+    FormatInfo {
+        name: "msr",
+        description: "MSR Cambridge CSV: Timestamp(100ns),Hostname,DiskNumber,Type,Offset(B),Size(B),ResponseTime",
+        build: || Box::new(msr::Msr),
+    },
+    FormatInfo {
+        name: "alibaba",
+        description: "Alibaba Cloud 2020 CSV: device_id,opcode(R/W),offset(B),length(B),timestamp(us)",
+        build: || Box::new(alibaba::Alibaba),
+    },
+    FormatInfo {
+        name: "tencent",
+        description: "Tencent CBS CSV: Timestamp(s),Offset(sector),Size(sector),IOType(0 r/1 w),VolumeID",
+        build: || Box::new(tencent::Tencent),
+    },
+    FormatInfo {
+        name: "spc",
+        description: "UMass/SPC CSV: ASU,LBA(sector),Size(B),Opcode(r/w),Timestamp(s)",
+        build: || Box::new(spc::Spc),
+    },
+    FormatInfo {
+        name: "fiu",
+        description: "FIU IODedup: ts(ns) pid process lba(sector) nsectors R/W major minor md5",
+        build: || Box::new(fiu::Fiu),
+    },
+    FormatInfo {
+        name: "blkparse",
+        description: "blkparse text output, issue (D) events; blkparse:Q keeps queue events",
+        build: || Box::new(blkparse::Blkparse { action: "D" }),
+    },
+    FormatInfo {
+        name: "blkparse:Q",
+        description: "blkparse text output, queue (Q) events",
+        build: || Box::new(blkparse::Blkparse { action: "Q" }),
+    },
+    FormatInfo {
+        name: "blkparse:D",
+        description: "blkparse text output, issue (D) events",
+        build: || Box::new(blkparse::Blkparse { action: "D" }),
+    },
+    FormatInfo {
+        name: "mqsim",
+        description: "MQSim ASCII: time(ns) device lba(sector) size(sector) type(0 w/1 r)",
+        build: || Box::new(ascii::Ascii(ascii::Variant::Mqsim)),
+    },
+    FormatInfo {
+        name: "disksim",
+        description: "DiskSim ASCII: time(ms) device blkno(sector) size(sector) flags(bit0: 1 r/0 w)",
+        build: || Box::new(ascii::Ascii(ascii::Variant::Disksim)),
+    },
+    FormatInfo {
+        name: "ssdsim",
+        description: "SSDsim ASCII: time(ns) device lsn(sector) size(sector) ope(0 w/1 r)",
+        build: || Box::new(ascii::Ascii(ascii::Variant::Ssdsim)),
+    },
+];
+
+/// Name of the native columnar format.
+pub const NATIVE: &str = "native";
+
+fn known_formats() -> String {
+    let mut v: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+    v.push(NATIVE);
+    v.join(", ")
+}
+
+/// The text format registered as `name`.
+pub fn line_format(name: &str) -> Result<Box<dyn LineFormat>> {
+    FORMATS
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| (f.build)())
+        .ok_or_else(|| Error::UnknownName {
+            kind: "trace format",
+            name: name.to_string(),
+            known: known_formats(),
+        })
+}
+
+/// Guess the format of `path` from its first lines (or the native magic).
+pub fn detect(path: &str) -> Result<String> {
+    if native::is_native(path)? {
+        return Ok(NATIVE.to_string());
+    }
+    let mut reader = open(path)?;
+    let mut lines = Vec::new();
+    let mut buf = Vec::new();
+    while lines.len() < 20 {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(Error::trace(path, None, format!("cannot read: {e}"))),
+        }
+        let Ok(s) = std::str::from_utf8(&buf) else {
+            break;
+        };
+        let s = s.trim();
+        if !s.is_empty() && !s.starts_with('#') {
+            lines.push(s.to_string());
+        }
+    }
+    if lines.is_empty() {
+        return Err(Error::trace(
+            path,
+            None,
+            "empty file: no line to detect the format from; give --format",
+        ));
+    }
+    let best = FORMATS
+        .iter()
+        .filter(|f| !f.name.contains(':') && f.name != "ssdsim")
+        .map(|f| {
+            let fmt = (f.build)();
+            (lines.iter().filter(|l| fmt.looks_like(l)).count(), f.name)
+        })
+        .max_by_key(|(n, _)| *n)
+        .filter(|(n, _)| *n * 2 > lines.len());
+    match best {
+        Some((_, name)) => Ok(name.to_string()),
+        None => Err(Error::trace(
+            path,
+            None,
+            format!(
+                "cannot tell the format from the first lines; give --format (one of {})",
+                known_formats()
+            ),
+        )),
+    }
+}
+
+/// Counts of what reading and selection did, reported with every replay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadStats {
+    /// Lines read (text formats) or rows read (native).
+    pub lines: u64,
+    /// Requests kept after selection.
+    pub requests: u64,
+    /// Malformed lines skipped under `skip_bad`.
+    pub skipped_bad: u64,
+    /// Requests of size 0, skipped.
+    pub zero_size: u64,
+    /// Timestamps raised to the previous one.
+    pub backwards_timestamps: u64,
+    /// Requests left out by the device, time or read selection.
+    pub filtered: u64,
+    /// Whether reading stopped early on a corrupt archive under `skip_bad`.
+    pub truncated: bool,
+}
+
+/// A stream of records.
+pub trait RecordSource: Send {
+    /// The next record, `None` at the end.
+    fn next_record(&mut self) -> Result<Option<Record>>;
+    /// Append up to `max` records to `out` (fewer only at the end or at an
+    /// error). An error met after some records is returned with them, so the
+    /// records read before bad input are never lost.
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Option<Error> {
+        for _ in 0..max {
+            match self.next_record() {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => break,
+                Err(e) => return Some(e),
+            }
+        }
+        None
+    }
+    /// Reading counts so far (lines, skipped_bad, truncated).
+    fn stats(&self) -> &ReadStats;
+}
+
+/// Records from a text file.
+pub struct TextRecords {
+    file: String,
+    reader: Box<dyn BufRead + Send>,
+    format: Box<dyn LineFormat>,
+    buf: Vec<u8>,
+    skip_bad: bool,
+    stats: ReadStats,
+    done: bool,
+}
+
+impl TextRecords {
+    /// Open `path` (decompressing as needed) as format `format`.
+    pub fn open(path: &str, format: &str, skip_bad: bool) -> Result<Self> {
+        let format = line_format(format)?;
+        Ok(TextRecords {
+            file: path.to_string(),
+            reader: open(path)?,
+            format,
+            buf: Vec::with_capacity(256),
+            skip_bad,
+            stats: ReadStats::default(),
+            done: false,
+        })
+    }
+
+    fn bad(&mut self, reason: String) -> Result<()> {
+        if self.skip_bad {
+            self.stats.skipped_bad += 1;
+            Ok(())
+        } else {
+            Err(Error::trace(&self.file, Some(self.stats.lines), reason))
+        }
+    }
+}
+
+impl RecordSource for TextRecords {
+    fn next_record(&mut self) -> Result<Option<Record>> {
+        while !self.done {
+            self.buf.clear();
+            match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return Ok(None);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    let reason = format!(
+                        "reading stopped after line {}: {e} (truncated or corrupt file?)",
+                        self.stats.lines
+                    );
+                    if self.skip_bad {
+                        self.stats.truncated = true;
+                        return Ok(None);
+                    }
+                    return Err(Error::trace(&self.file, None, reason));
+                }
+            }
+            self.stats.lines += 1;
+            let line = match std::str::from_utf8(&self.buf) {
+                Ok(s) => s.trim(),
+                Err(_) => {
+                    self.bad("not UTF-8 text".into())?;
+                    continue;
+                }
+            };
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match self.format.parse(line) {
+                Ok(Some(r)) => return Ok(Some(r)),
+                Ok(None) => {}
+                Err(reason) => {
+                    let reason = reason.to_string();
+                    self.bad(reason)?;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+}
+
+/// What part of a trace to replay.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Selection {
+    /// Keep only this device / volume (`N`, or `MAJ,MIN` for fiu and blkparse).
+    pub device: Option<String>,
+    /// Start of the time window [s after the first selected request].
+    pub start_seconds: Option<f64>,
+    /// End of the time window (exclusive) [s after the first selected request].
+    pub end_seconds: Option<f64>,
+    /// Keep at most this many requests.
+    pub max_requests: Option<u64>,
+    /// Drop read requests.
+    pub drop_reads: bool,
+    /// Skip malformed lines (counted) instead of stopping.
+    pub skip_bad: bool,
+}
+
+/// Parse a device id as the readers number them.
+pub fn parse_device(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let bad = || {
+        Error::config(
+            "device",
+            format!("'{s}' is not a device id (N, or MAJ,MIN)"),
+        )
+    };
+    match s.split_once([',', ':']) {
+        Some((a, b)) => {
+            let (a, b) = (
+                a.trim().parse::<u32>().map_err(|_| bad())?,
+                b.trim().parse::<u32>().map_err(|_| bad())?,
+            );
+            Ok((a as u64) << 32 | b as u64)
+        }
+        None => s.parse().map_err(|_| bad()),
+    }
+}
+
+/// Records a [`Selected`] reads from its source at once.
+const READ_BATCH: usize = 1024;
+
+/// A record source with the selection and the defined behaviours applied.
+/// Times become ns since the first selected request.
+pub struct Selected {
+    inner: Box<dyn RecordSource>,
+    /// Selection counts (requests, filtered, zero_size, backwards); the
+    /// reading counts stay in `inner`.
+    counts: ReadStats,
+    /// Records read ahead from `inner`, served from `pos`.
+    buf: Vec<Record>,
+    pos: usize,
+    /// Error `inner` met after the records in `buf`.
+    error: Option<Error>,
+    /// `inner` has no more records.
+    ended: bool,
+    device: Option<u64>,
+    start_ns: u64,
+    end_ns: u64,
+    max: u64,
+    drop_reads: bool,
+    t0: Option<u64>,
+    last: u64,
+}
+
+impl Selected {
+    /// Apply `sel` to `inner`.
+    pub fn new(inner: Box<dyn RecordSource>, sel: &Selection) -> Result<Self> {
+        let secs = |v: Option<f64>, field: &str, default: u64| -> Result<u64> {
+            match v {
+                None => Ok(default),
+                Some(x) if x.is_finite() && x >= 0.0 => Ok((x * 1e9) as u64),
+                Some(x) => Err(Error::config(field, format!("{x}; must be seconds >= 0"))),
+            }
+        };
+        let start_ns = secs(sel.start_seconds, "start_seconds", 0)?;
+        let end_ns = secs(sel.end_seconds, "end_seconds", u64::MAX)?;
+        if end_ns <= start_ns {
+            return Err(Error::config(
+                "end_seconds",
+                "the time window is empty (end <= start)",
+            ));
+        }
+        Ok(Selected {
+            inner,
+            counts: ReadStats::default(),
+            buf: Vec::with_capacity(READ_BATCH),
+            pos: 0,
+            error: None,
+            ended: false,
+            device: sel.device.as_deref().map(parse_device).transpose()?,
+            start_ns,
+            end_ns,
+            max: sel.max_requests.unwrap_or(u64::MAX),
+            drop_reads: sel.drop_reads,
+            t0: None,
+            last: 0,
+        })
+    }
+
+    /// The next selected record.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        loop {
+            if self.counts.requests >= self.max {
+                return Ok(None);
+            }
+            if self.pos == self.buf.len() {
+                if !self.refill()? {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let mut r = self.buf[self.pos];
+            self.pos += 1;
+            if self.device.is_some_and(|d| d != r.device) {
+                self.counts.filtered += 1;
+                continue;
+            }
+            if r.size == 0 {
+                self.counts.zero_size += 1;
+                continue;
+            }
+            let t0 = *self.t0.get_or_insert(r.time_ns);
+            let mut t = r.time_ns.saturating_sub(t0);
+            if r.time_ns < t0 || t < self.last {
+                self.counts.backwards_timestamps += 1;
+                t = self.last;
+            }
+            self.last = t;
+            if t >= self.end_ns {
+                return Ok(None);
+            }
+            if t < self.start_ns || (self.drop_reads && r.op == Op::Read) {
+                self.counts.filtered += 1;
+                continue;
+            }
+            r.time_ns = t - self.start_ns;
+            self.counts.requests += 1;
+            return Ok(Some(r));
+        }
+    }
+
+    /// Refill the read-ahead buffer; false at the end of the source. A
+    /// source error comes after the records read before it.
+    #[cold]
+    fn refill(&mut self) -> Result<bool> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.ended {
+            return Ok(false);
+        }
+        self.buf.clear();
+        self.pos = 0;
+        self.error = self.inner.fill(&mut self.buf, READ_BATCH);
+        self.ended = self.buf.len() < READ_BATCH;
+        Ok(!self.buf.is_empty() || self.error.is_some())
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> ReadStats {
+        let c = self.counts;
+        ReadStats {
+            requests: c.requests,
+            filtered: c.filtered,
+            zero_size: c.zero_size,
+            backwards_timestamps: c.backwards_timestamps,
+            ..*self.inner.stats()
+        }
+    }
+}
+
+/// Open `path` as `format` (`None` = detect) with the selection applied.
+pub fn open_selected(
+    path: &str,
+    format: Option<&str>,
+    sel: &Selection,
+) -> Result<(Selected, String)> {
+    let format = match format {
+        Some(f) => f.to_string(),
+        None => detect(path)?,
+    };
+    let inner: Box<dyn RecordSource> = if format == NATIVE {
+        Box::new(native::NativeRecords::open(path)?)
+    } else {
+        Box::new(TextRecords::open(path, &format, sel.skip_bad)?)
+    };
+    Ok((Selected::new(inner, sel)?, format))
+}
+
+/// First block and block count of a record.
+#[inline]
+pub fn blocks_of(r: &Record, block_size: u32) -> (u64, u64) {
+    let bs = block_size as u64;
+    let first = r.offset / bs;
+    let end = r.offset.saturating_add(r.size).div_ceil(bs);
+    (first, end - first)
+}
+
+/// Selected records as block requests, with an optional dense remapping.
+pub struct BlockSource {
+    sel: Selected,
+    block_size: u32,
+    remap: Option<Remap>,
+    file: String,
+}
+
+impl BlockSource {
+    /// Requests of `sel` in blocks of `block_size`.
+    pub fn new(sel: Selected, block_size: u32, remap: Option<Remap>, file: &str) -> Self {
+        BlockSource {
+            sel,
+            block_size,
+            remap,
+            file: file.to_string(),
+        }
+    }
+
+    /// The next request, `None` at the end of the trace.
+    pub fn next_request(&mut self) -> Result<Option<Request>> {
+        let Some(r) = self.sel.next_record()? else {
+            return Ok(None);
+        };
+        let (mut lba, blocks) = blocks_of(&r, self.block_size);
+        if blocks > u32::MAX as u64 {
+            return Err(Error::trace(
+                &self.file,
+                None,
+                format!("request of {} bytes is too large", r.size),
+            ));
+        }
+        if let Some(m) = &self.remap {
+            lba = m.map(lba);
+        }
+        Ok(Some(Request {
+            time_ns: r.time_ns,
+            lba,
+            blocks: blocks as u32,
+            op: r.op,
+        }))
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> ReadStats {
+        self.sel.stats()
+    }
+}
+
+/// One pass over the selected requests: the address space they need (the
+/// largest end block), and the dense remapping if asked for.
+pub fn footprint(
+    path: &str,
+    format: Option<&str>,
+    sel: &Selection,
+    block_size: u32,
+    remap: bool,
+) -> Result<(u64, Option<Remap>)> {
+    let (mut s, _) = open_selected(path, format, sel)?;
+    let mut end = 0u64;
+    let mut builder = remap.then(remap::Builder::default);
+    while let Some(r) = s.next_record()? {
+        let (first, n) = blocks_of(&r, block_size);
+        end = end.max(first + n);
+        if let Some(b) = builder.as_mut() {
+            b.add(first, first + n);
+        }
+    }
+    match builder {
+        Some(b) => {
+            let m = b.finish();
+            Ok((m.blocks(), Some(m)))
+        }
+        None => Ok((end, None)),
+    }
+}

@@ -1,0 +1,127 @@
+"""Traces from Python and the CLI: inspect, convert, replay, errors."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+import wafer
+from wafer import traces
+
+MSR = (
+    "128166372003061629,hm,0,Read,3154137088,4096,12527\n"
+    "128166372016382155,hm,0,Write,3154137088,4096,1120\n"
+    "128166372026382245,hm,0,Write,1229639680,32768,2102\n"
+)
+
+
+def cli(*args, ok=True):
+    p = subprocess.run([sys.executable, "-m", "wafer", *args], capture_output=True, text=True, timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture
+def msr(tmp_path):
+    p = tmp_path / "hm_0.csv"
+    p.write_text(MSR)
+    return p
+
+
+@pytest.fixture
+def cyclic(tmp_path):
+    """2000 writes over 64 blocks of 4 KiB in sparse places, plus reads (Alibaba layout, gzip)."""
+    lines = []
+    for i in range(3000):
+        op = "R" if i % 3 == 2 else "W"
+        lines.append(f"5,{op},{(i * 7 % 64) * (1 << 20)},4096,{1_600_000_000_000_000 + i * 1000}")
+    p = tmp_path / "ali.csv.gz"
+    p.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    return p
+
+
+def test_formats_listed():
+    names = {f["name"] for f in traces.formats()}
+    assert {"msr", "alibaba", "tencent", "spc", "fiu", "blkparse", "mqsim", "disksim", "ssdsim", "native"} <= names
+
+
+def test_inspect(msr):
+    st = traces.inspect(msr)
+    assert (st.requests, st.reads, st.writes) == (3, 1, 2)
+    assert st.format == "msr"
+    assert st.write_blocks == 1 + 8
+    assert st.fios["avg_write_kib"] == pytest.approx(18.0)
+
+
+def test_replay_trace_sized_from_footprint(cyclic):
+    r = wafer.replay("two-r", trace=cyclic, device=wafer.Device(op=0.5, segment_blocks=4), remap=True)
+    assert r.raw["trace_format"] == "alibaba"
+    assert r.raw["geometry"]["logical_blocks"] == 64
+    assert r.user_writes == 2000
+    assert r.raw["counters"]["read_blocks"] == 1000
+    # a workload argument naming a file is a trace too
+    r2 = wafer.replay("two-r", str(cyclic), device=wafer.Device(op=0.5, segment_blocks=4), remap=True)
+    assert r2.gc_writes == r.gc_writes
+
+
+def test_selection_limits_the_replay(cyclic):
+    sel = wafer.Selection(max_requests=300, drop_reads=True)
+    r = wafer.replay("base", trace=cyclic, selection=sel, device=wafer.Device(op=0.5, segment_blocks=4), remap=True)
+    assert r.user_writes == 300 and r.raw["trace"]["requests"] == 300
+
+
+def test_bad_line_is_a_trace_error_naming_file_and_line(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text(MSR + "128166372026382246,hm,0,Write,12,abc,1\n")
+    with pytest.raises(wafer.TraceError, match=r"bad.csv:4: size 'abc' is not an unsigned integer"):
+        wafer.replay("base", trace=p, format="msr", device=wafer.Device(op=0.5, segment_blocks=4))
+    r = wafer.replay("base", trace=p, format="msr", selection=wafer.Selection(skip_bad=True),
+                     device=wafer.Device(op=0.5, segment_blocks=4))
+    assert r.raw["trace"]["skipped_bad"] == 1
+
+
+def test_unknown_format_lists_known(msr):
+    with pytest.raises(wafer.PolicyError, match="unknown trace format 'msrc'; known: msr, alibaba"):
+        traces.inspect(msr, "msrc")
+
+
+def test_convert_then_replay_gives_the_same_result(cyclic, tmp_path):
+    out = tmp_path / "t.arrow"
+    st = traces.convert(cyclic, out)
+    assert st["requests"] == 3000
+    assert traces.detect(out) == "native"
+    dev = wafer.Device(op=0.5, segment_blocks=4)
+    a = wafer.replay("two-r", trace=cyclic, device=dev, remap=True)
+    b = wafer.replay("two-r", trace=out, device=dev, remap=True)
+    assert (a.user_writes, a.gc_writes) == (b.user_writes, b.gc_writes)
+    pa = pytest.importorskip("pyarrow")
+    t = pa.ipc.open_file(str(out)).read_all()
+    assert t.num_rows == 3000 and t.schema.names == ["time_ns", "device", "op", "offset", "size"]
+
+
+def test_cli_inspect_json_and_convert(cyclic, tmp_path):
+    d = json.loads(cli("traces", "inspect", str(cyclic), "--json").stdout)
+    assert d["requests"] == 3000 and d["writes"] == 2000
+    human = cli("traces", "inspect", str(cyclic)).stdout
+    assert "FIOS attributes" in human and "update intervals" in human
+    out = tmp_path / "c.arrow"
+    assert "3000 requests" in cli("traces", "convert", str(cyclic), str(out)).stdout
+    r = json.loads(cli("replay", "--trace", str(out), "--remap", "--op", "0.5", "--segment-blocks", "4",
+                       "--json").stdout)
+    assert r["user_writes"] == 2000 and r["trace"]["requests"] == 3000
+
+
+def test_cli_trace_errors_are_clear(tmp_path):
+    p = tmp_path / "x.csv"
+    p.write_text("1,hm,0,Write,-4096,4096,1\n")
+    e = cli("replay", "--trace", str(p), "--format", "msr", ok=False)
+    assert e.returncode == 2 and "x.csv:1: negative offset" in e.stderr and "Traceback" not in e.stderr
+    e = cli("traces", "inspect", str(tmp_path / "missing.csv"), ok=False)
+    assert e.returncode == 2 and "cannot open" in e.stderr
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    e = cli("traces", "inspect", str(empty), ok=False)
+    assert "empty file" in e.stderr
