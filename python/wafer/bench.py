@@ -4,14 +4,19 @@
   1Mi-block and a 32Mi-block logical device: user writes per second (GC
   included), steady-state WAF, engine bytes per physical block;
 * every policy on the 1Mi-block device (zipf:1.0), so policy cost is visible;
-* every workload generator: blocks generated per second.
+* every workload generator: blocks generated per second;
+* trace reading: MSR text lines parsed per second, and native (Arrow IPC)
+  requests read per second, on a generated 2M-request MSR trace.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
+import random
 import statistics
+import tempfile
 
 from . import _core
 from .api import Device, policies, replay
@@ -49,10 +54,34 @@ def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", 
     }
 
 
+def _traces(repeat: int, n: int = 2_000_000) -> list[dict]:
+    from . import traces
+
+    rnd = random.Random(1)
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        text = os.path.join(d, "msr.csv")
+        with open(text, "w") as f:
+            ts = 128166372003061629
+            lines = []
+            for _ in range(n):
+                ts += rnd.randint(1, 5000)
+                op = "Write" if rnd.random() < 0.6 else "Read"
+                offset, size = rnd.randrange(1 << 22) * 4096, 4096 * rnd.randint(1, 16)
+                lines.append(f"{ts},hm,0,{op},{offset},{size},{rnd.randint(100, 9999)}\n")
+            f.writelines(lines)
+        native = os.path.join(d, "msr.arrow")
+        traces.convert(text, native)
+        for name, path, fmt, reps in (("msr text", text, "msr", repeat), ("native", native, "native", 5 * repeat)):
+            best = max(k / s for k, s in (_core.bench_trace(path, fmt) for _ in range(reps)))
+            out.append({"reader": name, "requests": n, "requests_per_second": best})
+    return out
+
+
 def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> int:
     repeat = max(1, repeat)
     out: dict = {"machine": {"cpu": _cpu(), "python": platform.python_version(), "wafer": _core.__version__},
-                 "engine": [], "policies": [], "generators": []}
+                 "engine": [], "policies": [], "generators": [], "traces": []}
     out["engine"].append(_engine(1 << 20, 8, repeat))
     if not quick:
         out["engine"].append(_engine(1 << 25, 3, 1))
@@ -64,6 +93,7 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
             blocks, secs = _core.bench_workload(spec, 1 << 20, 10_000_000, 1)
             best = max(best, blocks / secs)
         out["generators"].append({"spec": spec, "blocks_per_second": best})
+    out["traces"] = _traces(repeat)
     if as_json:
         print(json.dumps(out))
         return 0
@@ -77,4 +107,7 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     print("\nworkload generators (requests of 1 block):")
     for g in out["generators"]:
         print(f"  {g['spec']:<22} {g['blocks_per_second'] / 1e6:7.1f} M blocks/s")
+    print("\ntrace reading (parsing and selection; 2M-request MSR trace):")
+    for t in out["traces"]:
+        print(f"  {t['reader']:<22} {t['requests_per_second'] / 1e6:7.1f} M requests/s")
     return 0
