@@ -78,6 +78,14 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
                    help="skip malformed lines and report how many (default: stop at the first, naming it)")
 
 
+def _add_trace(p: argparse.ArgumentParser) -> None:
+    """--trace, --remap and the selection flags of replay and compare."""
+    _add_selection(p)
+    g = p.add_argument_group("trace")
+    g.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
+    g.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
+
+
 def _selection(a: argparse.Namespace) -> traces.Selection:
     return traces.Selection(device=a.device, start_seconds=a.start, end_seconds=a.end,
                             max_requests=a.max_requests, drop_reads=a.drop_reads, skip_bad=a.skip_bad)
@@ -337,11 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--victim", default="greedy", help="victim selector: greedy, cost-benefit, fifo (default greedy)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
-    r.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
-    r.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
     _add_run(r)
     _add_device(r)
-    _add_selection(r)
+    _add_trace(r)
     r.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
@@ -349,11 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
     c.add_argument("--victims", default="greedy", metavar="A,B,...", help="victim selectors (default greedy)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
-    c.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
-    c.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
     _add_run(c)
     _add_device(c)
-    _add_selection(c)
+    _add_trace(c)
     c.set_defaults(func=cmd_compare)
 
     pol = sub.add_parser("policies", help="list placement policies and victim selectors")

@@ -63,6 +63,24 @@ pub enum Error {
     Invariant(String),
 }
 
+/// The entry of a registry table named `name`, or an error listing the names
+/// that exist (never a silent fallback).
+pub(crate) fn lookup<'a, T>(
+    kind: &'static str,
+    table: &'a [T],
+    name: &str,
+    name_of: fn(&T) -> &str,
+) -> Result<&'a T> {
+    table
+        .iter()
+        .find(|t| name_of(t) == name)
+        .ok_or_else(|| Error::UnknownName {
+            kind,
+            name: name.to_string(),
+            known: table.iter().map(name_of).collect::<Vec<_>>().join(", "),
+        })
+}
+
 impl Error {
     pub(crate) fn config(field: &str, reason: impl Into<String>) -> Self {
         Error::Config {

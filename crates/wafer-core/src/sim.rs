@@ -213,6 +213,17 @@ impl Simulation {
                             "no request selected: the trace is empty for this selection",
                         ));
                     }
+                    if space > crate::device::MAX_BLOCKS && !t.remap {
+                        return Err(Error::trace(
+                            &t.path,
+                            None,
+                            format!(
+                                "the trace addresses {space} blocks, beyond the engine's {} block limit; \
+                                 use remap (--remap) to replay only the blocks it touches",
+                                crate::device::MAX_BLOCKS
+                            ),
+                        ));
+                    }
                     cfg.device.logical_blocks = space;
                 }
                 remap

@@ -11,7 +11,7 @@ mod two_r;
 use serde_json::Value;
 
 use crate::device::Geometry;
-use crate::error::{Error, Result};
+use crate::error::{lookup, Result};
 use crate::ftl::{Ftl, GroupId, SegmentId};
 
 /// One user-written block, as the policy sees it.
@@ -126,17 +126,6 @@ pub const REGISTRY: &[PolicyInfo] = &[base::INFO, two_r::INFO];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
-    let info = REGISTRY
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| Error::UnknownName {
-            kind: "policy",
-            name: name.to_string(),
-            known: REGISTRY
-                .iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+    let info = lookup("policy", REGISTRY, name, |p| p.name)?;
     (info.build)(params, geo)
 }

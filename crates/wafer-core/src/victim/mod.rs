@@ -12,7 +12,7 @@ pub use fifo::Fifo;
 pub use greedy::Greedy;
 
 use crate::device::Geometry;
-use crate::error::{Error, Result};
+use crate::error::{lookup, Result};
 use crate::ftl::{Ftl, SegmentId};
 
 /// A victim selector tracks the sealed segments and picks victims among them.
@@ -67,17 +67,5 @@ pub const SELECTORS: &[SelectorInfo] = &[
 
 /// Build the selector registered under `name`.
 pub fn build(name: &str, geo: &Geometry) -> Result<Box<dyn VictimSelector>> {
-    SELECTORS
-        .iter()
-        .find(|s| s.name == name)
-        .map(|s| (s.build)(geo))
-        .ok_or_else(|| Error::UnknownName {
-            kind: "victim selector",
-            name: name.to_string(),
-            known: SELECTORS
-                .iter()
-                .map(|s| s.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+    lookup("victim selector", SELECTORS, name, |s| s.name).map(|s| (s.build)(geo))
 }

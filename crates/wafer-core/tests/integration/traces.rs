@@ -517,3 +517,32 @@ proptest! {
         let _ = trace::detect(&p);
     }
 }
+
+#[test]
+fn a_sparse_address_space_beyond_the_limit_suggests_remap() {
+    // one write at 64 TiB: 2^34 blocks of 4 KiB
+    let p = tmp("far.csv", b"0,W,70368744177664,4096,1\n0,W,0,4096,2\n");
+    let cfg = |remap| RunConfig {
+        device: DeviceConfig {
+            op: 4.0,
+            segment_blocks: 1,
+            ..Default::default()
+        },
+        trace: Some(TraceConfig {
+            path: p.clone(),
+            remap,
+            capacity_from_trace: true,
+            ..Default::default()
+        }),
+        writes: u64::MAX,
+        ..Default::default()
+    };
+    let e = Simulation::new(cfg(false))
+        .err()
+        .expect("too large")
+        .to_string();
+    assert!(e.contains("--remap"), "{e}");
+    let mut sim = Simulation::new(cfg(true)).unwrap();
+    sim.run().unwrap();
+    assert_eq!(sim.result().geometry.logical_blocks, 2);
+}
