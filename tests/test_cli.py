@@ -41,7 +41,8 @@ def test_compare_json_and_report(tmp_path):
     p = wafer("compare", "--workload", "uniform", "--victims", "greedy,fifo", *SMALL, "--json",
               "--report", str(tmp_path))
     res = json.loads(p.stdout)["results"]
-    assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in ("base", "two-r") for b in ("greedy", "fifo")}
+    names = [p["name"] for p in json.loads(wafer("policies", "--json").stdout)["policies"]]
+    assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in names for b in ("greedy", "fifo")}
     assert (tmp_path / "report.html").read_text().count("<svg") == 2
     assert json.loads((tmp_path / "results.json").read_text())["results"]
 

@@ -6,7 +6,8 @@
 //! * [`device`]: geometry and configuration of the simulated device;
 //! * [`ftl`]: page-level mapping, segments, groups, the GC loop, statistics;
 //! * [`victim`]: victim selection (greedy, cost-benefit, FIFO) behind one trait;
-//! * [`policy`]: placement policies behind one trait and one registry table;
+//! * [`policy`]: placement policies behind one trait and one registry table,
+//!   with per-LBA / per-chunk trackers they share in [`features`];
 //! * [`workload`]: seeded synthetic request generators and their spec strings;
 //! * [`sim`]: a replay = device + policy + victim selector + request source.
 //!
@@ -15,6 +16,7 @@
 
 pub mod device;
 pub mod error;
+pub mod features;
 pub mod ftl;
 pub mod params;
 pub mod policy;

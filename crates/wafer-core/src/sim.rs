@@ -235,7 +235,7 @@ impl Simulation {
         }
         let geo = cfg.device.geometry()?;
         let policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
-        let victim = victim::build(&cfg.victim, &geo)?;
+        let victim = victim::build(&cfg.victim, &geo, cfg.seed)?;
         let (source, trace_format) = match trace_source {
             Some((t, f)) => (Source::Trace(Box::new(t)), Some(f)),
             None => {

@@ -71,6 +71,9 @@ impl Engine {
     #[inline(always)]
     pub fn prefetch_write(&self, lba: u32, deep: bool) {
         self.ftl.prefetch_write(lba, deep);
+        if !deep {
+            self.policy.prefetch(lba);
+        }
     }
 
     /// Name of the placement policy.
@@ -192,6 +195,7 @@ impl Engine {
         if let Some(s) = sealed {
             self.sealed(s, g);
         }
+        self.policy.on_user_write(lba, self.ftl.now, g);
         self.ftl.now += 1;
         self.stats.c.user_writes += 1;
         self.stats.group_user[g as usize] += 1;
@@ -281,6 +285,7 @@ impl Engine {
                 let ahead = self.ftl.rev[base + off + GC_PREFETCH];
                 if ahead != UNMAPPED {
                     super::prefetch::prefetch(&self.ftl.map, ahead as usize);
+                    self.policy.prefetch(ahead);
                 }
             }
             let lba = self.ftl.rev[base + off];
@@ -306,11 +311,12 @@ impl Engine {
         }
         self.stats.c.gc_writes += valid as u64;
         self.stats.victim(valid);
-        self.ftl.erase(victim);
+        // Before the erase, so the policy still sees the victim's group and times.
         self.policy.on_event(
             &Ctx { ftl: &self.ftl },
             &Event::Collected { seg: victim, valid },
         );
+        self.ftl.erase(victim);
         Ok(())
     }
 

@@ -9,7 +9,7 @@
 
 pub mod check;
 pub mod engine;
-mod prefetch;
+pub(crate) mod prefetch;
 pub mod stats;
 
 use std::collections::VecDeque;
@@ -60,6 +60,8 @@ pub struct Segments {
     pub state: Vec<SegState>,
     /// Group that owns each open or sealed segment.
     pub group: Vec<GroupId>,
+    /// Logical time at which each segment was opened [user blocks].
+    pub open_time: Vec<u64>,
     /// Logical time at which each segment was sealed [user blocks].
     pub seal_time: Vec<u64>,
     /// Global sealing order of each segment (1, 2, ...): FIFO order, and a
@@ -105,6 +107,7 @@ impl Ftl {
                 valid: vec![0; n],
                 state: vec![SegState::Free; n],
                 group: vec![0; n],
+                open_time: vec![0; n],
                 seal_time: vec![0; n],
                 seal_seq: vec![0; n],
                 erase_count: vec![0; n],
@@ -184,6 +187,7 @@ impl Ftl {
             let seg = self.free.pop_front().ok_or(())?;
             self.segs.state[seg as usize] = SegState::Open;
             self.segs.group[seg as usize] = g;
+            self.segs.open_time[seg as usize] = self.now;
             grp.open = seg;
             grp.next = 0;
         }
@@ -264,6 +268,7 @@ impl Ftl {
             + self.segs.valid.capacity() * 4
             + self.segs.state.capacity()
             + self.segs.group.capacity() * 2
+            + self.segs.open_time.capacity() * 8
             + self.segs.seal_time.capacity() * 8
             + self.segs.seal_seq.capacity() * 8
             + self.segs.erase_count.capacity() * 4

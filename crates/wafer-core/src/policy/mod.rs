@@ -5,7 +5,10 @@
 //! every deliberate deviation, then its parameter struct (paper defaults,
 //! units), then the implementation.
 
+mod autostream;
 mod base;
+mod equal_partition;
+mod sepbit;
 mod two_r;
 
 use serde_json::Value;
@@ -48,7 +51,8 @@ pub enum Event {
         /// Its group.
         group: GroupId,
     },
-    /// GC collected `seg`, which held `valid` valid blocks.
+    /// GC moved the `valid` blocks out of `seg` and is about to erase it
+    /// (its group and times are still readable).
     Collected {
         /// The victim.
         seg: SegmentId,
@@ -93,6 +97,16 @@ pub trait Placement: Send {
     /// it); `out` has the same length as `writes`. The blocks are applied in
     /// order after the call.
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]);
+    /// A user write of `lba` at logical time `time` into `group` was applied
+    /// (after the old copy was invalidated and before any GC it triggers):
+    /// the place to update per-LBA history, which must not run ahead of the
+    /// engine while a batch is being applied.
+    #[inline(always)]
+    fn on_user_write(&mut self, _lba: u32, _time: u64, _group: GroupId) {}
+    /// Hint: `lba` will be written or moved soon; start loading its per-LBA
+    /// state (the engine calls this where it prefetches its own tables).
+    #[inline(always)]
+    fn prefetch(&self, _lba: u32) {}
     /// Group of a valid block moved by GC.
     fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId;
     /// Choose the GC victim; `None` leaves it to the configured selector.
@@ -122,7 +136,13 @@ pub struct PolicyInfo {
 }
 
 /// Every placement policy, by name.
-pub const REGISTRY: &[PolicyInfo] = &[base::INFO, two_r::INFO];
+pub const REGISTRY: &[PolicyInfo] = &[
+    base::INFO,
+    two_r::INFO,
+    sepbit::INFO,
+    autostream::INFO,
+    equal_partition::INFO,
+];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {

@@ -3,16 +3,20 @@
 //! choice ([`crate::policy::Placement::select_victim`]); otherwise the
 //! configured selector decides.
 
+mod cat;
 mod cost_benefit;
+mod d_choices;
 mod fifo;
 mod greedy;
 
+pub use cat::Cat;
 pub use cost_benefit::CostBenefit;
+pub use d_choices::DChoices;
 pub use fifo::Fifo;
 pub use greedy::Greedy;
 
 use crate::device::Geometry;
-use crate::error::{lookup, Result};
+use crate::error::{lookup, Error, Result};
 use crate::ftl::{Ftl, SegmentId};
 
 /// A victim selector tracks the sealed segments and picks victims among them.
@@ -42,8 +46,9 @@ pub struct SelectorInfo {
     pub name: &'static str,
     /// One line for `wafer policies`.
     pub description: &'static str,
-    /// Constructor.
-    pub build: fn(&Geometry) -> Box<dyn VictimSelector>,
+    /// Constructor from the device shape, the option after `name:` (if any)
+    /// and the run's seed.
+    pub build: fn(&Geometry, Option<u32>, u64) -> Box<dyn VictimSelector>,
 }
 
 /// Every victim selector, by name.
@@ -51,21 +56,48 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "greedy",
         description: "fewest valid blocks first; O(1) per update and amortised O(1) per choice (bucket lists)",
-        build: |g| Box::new(Greedy::new(g)),
+        build: |g, _, _| Box::new(Greedy::new(g)),
     },
     SelectorInfo {
         name: "cost-benefit",
         description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing",
-        build: |_| Box::new(CostBenefit),
+        build: |_, _, _| Box::new(CostBenefit),
     },
     SelectorInfo {
         name: "fifo",
         description: "oldest sealed segment first (log order, LRW)",
-        build: |g| Box::new(Fifo::new(g)),
+        build: |g, _, _| Box::new(Fifo::new(g)),
+    },
+    SelectorInfo {
+        name: "cat",
+        description: "Cost-Age-Times (Chiang et al.): min u/(1-u) x 1/age x erases; wear-aware",
+        build: |_, _, _| Box::new(Cat),
+    },
+    SelectorInfo {
+        name: "d-choices",
+        description: "randomized greedy (Van Houdt): fewest valid of d random sealed segments; d-choices:D, d = 10",
+        build: |g, d, seed| Box::new(DChoices::new(d.unwrap_or(10), g.segments, seed)),
     },
 ];
 
-/// Build the selector registered under `name`.
-pub fn build(name: &str, geo: &Geometry) -> Result<Box<dyn VictimSelector>> {
-    lookup("victim selector", SELECTORS, name, |s| s.name).map(|s| (s.build)(geo))
+/// Build the selector registered under `name` (`name:N` passes option N,
+/// e.g. `d-choices:4`), seeded from `seed`.
+pub fn build(name: &str, geo: &Geometry, seed: u64) -> Result<Box<dyn VictimSelector>> {
+    let (base, opt) = match name.split_once(':') {
+        Some((b, o)) => {
+            let n = o
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| Error::Parameter {
+                    policy: b.to_string(),
+                    reason: format!(
+                        "option '{o}' of victim selector '{b}' must be an integer >= 1"
+                    ),
+                })?;
+            (b, Some(n))
+        }
+        None => (name, None),
+    };
+    lookup("victim selector", SELECTORS, base, |s| s.name).map(|s| (s.build)(geo, opt, seed))
 }

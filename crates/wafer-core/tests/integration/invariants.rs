@@ -15,15 +15,21 @@ proptest! {
     #[test]
     fn invariants_hold_for_random_operation_sequences(
         ops in prop::collection::vec(op(), 1..3000),
-        pol in prop::sample::select(vec!["base", "two-r"]),
-        vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
+        pol in prop::sample::select(policy::REGISTRY.iter().map(|p| p.name).collect::<Vec<_>>()),
+        vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo", "cat", "d-choices", "d-choices:2"]),
         seg in prop::sample::select(vec![4u32, 7, 16]),
         op_ratio in 0.2f64..0.6,
         prefill in any::<bool>(),
     ) {
         let cfg = DeviceConfig { logical_blocks: 600, op: op_ratio, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
         let geo = cfg.geometry().unwrap();
-        let mut e = Engine::new(&cfg, geo, policy::build(pol, &serde_json::Value::Null, &geo).unwrap(), victim::build(vic, &geo).unwrap()).unwrap();
+        let built = Engine::new(&cfg, geo, policy::build(pol, &serde_json::Value::Null, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap());
+        // Too small for this policy's groups: a config error, checked elsewhere.
+        let Ok(mut e) = built else {
+            let is_config = matches!(built, Err(wafer_core::Error::Config { .. }));
+            prop_assert!(is_config, "only a config error may refuse a device");
+            return Ok(());
+        };
         if prefill { e.prefill().unwrap(); }
         let mut mapped = vec![prefill; 600];
         let mut writes = 0u64;

@@ -121,7 +121,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
         &c.device,
         geo,
         wafer_core::policy::build("base", &serde_json::Value::Null, &geo).unwrap(),
-        wafer_core::victim::build("greedy", &geo).unwrap(),
+        wafer_core::victim::build("greedy", &geo, 1).unwrap(),
     )
     .unwrap();
     e.prefill().unwrap();

@@ -1,0 +1,50 @@
+//! Cost-Age-Times (CAT) victim selection (Chiang, Lee & Chang, "Using data
+//! clustering to improve cleaning performance for flash memory", Software:
+//! Practice and Experience 1999): the sealed segment with the lowest
+//! cleaning cost u/(1-u) x 1/age x erases, so cold, little-worn segments with
+//! few valid blocks go first (wear is part of the choice).
+//!
+//! u = valid ratio, age = logical time since sealing + 1, erases = the
+//! segment's erase count + 1 (+1 so that never-erased segments still compare).
+//! A segment with no valid block costs 0 and is taken at once. O(segments)
+//! per choice, like cost-benefit.
+
+use super::VictimSelector;
+use crate::ftl::{Ftl, SegState, SegmentId};
+
+/// Stateless scan.
+pub struct Cat;
+
+impl VictimSelector for Cat {
+    fn name(&self) -> &'static str {
+        "cat"
+    }
+
+    fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
+
+    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId> {
+        let blocks = ftl.geo.segment_blocks as f64;
+        let mut best: Option<(f64, SegmentId)> = None;
+        for (seg, (&state, &valid)) in ftl.segs.state.iter().zip(&ftl.segs.valid).enumerate() {
+            if state != SegState::Sealed {
+                continue;
+            }
+            if valid == 0 {
+                return Some(seg as SegmentId);
+            }
+            let u = valid as f64 / blocks;
+            let age = (ftl.now - ftl.segs.seal_time[seg]) as f64 + 1.0;
+            let cost = u / (1.0 - u).max(1e-12) / age * (ftl.segs.erase_count[seg] as f64 + 1.0);
+            if best.is_none_or(|(b, _)| cost < b) {
+                best = Some((cost, seg as SegmentId));
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    fn remove(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
+
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+}
