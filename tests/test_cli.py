@@ -88,3 +88,17 @@ def test_help_teaches():
     p = wafer("replay", "--help")
     assert "zipf[:THETA]" in p.stdout and "--victim" in p.stdout and "--warmup-drive-writes" in p.stdout
     assert "--trace FILE" in p.stdout and "blkparse" in p.stdout
+
+
+def test_log_structured_setup_and_segment_size():
+    out = json.loads(wafer("replay", "--policy", "sepbit", "--victim", "cost-benefit", "--workload", "zipf:1.0",
+                           "--gc-mode", "garbage-proportion", "--segment-size", "256KiB", "--logical-blocks", "16384",
+                           "--drive-writes", "4", "--json").stdout)
+    g = out["geometry"]
+    assert g["segment_blocks"] == 64
+    # sized as logical / (1 - 0.15) plus 64 segments of slack, whatever --op says
+    assert g["physical_blocks"] == (-(-16384 * 100 // 85) + 64 * 64) // 64 * 64
+    hist = out["victim_valid_histogram"]
+    assert sum(hist[17:]) == 0, "no victim with 85% or more valid blocks"
+    e = wafer("replay", "--gc-mode", "garbage-proportion", "--gp-threshold", "1.5", ok=False)
+    assert e.returncode == 2 and "gp_threshold" in e.stderr

@@ -59,7 +59,12 @@ class Device:
     gc_high], ``prefill`` (write the logical space once before the workload),
     ``warmup_drive_writes`` (excluded from the steady-state WAF),
     ``window_drive_writes`` (time-series resolution), ``check_every`` (run the
-    invariant checker every N user writes; 0 = off).
+    invariant checker every N user writes; 0 = off). ``gc_mode`` is
+    ``"watermark"`` (a fixed-capacity SSD) or ``"garbage-proportion"``
+    (SepBIT's log-structured store: GC while the log's garbage proportion
+    exceeds ``gp_threshold``, collecting only segments with more garbage than
+    ``segment_gp_threshold``; sized automatically, OP unused). ``segment_size``
+    (bytes or ``"512MiB"``) may replace ``segment_blocks``.
     """
 
     logical_blocks: int | None = None
@@ -74,6 +79,10 @@ class Device:
     warmup_drive_writes: float = _DEFAULT_DEVICE["warmup_drive_writes"]
     window_drive_writes: float = _DEFAULT_DEVICE["window_drive_writes"]
     check_every: int = 0
+    gc_mode: str = _DEFAULT_DEVICE["gc_mode"]
+    gp_threshold: float = _DEFAULT_DEVICE["gp_threshold"]
+    segment_gp_threshold: float = _DEFAULT_DEVICE["segment_gp_threshold"]
+    segment_size: int | str | None = None
 
     def size_given(self) -> bool:
         """Whether the logical size was set (else a trace sizes the device)."""
@@ -94,7 +103,10 @@ class Device:
         """The engine's device configuration (a JSON object)."""
         d = asdict(self)
         d.pop("capacity")
+        d.pop("segment_size")
         d["logical_blocks"] = self.resolved_logical_blocks()
+        if self.segment_size is not None:
+            d["segment_blocks"] = max(1, -(-parse_size(self.segment_size) // self.block_size))
         return d
 
 

@@ -41,10 +41,20 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     g.add_argument("--op", type=float, default=d.op, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
     g.add_argument("--block-size", type=int, default=d.block_size, metavar="BYTES", help="block (page) size (default 4096)")
-    g.add_argument("--segment-blocks", type=int, default=d.segment_blocks, metavar="N",
-                   help=f"segment (superblock) size in blocks (default {d.segment_blocks})")
+    seg = g.add_mutually_exclusive_group()
+    seg.add_argument("--segment-blocks", type=int, default=d.segment_blocks, metavar="N",
+                     help=f"segment (superblock) size in blocks (default {d.segment_blocks})")
+    seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
     g.add_argument("--gc-low", type=int, default=d.gc_low, metavar="N", help="GC starts below N free segments")
     g.add_argument("--gc-high", type=int, default=d.gc_high, metavar="N", help="GC stops at N free segments")
+    g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=d.gc_mode,
+                   help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
+                        "garbage-proportion: SepBIT's log-structured store, GC while the log's garbage "
+                        "exceeds --gp-threshold (sized automatically; --op unused)")
+    g.add_argument("--gp-threshold", type=float, default=d.gp_threshold, metavar="F",
+                   help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
+    g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
+                   help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
     g.add_argument("--no-prefill", action="store_true", help="start from an empty device (default: write it full first)")
     g.add_argument("--warmup-drive-writes", type=float, default=d.warmup_drive_writes, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
@@ -106,6 +116,10 @@ def _device(a: argparse.Namespace) -> Device:
         op=a.op,
         block_size=a.block_size,
         segment_blocks=a.segment_blocks,
+        segment_size=a.segment_size,
+        gc_mode=a.gc_mode,
+        gp_threshold=a.gp_threshold,
+        segment_gp_threshold=a.segment_gp_threshold,
         gc_low=a.gc_low,
         gc_high=max(a.gc_high, a.gc_low),
         prefill=not a.no_prefill,

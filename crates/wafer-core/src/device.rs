@@ -12,6 +12,22 @@ use crate::error::{Error, Result};
 /// marks "unmapped").
 pub const MAX_BLOCKS: u64 = u32::MAX as u64 - 1;
 
+/// When GC runs: the two evaluation setups of the field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcMode {
+    /// A fixed-capacity SSD: GC starts when fewer than `gc_low` segments are
+    /// free and stops at `gc_high` (MiDAS, Shiro, DOGI).
+    #[default]
+    Watermark,
+    /// SepBIT's log-structured store: after each user write, while the
+    /// garbage proportion of the whole log exceeds `gp_threshold`, one sealed
+    /// segment whose own garbage proportion exceeds `segment_gp_threshold` is
+    /// collected. The log has no fixed capacity: unless `physical_blocks` is
+    /// given, the device is sized so it never runs out (OP is not used).
+    GarbageProportion,
+}
+
 /// What the user asks for. Every field has a default, so `{}` is a valid
 /// config (a 4 GiB device of 4 KiB blocks with 10% over-provisioning).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -43,7 +59,19 @@ pub struct DeviceConfig {
     pub window_drive_writes: f64,
     /// Run the full FTL invariant checker every this many user writes (0 = never).
     pub check_every: u64,
+    /// When GC runs.
+    pub gc_mode: GcMode,
+    /// `garbage-proportion` mode: GC while garbage / log size exceeds this.
+    pub gp_threshold: f64,
+    /// `garbage-proportion` mode: only segments with more garbage than this
+    /// fraction are collected.
+    pub segment_gp_threshold: f64,
 }
+
+/// Segments of slack a `garbage-proportion` log gets beyond
+/// logical / (1 - gp_threshold): room for the groups' open segments and the
+/// victim in flight.
+pub const LOG_SLACK_SEGMENTS: u64 = 64;
 
 impl Default for DeviceConfig {
     fn default() -> Self {
@@ -59,6 +87,9 @@ impl Default for DeviceConfig {
             warmup_drive_writes: 1.0,
             window_drive_writes: 0.1,
             check_every: 0,
+            gc_mode: GcMode::Watermark,
+            gp_threshold: 0.15,
+            segment_gp_threshold: 0.15,
         }
     }
 }
@@ -106,8 +137,26 @@ impl DeviceConfig {
                 format!("{} bytes; must be a power of two >= 512", self.block_size),
             ));
         }
+        for (field, v) in [
+            ("gp_threshold", self.gp_threshold),
+            ("segment_gp_threshold", self.segment_gp_threshold),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v < 1.0) {
+                return Err(Error::config(
+                    field,
+                    format!("{v}; must be a garbage proportion in (0, 1)"),
+                ));
+            }
+        }
+        if self.segment_blocks == 0 {
+            return Err(Error::config("segment_blocks", "must be at least 1"));
+        }
         let physical = match self.physical_blocks {
             Some(p) => p,
+            None if self.gc_mode == GcMode::GarbageProportion => {
+                let log = (self.logical_blocks as f64 / (1.0 - self.gp_threshold)).ceil() as u64;
+                log + LOG_SLACK_SEGMENTS * self.segment_blocks as u64
+            }
             None => {
                 if !self.op.is_finite() || self.op <= 0.0 {
                     return Err(Error::config(

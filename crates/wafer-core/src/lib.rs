@@ -27,7 +27,7 @@ pub mod trace;
 pub mod victim;
 pub mod workload;
 
-pub use device::{DeviceConfig, Geometry};
+pub use device::{DeviceConfig, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
 pub use sim::{RunConfig, RunResult, Simulation};

@@ -9,7 +9,7 @@
 use super::check;
 use super::stats::Stats;
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
-use crate::device::{DeviceConfig, Geometry};
+use crate::device::{DeviceConfig, GcMode, Geometry};
 use crate::error::{Error, Result};
 use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::request::{Op, Request};
@@ -30,6 +30,14 @@ pub struct Engine {
     victim: Box<dyn VictimSelector>,
     gc_low: usize,
     gc_high: usize,
+    /// `garbage-proportion` mode: the log's garbage-proportion threshold.
+    gp: Option<f64>,
+    /// Victims may hold at most this many valid blocks.
+    max_valid: u32,
+    /// Blocks appended to non-free segments and not yet erased (the log size).
+    log_blocks: u64,
+    /// Mapped LBAs (valid blocks in the log).
+    valid_blocks: u64,
     check_every: u64,
     /// User-write count at which periodic work (windows, warm-up, checks) is due.
     next_due: u64,
@@ -48,6 +56,15 @@ impl Engine {
         let groups = policy.groups().max(1);
         let gc_low = (cfg.gc_low as usize).max(groups + 1);
         geo.check_reserve((gc_low + groups) as u32)?;
+        let (gp, max_valid) = match cfg.gc_mode {
+            GcMode::Watermark => (None, geo.segment_blocks),
+            GcMode::GarbageProportion => {
+                // "more garbage than the threshold": valid < (1 - t) * segment
+                let bound =
+                    ((1.0 - cfg.segment_gp_threshold) * geo.segment_blocks as f64).ceil() as u32;
+                (Some(cfg.gp_threshold), bound.saturating_sub(1))
+            }
+        };
         let lb = geo.logical_blocks as f64;
         let window_blocks = cfg.window_drive_writes * lb;
         let warmup_blocks = (cfg.warmup_drive_writes * lb).round() as u64;
@@ -58,6 +75,10 @@ impl Engine {
             victim,
             gc_low,
             gc_high: (cfg.gc_high as usize).max(gc_low),
+            gp,
+            max_valid,
+            log_blocks: 0,
+            valid_blocks: 0,
             check_every: cfg.check_every,
             next_due: 0,
             batch: Vec::with_capacity(MAX_BATCH),
@@ -151,6 +172,7 @@ impl Engine {
     fn trim(&mut self, lba: u32, blocks: u32) {
         for l in lba..lba + blocks {
             if let Some((seg, valid)) = self.ftl.unmap(l) {
+                self.valid_blocks -= 1;
                 self.victim.on_invalidate(seg, valid);
                 self.stats.c.trimmed_blocks += 1;
                 self.policy.on_trim(&Ctx { ftl: &self.ftl }, l);
@@ -187,11 +209,15 @@ impl Engine {
     #[inline(always)]
     fn write_block(&mut self, lba: u32, g: GroupId) -> Result<()> {
         self.ensure_group(g);
-        if let Some(old) = self.ftl.lookup(lba) {
-            let (seg, valid) = self.ftl.invalidate(old);
-            self.victim.on_invalidate(seg, valid);
+        match self.ftl.lookup(lba) {
+            Some(old) => {
+                let (seg, valid) = self.ftl.invalidate(old);
+                self.victim.on_invalidate(seg, valid);
+            }
+            None => self.valid_blocks += 1,
         }
         let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+        self.log_blocks += 1;
         if let Some(s) = sealed {
             self.sealed(s, g);
         }
@@ -199,8 +225,14 @@ impl Engine {
         self.ftl.now += 1;
         self.stats.c.user_writes += 1;
         self.stats.group_user[g as usize] += 1;
-        if self.ftl.free.len() < self.gc_low {
-            self.collect_garbage()?;
+        match self.gp {
+            None if self.ftl.free.len() < self.gc_low => self.collect_garbage()?,
+            Some(gp)
+                if (self.log_blocks - self.valid_blocks) as f64 > gp * self.log_blocks as f64 =>
+            {
+                self.collect_by_garbage_proportion(gp)?
+            }
+            _ => {}
         }
         if self.stats.c.user_writes == self.next_due {
             self.periodic()?;
@@ -235,6 +267,36 @@ impl Engine {
         ))
     }
 
+    /// SepBIT's log-structured GC: while the log's garbage proportion exceeds
+    /// `gp`, collect one eligible segment; stop when none is eligible.
+    #[inline(never)]
+    fn collect_by_garbage_proportion(&mut self, gp: f64) -> Result<()> {
+        while (self.log_blocks - self.valid_blocks) as f64 > gp * self.log_blocks as f64 {
+            match self.choose_victim()? {
+                Some(v) => self.relocate(v)?,
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// The policy's victim, else the selector's, among eligible segments.
+    fn choose_victim(&mut self) -> Result<Option<SegmentId>> {
+        match self.policy.select_victim(&Ctx { ftl: &self.ftl }) {
+            Some(v) => {
+                if self.ftl.segs.state.get(v as usize) != Some(&SegState::Sealed) {
+                    return Err(Error::Simulation(format!(
+                        "policy '{}' chose segment {v} as victim, which is not sealed",
+                        self.policy.name()
+                    )));
+                }
+                self.victim.remove(v, &self.ftl);
+                Ok(Some(v))
+            }
+            None => Ok(self.victim.select(&self.ftl, self.max_valid)),
+        }
+    }
+
     /// Collect victims until `gc_high` segments are free.
     #[inline(never)]
     fn collect_garbage(&mut self) -> Result<()> {
@@ -249,23 +311,11 @@ impl Engine {
                 )));
             }
             rounds += 1;
-            let victim = match self.policy.select_victim(&Ctx { ftl: &self.ftl }) {
-                Some(v) => {
-                    if self.ftl.segs.state.get(v as usize) != Some(&SegState::Sealed) {
-                        return Err(Error::Simulation(format!(
-                            "policy '{}' chose segment {v} as victim, which is not sealed",
-                            self.policy.name()
-                        )));
-                    }
-                    self.victim.remove(v, &self.ftl);
-                    v
-                }
-                None => self.victim.select(&self.ftl).ok_or_else(|| {
-                    Error::Simulation(
-                        "GC found no sealed segment to collect; the device is too small".into(),
-                    )
-                })?,
-            };
+            let victim = self.choose_victim()?.ok_or_else(|| {
+                Error::Simulation(
+                    "GC found no sealed segment to collect; the device is too small".into(),
+                )
+            })?;
             self.relocate(victim)?;
         }
         Ok(())
@@ -310,6 +360,7 @@ impl Engine {
             moved += 1;
         }
         self.stats.c.gc_writes += valid as u64;
+        self.log_blocks += valid as u64;
         self.stats.victim(valid);
         // Before the erase, so the policy still sees the victim's group and times.
         self.policy.on_event(
@@ -317,6 +368,7 @@ impl Engine {
             &Event::Collected { seg: victim, valid },
         );
         self.ftl.erase(victim);
+        self.log_blocks -= self.ftl.geo.segment_blocks as u64;
         Ok(())
     }
 
@@ -346,7 +398,32 @@ impl Engine {
     /// Run the full invariant checker (FTL and victim selector).
     pub fn check(&self) -> Result<()> {
         check::check(&self.ftl)?;
+        let f = &self.ftl;
+        let log: u64 = (0..f.geo.segments as usize)
+            .map(|s| match f.segs.state[s] {
+                SegState::Free => 0,
+                SegState::Sealed => f.geo.segment_blocks as u64,
+                SegState::Open => f.groups[f.segs.group[s] as usize].next as u64,
+            })
+            .sum();
+        let mapped = f.map.iter().filter(|&&p| p != UNMAPPED).count() as u64;
+        if (log, mapped) != (self.log_blocks, self.valid_blocks) {
+            return Err(Error::Invariant(format!(
+                "engine counts a log of {} blocks with {} valid; the FTL holds {log} with {mapped}",
+                self.log_blocks, self.valid_blocks
+            )));
+        }
         self.victim.check(&self.ftl).map_err(Error::Invariant)
+    }
+
+    /// Garbage proportion of the log: invalid / (valid + invalid) blocks in
+    /// non-free segments.
+    pub fn log_garbage_proportion(&self) -> f64 {
+        if self.log_blocks == 0 {
+            0.0
+        } else {
+            (self.log_blocks - self.valid_blocks) as f64 / self.log_blocks as f64
+        }
     }
 
     /// Bytes held by the engine: FTL, victim selector and batch buffers

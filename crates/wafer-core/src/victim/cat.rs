@@ -22,11 +22,11 @@ impl VictimSelector for Cat {
 
     fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
 
-    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId> {
+    fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
         let blocks = ftl.geo.segment_blocks as f64;
         let mut best: Option<(f64, SegmentId)> = None;
         for (seg, (&state, &valid)) in ftl.segs.state.iter().zip(&ftl.segs.valid).enumerate() {
-            if state != SegState::Sealed {
+            if state != SegState::Sealed || valid > max_valid {
                 continue;
             }
             if valid == 0 {

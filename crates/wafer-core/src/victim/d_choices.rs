@@ -3,7 +3,9 @@
 //! SIGMETRICS'13): sample `d` sealed segments uniformly (with replacement)
 //! and collect the one with the fewest valid blocks. O(d) per choice; d = 1
 //! is random selection, large d approaches greedy. Named `d-choices` (d = 10)
-//! or `d-choices:D`. Seeded from the run's seed.
+//! or `d-choices:D`. Seeded from the run's seed. With an eligibility bound
+//! (log-structured mode) and no eligible sample, the fewest-valid eligible
+//! segment is taken.
 
 use super::VictimSelector;
 use crate::ftl::{Ftl, SegmentId};
@@ -54,17 +56,26 @@ impl VictimSelector for DChoices {
         self.ids.push(seg);
     }
 
-    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId> {
+    fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
         if self.ids.is_empty() {
             return None;
         }
-        let mut best = self.ids[self.rng.below(self.ids.len() as u64) as usize];
-        for _ in 1..self.d {
+        let valid = |s: SegmentId| ftl.segs.valid[s as usize];
+        let mut best = None::<SegmentId>;
+        for _ in 0..self.d {
             let s = self.ids[self.rng.below(self.ids.len() as u64) as usize];
-            if ftl.segs.valid[s as usize] < ftl.segs.valid[best as usize] {
-                best = s;
+            if valid(s) <= max_valid && best.is_none_or(|b| valid(s) < valid(b)) {
+                best = Some(s);
             }
         }
+        // No eligible segment among the samples: the fewest-valid eligible one.
+        let best = best.or_else(|| {
+            self.ids
+                .iter()
+                .copied()
+                .filter(|&s| valid(s) <= max_valid)
+                .min_by_key(|&s| valid(s))
+        })?;
         self.take(best);
         Some(best)
     }

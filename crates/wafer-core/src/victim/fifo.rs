@@ -1,5 +1,6 @@
 //! FIFO victim selection: the segment sealed longest ago (the log's tail, as
-//! in a circular log; "LRW" in Desnoyers' analysis). Segments chosen by a
+//! in a circular log; "LRW" in Desnoyers' analysis); with an eligibility
+//! bound, the oldest eligible one. Segments chosen by a
 //! policy are skipped lazily: a queue entry is stale when the segment's seal
 //! tag no longer matches.
 
@@ -32,14 +33,20 @@ impl VictimSelector for Fifo {
         self.queue.push_back((seg, ftl.segs.seal_seq[seg as usize]));
     }
 
-    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId> {
-        while let Some((seg, tag)) = self.queue.pop_front() {
+    fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
+        let current = |&(seg, tag): &(SegmentId, u64)| {
             let s = seg as usize;
-            if ftl.segs.state[s] == SegState::Sealed && ftl.segs.seal_seq[s] == tag {
-                return Some(seg);
-            }
+            ftl.segs.state[s] == SegState::Sealed && ftl.segs.seal_seq[s] == tag
+        };
+        // Drop stale entries at the front, then take the oldest eligible one.
+        while self.queue.front().is_some_and(|e| !current(e)) {
+            self.queue.pop_front();
         }
-        None
+        let i = self
+            .queue
+            .iter()
+            .position(|e| current(e) && ftl.segs.valid[e.0 as usize] <= max_valid)?;
+        self.queue.remove(i).map(|(seg, _)| seg)
     }
 
     fn remove(&mut self, _seg: SegmentId, _ftl: &Ftl) {}

@@ -92,8 +92,8 @@ impl VictimSelector for Greedy {
         }
     }
 
-    fn select(&mut self, _ftl: &Ftl) -> Option<SegmentId> {
-        while self.min < self.head.len() {
+    fn select(&mut self, _ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
+        while self.min < self.head.len() && self.min <= max_valid as usize {
             let seg = self.head[self.min];
             if seg != NIL {
                 self.unlink(seg);

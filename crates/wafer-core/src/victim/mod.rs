@@ -28,8 +28,9 @@ pub trait VictimSelector: Send {
     /// A block of sealed segment `seg` was invalidated; `valid` is its new count.
     #[inline(always)]
     fn on_invalidate(&mut self, _seg: SegmentId, _valid: u32) {}
-    /// Choose the next victim and stop tracking it. `None` if no segment is sealed.
-    fn select(&mut self, ftl: &Ftl) -> Option<SegmentId>;
+    /// Choose the next victim among the sealed segments with at most
+    /// `max_valid` valid blocks and stop tracking it; `None` if there is none.
+    fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId>;
     /// Stop tracking `seg` (a policy chose it as victim itself).
     fn remove(&mut self, seg: SegmentId, ftl: &Ftl);
     /// Bytes of the selector's own state.

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use wafer_core::ftl::Engine;
-use wafer_core::{policy, victim, DeviceConfig, Op, Request};
+use wafer_core::{policy, victim, DeviceConfig, GcMode, Op, Request};
 
 fn op() -> impl Strategy<Value = (u8, u64, u32)> {
     (0u8..10, 0u64..600, 1u32..20)
@@ -20,8 +20,10 @@ proptest! {
         seg in prop::sample::select(vec![4u32, 7, 16]),
         op_ratio in 0.2f64..0.6,
         prefill in any::<bool>(),
+        log_structured in any::<bool>(),
     ) {
-        let cfg = DeviceConfig { logical_blocks: 600, op: op_ratio, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
+        let gc_mode = if log_structured { GcMode::GarbageProportion } else { GcMode::Watermark };
+        let cfg = DeviceConfig { logical_blocks: 600, op: op_ratio, segment_blocks: seg, prefill, check_every: 97, gc_mode, ..Default::default() };
         let geo = cfg.geometry().unwrap();
         let built = Engine::new(&cfg, geo, policy::build(pol, &serde_json::Value::Null, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap());
         // Too small for this policy's groups: a config error, checked elsewhere.
