@@ -102,3 +102,14 @@ def test_log_structured_setup_and_segment_size():
     assert sum(hist[17:]) == 0, "no victim with 85% or more valid blocks"
     e = wafer("replay", "--gc-mode", "garbage-proportion", "--gp-threshold", "1.5", ok=False)
     assert e.returncode == 2 and "gp_threshold" in e.stderr
+
+
+def test_reproduce_quick_gives_a_table_and_json(tmp_path):
+    out = tmp_path / "r.json"
+    p = wafer("reproduce", "rule-based", "--quick", "-q", "--out", str(out))
+    assert "#### OP 7%, victim `greedy`" in p.stdout and "`sepbit`" in p.stdout
+    d = json.loads(out.read_text())
+    assert d["experiment"] == "rule-based" and d["quick"] is True
+    combos = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in d["results"]}
+    assert len(combos) == len(d["results"]) == 3 * 2 * 5 * len(d["policies"])
+    assert all(r["steady_waf"] >= 1.0 for r in d["results"])

@@ -330,6 +330,12 @@ def cmd_traces_formats(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from . import reproduce
+
+    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json))
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -408,6 +414,18 @@ def build_parser() -> argparse.ArgumentParser:
     tf = tsub.add_parser("formats", help="list the trace formats, their layouts and units")
     tf.add_argument("--json", action="store_true")
     tf.set_defaults(func=cmd_traces_formats)
+
+    from .reproduce import EXPERIMENTS
+
+    rp = sub.add_parser("reproduce", help="re-run an experiment behind docs/FIDELITY.md",
+                        formatter_class=fmt,
+                        epilog="experiments:\n" + "\n".join(f"  {k:<12} {v.description}" for k, v in EXPERIMENTS.items()))
+    rp.add_argument("name", choices=sorted(EXPERIMENTS), help="experiment")
+    rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
+    rp.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
+    rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")
