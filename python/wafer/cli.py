@@ -362,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay one workload under one policy", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS)
     r.add_argument("--policy", default="base", help="placement policy (see `wafer policies`; default base)")
-    r.add_argument("--victim", default="greedy", help="victim selector: greedy, cost-benefit, fifo (default greedy)")
+    r.add_argument("--victim", default="greedy",
+                   help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D] (default greedy)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
     _add_run(r)

@@ -9,8 +9,8 @@
 //! A segment with no valid block costs 0 and is taken at once. O(segments)
 //! per choice, like cost-benefit.
 
-use super::VictimSelector;
-use crate::ftl::{Ftl, SegState, SegmentId};
+use super::{best_by_score, VictimSelector};
+use crate::ftl::{Ftl, SegmentId};
 
 /// Stateless scan.
 pub struct Cat;
@@ -23,23 +23,10 @@ impl VictimSelector for Cat {
     fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
 
     fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
-        let blocks = ftl.geo.segment_blocks as f64;
-        let mut best: Option<(f64, SegmentId)> = None;
-        for (seg, (&state, &valid)) in ftl.segs.state.iter().zip(&ftl.segs.valid).enumerate() {
-            if state != SegState::Sealed || valid > max_valid {
-                continue;
-            }
-            if valid == 0 {
-                return Some(seg as SegmentId);
-            }
-            let u = valid as f64 / blocks;
-            let age = (ftl.now - ftl.segs.seal_time[seg]) as f64 + 1.0;
-            let cost = u / (1.0 - u).max(1e-12) / age * (ftl.segs.erase_count[seg] as f64 + 1.0);
-            if best.is_none_or(|(b, _)| cost < b) {
-                best = Some((cost, seg as SegmentId));
-            }
-        }
-        best.map(|(_, s)| s)
+        // Lowest cost = highest negated cost.
+        best_by_score(ftl, max_valid, |u, age, erases| {
+            -(u / (1.0 - u).max(1e-12) / age * (erases as f64 + 1.0))
+        })
     }
 
     fn remove(&mut self, _seg: SegmentId, _ftl: &Ftl) {}

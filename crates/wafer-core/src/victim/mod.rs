@@ -41,6 +41,33 @@ pub trait VictimSelector: Send {
     }
 }
 
+/// The sealed segment with at most `max_valid` valid blocks that maximises
+/// `score(u, age, erases)` (valid ratio, logical time since sealing + 1,
+/// erase count); a segment with no valid block is taken at once. One scan of
+/// the segment table, shared by the score-based selectors.
+pub(crate) fn best_by_score(
+    ftl: &Ftl,
+    max_valid: u32,
+    score: impl Fn(f64, f64, u32) -> f64,
+) -> Option<SegmentId> {
+    let blocks = ftl.geo.segment_blocks as f64;
+    let mut best: Option<(f64, SegmentId)> = None;
+    for (seg, (&state, &valid)) in ftl.segs.state.iter().zip(&ftl.segs.valid).enumerate() {
+        if state != crate::ftl::SegState::Sealed || valid > max_valid {
+            continue;
+        }
+        if valid == 0 {
+            return Some(seg as SegmentId);
+        }
+        let age = (ftl.now - ftl.segs.seal_time[seg]) as f64 + 1.0;
+        let x = score(valid as f64 / blocks, age, ftl.segs.erase_count[seg]);
+        if best.is_none_or(|(b, _)| x > b) {
+            best = Some((x, seg as SegmentId));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
 /// A registered victim selector.
 pub struct SelectorInfo {
     /// Name used by the CLI and the Python API.
