@@ -353,7 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer demo                                   every policy on a skewed workload, with a report\n"
                "  wafer replay --policy two-r --workload zipf:0.9 --capacity 4GiB --op 0.07\n"
                "  wafer compare --workload hotcold:0.9:0.1 --victims greedy,cost-benefit --report out/\n"
+               "  wafer replay --trace hm_0.csv.gz --policy sepbit --victim cost-benefit\n"
+               "  wafer traces inspect hm_0.csv.gz             workload statistics of a real trace\n"
                "  wafer policies --defaults\n"
+               "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
                "  wafer bench --quick\n",
     )
     p.add_argument("--version", action="version", version=f"wafer {_core.__version__}")
