@@ -9,7 +9,7 @@
 //! * offset, length: bytes;
 //! * timestamp: microseconds (Unix epoch).
 
-use super::fields::{expect_fields, mul, uint};
+use super::fields::{expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -18,8 +18,8 @@ pub struct Alibaba;
 
 impl LineFormat for Alibaba {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split(',').collect();
-        expect_fields(f.len(), 5, "device_id,opcode,offset,length,timestamp")?;
+        let (f, n) = first::<5>(line.split(','));
+        expect_fields(n, 5, "device_id,opcode,offset,length,timestamp")?;
         let op = match f[1].trim() {
             "W" | "w" => Op::Write,
             "R" | "r" => Op::Read,

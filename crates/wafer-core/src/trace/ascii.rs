@@ -13,7 +13,7 @@
 //!
 //! The record's device id is the `device` column.
 
-use super::fields::{decimal, expect_fields, mul, uint};
+use super::fields::{decimal, expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -33,13 +33,7 @@ pub struct Ascii(pub Variant);
 
 impl LineFormat for Ascii {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let mut it = line.split_ascii_whitespace();
-        let mut f = [""; 5];
-        let mut n = 0;
-        for (slot, x) in f.iter_mut().zip(&mut it) {
-            *slot = x;
-            n += 1;
-        }
+        let (f, n) = first::<5>(line.split_ascii_whitespace());
         if n == 0 {
             return Ok(None);
         }

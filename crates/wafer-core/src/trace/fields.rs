@@ -61,7 +61,22 @@ pub fn mul(a: u64, b: u64, what: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{what} {a} x {b} overflows 64 bits"))
 }
 
-/// Exactly `n` fields, or a reason.
+/// The first `N` pieces of a line, and how many pieces it has in all,
+/// without allocating (the parsers run once per trace line).
+#[inline]
+pub fn first<'a, const N: usize>(pieces: impl Iterator<Item = &'a str>) -> ([&'a str; N], usize) {
+    let mut f = [""; N];
+    let mut n = 0;
+    for p in pieces {
+        if n < N {
+            f[n] = p;
+        }
+        n += 1;
+    }
+    (f, n)
+}
+
+/// At least `want` fields, or a reason.
 #[inline]
 pub fn expect_fields(got: usize, want: usize, layout: &str) -> Result<(), String> {
     if got < want {
@@ -86,6 +101,12 @@ mod tests {
         assert!(decimal("1e5", 3, "x").is_err());
         assert!(decimal(".", 3, "x").is_err());
         assert!(decimal("99999999999999999999", 0, "x").is_err());
+    }
+
+    #[test]
+    fn first_fields_and_total_count() {
+        assert_eq!(first::<3>("a,b,c,d".split(',')), (["a", "b", "c"], 4));
+        assert_eq!(first::<3>("a,b".split(',')), (["a", "b", ""], 2));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! * major, minor: the device (record device id = major << 32 | minor);
 //! * md5: content hash of the request, ignored.
 
-use super::fields::{expect_fields, mul, uint};
+use super::fields::{expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -19,12 +19,8 @@ pub struct Fiu;
 
 impl LineFormat for Fiu {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split_ascii_whitespace().collect();
-        expect_fields(
-            f.len(),
-            8,
-            "ts pid process lba nsectors R/W major minor md5",
-        )?;
+        let (f, n) = first::<8>(line.split_ascii_whitespace());
+        expect_fields(n, 8, "ts pid process lba nsectors R/W major minor md5")?;
         let op = match f[5] {
             "W" | "w" => Op::Write,
             "R" | "r" => Op::Read,

@@ -323,10 +323,7 @@ impl RecordSource for TextRecords {
             match self.format.parse(line) {
                 Ok(Some(r)) => return Ok(Some(r)),
                 Ok(None) => {}
-                Err(reason) => {
-                    let reason = reason.to_string();
-                    self.bad(reason)?;
-                }
+                Err(reason) => self.bad(reason)?,
             }
         }
         Ok(None)

@@ -9,7 +9,7 @@
 //! * Type: `Read` or `Write` (case-insensitive);
 //! * Offset, Size: bytes; ResponseTime: 100 ns ticks, ignored.
 
-use super::fields::{expect_fields, mul, uint};
+use super::fields::{expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -18,9 +18,9 @@ pub struct Msr;
 
 impl LineFormat for Msr {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split(',').collect();
+        let (f, n) = first::<7>(line.split(','));
         expect_fields(
-            f.len(),
+            n,
             7,
             "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
         )?;

@@ -11,7 +11,7 @@
 //!
 //! Fields past the fifth (some releases add one) are ignored.
 
-use super::fields::{decimal, expect_fields, mul, uint};
+use super::fields::{decimal, expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -20,8 +20,8 @@ pub struct Spc;
 
 impl LineFormat for Spc {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split(',').collect();
-        expect_fields(f.len(), 5, "ASU,LBA,Size,Opcode,Timestamp")?;
+        let (f, n) = first::<5>(line.split(','));
+        expect_fields(n, 5, "ASU,LBA,Size,Opcode,Timestamp")?;
         let op = match f[3].trim() {
             "w" | "W" => Op::Write,
             "r" | "R" => Op::Read,

@@ -8,7 +8,7 @@
 //! * IOType: `0` = read, `1` = write;
 //! * VolumeID: the record's device.
 
-use super::fields::{expect_fields, mul, uint};
+use super::fields::{expect_fields, first, mul, uint};
 use super::{LineFormat, Record};
 use crate::request::Op;
 
@@ -17,8 +17,8 @@ pub struct Tencent;
 
 impl LineFormat for Tencent {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split(',').collect();
-        expect_fields(f.len(), 5, "Timestamp,Offset,Size,IOType,VolumeID")?;
+        let (f, n) = first::<5>(line.split(','));
+        expect_fields(n, 5, "Timestamp,Offset,Size,IOType,VolumeID")?;
         let op = match f[3].trim() {
             "1" => Op::Write,
             "0" => Op::Read,
