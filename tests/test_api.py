@@ -58,7 +58,8 @@ def test_compare_runs_every_policy_by_default(small):
 
 def test_policies_lists_names_descriptions_defaults():
     ps = {p["name"]: p for p in wafer.policies()}
-    assert {"base", "two-r", "sepbit", "autostream", "equal-partition"} <= set(ps)
+    assert {"base", "two-r", "sepbit", "midas", "autostream", "equal-partition"} <= set(ps)
+    assert ps["midas"]["defaults"]["last_victim"] == "cost-benefit"
     assert all(p["description"] and isinstance(p["defaults"], dict) for p in ps.values())
     assert ps["sepbit"]["defaults"] == {"window_segments": 16, "age_multiples": [4.0, 16.0]}
     assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices"}

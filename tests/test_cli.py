@@ -104,6 +104,18 @@ def test_log_structured_setup_and_segment_size():
     assert e.returncode == 2 and "gp_threshold" in e.stderr
 
 
+def test_midas_reports_the_configuration_its_model_chose():
+    args = ("replay", "--policy", "midas", "--workload", "zipf:1.0", "--logical-blocks", "16384",
+            "--segment-blocks", "16", "--drive-writes", "4")
+    out = json.loads(wafer(*args, "--json").stdout)
+    state = out["policy_state"]
+    assert state["configured"] and state["model_runs"] >= 2
+    assert len(state["group_segments"]) == len(state["predicted_valid_ratios"]) >= 2
+    assert "policy state" in wafer(*args).stdout
+    e = wafer("replay", "--policy", "midas", "--param", "last_victim=lru", ok=False)
+    assert e.returncode == 2 and "cost-benefit, greedy" in e.stderr
+
+
 def test_reproduce_quick_gives_a_table_and_json(tmp_path):
     out = tmp_path / "r.json"
     p = wafer("reproduce", "rule-based", "--quick", "-q", "--out", str(out))

@@ -170,9 +170,21 @@ def _print_result(r: RunResult) -> None:
         rows.insert(2, ("trace", f"{r.raw['trace_format']}: {t['requests']} requests from {t['lines']} lines; "
                                  f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
                                  f"{t['backwards_timestamps']} timestamps raised{truncated}"))
+    state = r.policy_state
+    if state:
+        rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
+
+
+def _short(v: object) -> str:
+    """A policy-state value on one line: floats to 3 decimals, lists compact."""
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, list):
+        return "[" + " ".join(_short(x) for x in v) + "]"
+    return str(v)
 
 
 def _write_timeseries(r: RunResult, path: str) -> None:

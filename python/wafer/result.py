@@ -65,6 +65,12 @@ class RunResult:
         return self.raw["erases"]
 
     @property
+    def policy_state(self) -> dict[str, Any] | None:
+        """What the policy decided at run time, if it reports it (MiDAS: the
+        group configuration, predicted and measured valid ratios)."""
+        return self.raw.get("policy_state")
+
+    @property
     def victim_valid_histogram(self) -> list[int]:
         """Victims per valid-ratio bin [0, .05), [.05, .1), ... [.95, 1]."""
         return self.raw["victim_valid_histogram"]

@@ -21,7 +21,9 @@ fn main() {
         ..Default::default()
     };
     let mut sim = Simulation::new(cfg).expect("config");
-    sim.run().expect("run");
+    if let Err(e) = sim.run() {
+        eprintln!("run failed: {e}");
+    }
     let r = sim.result();
     println!(
         "{:.2} M user writes/s, steady WAF {:.3}, {:.2} s, {:.2} B/physical block",
@@ -30,4 +32,7 @@ fn main() {
         r.elapsed_seconds,
         r.engine_bytes_per_physical_block
     );
+    if let Some(state) = r.policy_state {
+        println!("policy state: {state}");
+    }
 }

@@ -164,6 +164,9 @@ pub struct RunResult {
     pub engine_bytes_per_physical_block: f64,
     /// Policy state [bytes].
     pub policy_memory_bytes: u64,
+    /// The policy's run-time decisions (e.g. MiDAS's group configuration),
+    /// if it reports any.
+    pub policy_state: Option<serde_json::Value>,
     /// Trace format replayed, if a trace was.
     pub trace_format: Option<String>,
     /// What reading the trace did (lines, skipped, ...), if a trace was replayed.
@@ -423,6 +426,7 @@ impl Simulation {
             engine_memory_bytes: mem,
             engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,
             policy_memory_bytes: e.policy_memory_bytes() as u64,
+            policy_state: e.policy_state(),
             trace_format: self.trace_format.clone(),
             trace: match &self.source {
                 Source::Trace(t) => Some(t.stats()),

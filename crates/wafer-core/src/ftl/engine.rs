@@ -282,11 +282,17 @@ impl Engine {
 
     /// The policy's victim, else the selector's, among eligible segments.
     fn choose_victim(&mut self) -> Result<Option<SegmentId>> {
-        match self.policy.select_victim(&Ctx { ftl: &self.ftl }) {
+        match self
+            .policy
+            .select_victim(&Ctx { ftl: &self.ftl }, self.max_valid)
+        {
             Some(v) => {
-                if self.ftl.segs.state.get(v as usize) != Some(&SegState::Sealed) {
+                let s = v as usize;
+                if self.ftl.segs.state.get(s) != Some(&SegState::Sealed)
+                    || self.ftl.segs.valid[s] > self.max_valid
+                {
                     return Err(Error::Simulation(format!(
-                        "policy '{}' chose segment {v} as victim, which is not sealed",
+                        "policy '{}' chose segment {v} as victim, which is not sealed or not eligible",
                         self.policy.name()
                     )));
                 }
@@ -438,5 +444,10 @@ impl Engine {
     /// Bytes held by the policy.
     pub fn policy_memory_bytes(&self) -> usize {
         self.policy.memory_bytes()
+    }
+
+    /// What the policy reports about its run-time decisions.
+    pub fn policy_state(&self) -> Option<serde_json::Value> {
+        self.policy.state()
     }
 }

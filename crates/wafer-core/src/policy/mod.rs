@@ -8,6 +8,7 @@
 mod autostream;
 mod base;
 mod equal_partition;
+mod midas;
 mod sepbit;
 mod two_r;
 
@@ -109,8 +110,9 @@ pub trait Placement: Send {
     fn prefetch(&self, _lba: u32) {}
     /// Group of a valid block moved by GC.
     fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId;
-    /// Choose the GC victim; `None` leaves it to the configured selector.
-    fn select_victim(&mut self, _ctx: &Ctx) -> Option<SegmentId> {
+    /// Choose the GC victim among sealed segments with at most `max_valid`
+    /// valid blocks; `None` leaves it to the configured selector.
+    fn select_victim(&mut self, _ctx: &Ctx, _max_valid: u32) -> Option<SegmentId> {
         None
     }
     /// React to an engine event.
@@ -120,6 +122,11 @@ pub trait Placement: Send {
     /// Bytes of the policy's own state.
     fn memory_bytes(&self) -> usize {
         0
+    }
+    /// What the policy decided at run time (configuration, thresholds), for
+    /// the run's result; `None` if there is nothing to report.
+    fn state(&self) -> Option<Value> {
+        None
     }
 }
 
@@ -140,6 +147,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
     base::INFO,
     two_r::INFO,
     sepbit::INFO,
+    midas::INFO,
     autostream::INFO,
     equal_partition::INFO,
 ];

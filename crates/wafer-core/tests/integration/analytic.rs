@@ -81,7 +81,7 @@ fn sequential_overwrites_have_waf_one() {
 fn log_structured_mode_keeps_the_garbage_proportion_and_collects_only_eligible_segments() {
     use wafer_core::{DeviceConfig, GcMode, Simulation};
     for victim in ["greedy", "cost-benefit", "fifo", "cat", "d-choices"] {
-        for policy in ["base", "sepbit"] {
+        for policy in ["base", "sepbit", "midas"] {
             let cfg = RunConfig {
                 device: DeviceConfig {
                     logical_blocks: 1 << 15,

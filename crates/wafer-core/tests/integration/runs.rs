@@ -110,6 +110,38 @@ fn two_r_beats_base_on_a_skewed_workload() {
 }
 
 #[test]
+fn midas_configures_its_chain_at_run_time_and_beats_the_rule_based_baselines() {
+    // MiDAS (FAST'24) and DOGI §5 report it ahead of SepBIT and 2R on skewed workloads.
+    for w in ["zipf:1.0", "hotcold:0.9:0.1"] {
+        let waf = |p: &str| {
+            let mut c = cfg(p, "greedy", w);
+            c.writes = 400_000;
+            run(c)
+        };
+        let m = waf("midas");
+        let (sepbit, two_r) = (
+            waf("sepbit").steady_waf.unwrap(),
+            waf("two-r").steady_waf.unwrap(),
+        );
+        let got = m.steady_waf.unwrap();
+        assert!(
+            got < sepbit && got < two_r,
+            "{w}: midas {got}, sepbit {sepbit}, two-r {two_r}"
+        );
+        let state = m.policy_state.expect("midas reports its configuration");
+        assert_eq!(state["configured"], true, "{state}");
+        let sizes = state["group_segments"].as_array().unwrap();
+        assert!(sizes.len() >= 2, "{state}");
+        // the model's WAF is in the measured one's neighbourhood
+        let predicted = state["predicted_waf"].as_f64().unwrap();
+        assert!(
+            (predicted / got - 1.0).abs() < 0.35,
+            "{w}: predicted {predicted}, measured {got}"
+        );
+    }
+}
+
+#[test]
 fn trims_and_reads_are_counted_and_trims_free_space() {
     use wafer_core::{Op, Request};
     let c = RunConfig {

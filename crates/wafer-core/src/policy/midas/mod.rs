@@ -1,0 +1,769 @@
+//! `midas`: MiDAS, "Minimizing Write Amplification in Log-Structured Systems
+//! through Adaptive Group Number and Size Configuration" (Oh et al., FAST'24),
+//! as the DOGI (§2.2, Table 1, §5.1) and Shiro (§II-B, §V) papers use it. The
+//! paper's public simulator (MiDAS-Simulation) fixed what the text leaves open.
+//!
+//! Groups form a chain: a hot group G0, the user group G1, FIFO GC groups
+//! G2..G(k-1) and a last group Gk (group ids are chain positions). User writes
+//! go to G1, or to G0 when the hot filter admits them. GC of Gi moves its
+//! valid blocks to G(i+1) (G0 -> G1; the last group keeps its own).
+//! Victims (DOGI §5.1: "FIFO combined with cost-benefit"): the hottest group
+//! holding more segments than its configured size gives up its oldest sealed
+//! segment; otherwise the last group's best segment by cost-benefit (or
+//! greedy, `last_victim`).
+//!
+//! Run-time configuration ([`model`]): every `uid_window` drive-writes (the
+//! first window opens at the first overwrite, so a prefill does not count),
+//! the update-interval distribution (UID) of the sampled LBAs feeds MCAM,
+//! which picks the hot group size, the number of groups and every size. The
+//! chain is then relabelled: growing moves the old last group's segments to
+//! the new last group (the new groups start empty), shrinking moves the
+//! dropped groups' segments there. As in the simulator, when GC keeps
+//! collecting (25 victims in a row) without freeing a segment, the last two
+//! groups merge; with two groups left MiDAS falls back to its start-up mode.
+//!
+//! Hot filter: a 2-bit saturating counter per LBA, kept while a hot group
+//! exists. An overwrite whose old copy is in G0, or in G1 and sealed less than
+//! τ ago, counts up; an older G1 copy counts down; a valid block moved out of
+//! a G1 victim counts down by one, out of a G0 victim by two. At 3 the block
+//! is hot. τ starts at the hot group's residence time predicted by the model
+//! and then follows the mean lifespan of the collected G0 segments (halfway
+//! each model run, at most ×1.5 at once), as the simulator does.
+//!
+//! Until the first model run MiDAS runs as two groups (user, GC) under the
+//! configured victim selector, i.e. as 2R.
+//!
+//! Deviations:
+//! * MCAM's chain is solved in closed form (its stationary flow) instead of
+//!   2000 matrix-vector iterations; same fixed point.
+//! * Blocks the ideal hot filter leaves in G1 enter it with age 0 and an
+//!   interval conditioned on exceeding G0's residence time; the simulator
+//!   shifts G1's start time by that residence instead.
+//! * G0's traffic is always predicted from the UID; the simulator switches to
+//!   measured values when G0's victims turn out more than 10% valid.
+//! * Group sizes are swept coarse-to-fine (64 probes, then 8× finer), not one
+//!   probe per segment; the order of the search is the simulator's.
+//! * The UID is the Kaplan-Meier estimate over the window's writes, those
+//!   still alive at its end counted as censored; the simulator puts them in
+//!   its last bin and rescales the bins for the window's truncation.
+//! * No group merge on a >10% valid-ratio misprediction: the model re-runs
+//!   every window instead.
+//! * The last group's victims come from the 8 best segments of one scan; the
+//!   segments are re-scanned when those are used (an exact scan per GC took
+//!   half the run time; the others' scores change little in between).
+//! * LBA sampling is 1 in a power of two (at most 128, fewer on small devices
+//!   so that at least 65,536 LBAs are sampled) instead of 1 in 100: a mask.
+//! * Open segments of groups dropped by a shrinking configuration stay open
+//!   until the chain grows back (at most `max_groups` segments).
+
+mod model;
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
+use crate::device::Geometry;
+use crate::error::{Error, Result};
+use crate::ftl::{prefetch, GroupId, SegState, SegmentId};
+use crate::params;
+use model::{Config, Limits, Model, Prediction, Uid};
+
+pub(super) const INFO: PolicyInfo = PolicyInfo {
+    name: "midas",
+    description: "MiDAS (FAST'24): chain of FIFO groups sized at run time by a Markov-chain WAF model over sampled update intervals, hot filter",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| Ok(Box::new(Midas::new(params::parse("midas", p)?, geo)?)),
+};
+
+/// MiDAS's parameters (the simulator's defaults where the paper has one).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Time between model runs, and the longest update interval the UID
+    /// resolves (longer ones share its last bin) [drive-writes]. Bins are a
+    /// quarter segment wide (the simulator's).
+    pub uid_window: f64,
+    /// Largest LBA sampling stride, rounded down to a power of two [LBAs].
+    pub sample: u32,
+    /// Most groups in the chain besides the hot group (G1..Gk).
+    pub max_groups: u32,
+    /// Largest hot group [segments].
+    pub max_hot_segments: u32,
+    /// Least predicted WAF gain that justifies a hot group.
+    pub hot_gain: f64,
+    /// Victim selection inside the last group: "cost-benefit" or "greedy".
+    pub last_victim: String,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            uid_window: 1.0,
+            sample: 128,
+            max_groups: 9,
+            max_hot_segments: 29,
+            hot_gain: 0.05,
+            last_victim: "cost-benefit".into(),
+        }
+    }
+}
+
+/// Fewest LBAs sampled when the device allows.
+const MIN_SAMPLED: u32 = 1 << 16;
+/// Most UID bins (the bin width grows beyond).
+const MAX_BINS: u64 = 1 << 20;
+/// Counter value of a hot LBA (2-bit counter).
+const HOT: u8 = 3;
+/// Sampled-LBA stamp: never written.
+const NEVER: u64 = u64::MAX;
+/// Sampled-LBA stamp: trimmed since its last write.
+const TRIMMED: u64 = u64::MAX - 1;
+/// Label of a segment that is not sealed.
+const UNSEALED: u8 = u8::MAX;
+/// Victims of the last group kept from one scan.
+const CANDIDATES: usize = 8;
+/// Victims in a row that free less than one segment together before the
+/// last two groups merge (the simulator's ILOOP).
+const STUCK_VICTIMS: u32 = 25;
+
+/// MiDAS state.
+pub struct Midas {
+    p: Params,
+    greedy_last: bool,
+    geo: Geometry,
+    /// log2 of the LBA sampling stride.
+    shift: u32,
+    /// Last write of each sampled LBA [user blocks], or NEVER / TRIMMED.
+    stamp: Vec<u64>,
+    uid: Uid,
+    /// Window length [user blocks].
+    window: u64,
+    /// Start of the current window, `None` before the first overwrite.
+    window_start: Option<u64>,
+    /// A model run is due at the next batch.
+    due: bool,
+    /// Victims collected in a row that together freed less than a segment,
+    /// and the blocks they freed.
+    stuck: (u32, u64),
+    cfg: Option<Config>,
+    pred: Option<Prediction>,
+    /// Id of the last group.
+    last: GroupId,
+    /// Chain position of each sealed segment.
+    label: Vec<u8>,
+    /// Sealed segments per chain position.
+    count: Vec<u32>,
+    /// Sealing-order queues (segment, seal tag) of the hot and FIFO groups.
+    fifo: Vec<VecDeque<(SegmentId, u64)>>,
+    /// Next victims of the last group, best last.
+    candidates: Vec<SegmentId>,
+    /// Valid blocks and victims collected per chain position since the
+    /// configuration was applied (measured valid ratios).
+    collected: Vec<(u64, u64)>,
+    /// Hot-filter counter per LBA.
+    heat: Vec<u8>,
+    /// Hot-filter age threshold τ [user blocks].
+    tau: f64,
+    g0_lifespan: (f64, u32),
+    model_runs: u32,
+    merges: u32,
+}
+
+impl Midas {
+    fn new(p: Params, geo: &Geometry) -> Result<Self> {
+        let bad = |reason: String| Error::Parameter {
+            policy: "midas".into(),
+            reason,
+        };
+        let greedy_last = match p.last_victim.as_str() {
+            "cost-benefit" => false,
+            "greedy" => true,
+            other => {
+                return Err(bad(format!(
+                    "last_victim = '{other}'; known: cost-benefit, greedy"
+                )))
+            }
+        };
+        if !(2..=32).contains(&p.max_groups) {
+            return Err(bad(format!(
+                "max_groups = {}; must be 2..=32",
+                p.max_groups
+            )));
+        }
+        if !(p.uid_window.is_finite() && p.uid_window > 0.0) {
+            return Err(bad(format!("uid_window = {}; must be > 0", p.uid_window)));
+        }
+        if p.sample == 0 || !(p.hot_gain.is_finite() && p.hot_gain >= 0.0) {
+            return Err(bad("sample must be >= 1 and hot_gain >= 0".into()));
+        }
+        let logical = geo.logical_blocks;
+        let mut shift = 31 - p.sample.leading_zeros();
+        while shift > 0 && (logical >> shift) < MIN_SAMPLED {
+            shift -= 1;
+        }
+        let window = ((p.uid_window * logical as f64) as u64).max(1);
+        let unit = (geo.segment_blocks as u64 / 4)
+            .max(1)
+            .max(window.div_ceil(MAX_BINS));
+        let n = geo.segments as usize;
+        let positions = p.max_groups as usize + 1;
+        Ok(Midas {
+            greedy_last,
+            geo: *geo,
+            shift,
+            stamp: vec![NEVER; (logical as usize >> shift) + 1],
+            uid: Uid::new(unit, window.div_ceil(unit) as usize),
+            window,
+            window_start: None,
+            due: false,
+            stuck: (0, 0),
+            cfg: None,
+            pred: None,
+            last: 2,
+            label: vec![UNSEALED; n],
+            count: vec![0; positions],
+            fifo: vec![VecDeque::new(); positions],
+            candidates: Vec::with_capacity(CANDIDATES),
+            collected: vec![(0, 0); positions],
+            heat: vec![0; logical as usize],
+            tau: 0.0,
+            g0_lifespan: (0.0, 0),
+            model_runs: 0,
+            merges: 0,
+            p,
+        })
+    }
+
+    fn hot_on(&self) -> bool {
+        self.cfg.as_ref().is_some_and(|c| c.hot > 0)
+    }
+
+    /// Chain position of a non-free segment.
+    fn position(&self, ctx: &Ctx, seg: SegmentId) -> u8 {
+        let s = seg as usize;
+        match self.label[s] {
+            UNSEALED => ctx.ftl.segs.group[s].min(self.last) as u8,
+            l => l,
+        }
+    }
+
+    /// Hot-filter update for an overwrite whose old copy is at `pba`.
+    fn heat_on_overwrite(&mut self, ctx: &Ctx, lba: u32, pba: u32, now: u64) {
+        let seg = ctx.ftl.segment_of(pba);
+        let pos = self.position(ctx, seg);
+        let h = &mut self.heat[lba as usize];
+        match pos {
+            0 => *h = (*h + 1).min(HOT),
+            1 => {
+                let s = seg as usize;
+                let age = match ctx.ftl.segs.state[s] {
+                    SegState::Sealed => now.saturating_sub(ctx.ftl.segs.seal_time[s]),
+                    _ => 0,
+                };
+                if (age as f64) <= self.tau {
+                    *h = (*h + 1).min(HOT);
+                } else {
+                    *h = h.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Run the model on the UID collected so far and apply its configuration.
+    #[cold]
+    #[inline(never)]
+    fn reconfigure(&mut self, ctx: &Ctx) {
+        self.due = false;
+        self.model_runs += 1;
+        // τ follows the lifespan of collected G0 segments
+        let (sum, n) = std::mem::take(&mut self.g0_lifespan);
+        if n > 0 && self.tau > 0.0 {
+            let measured = sum / n as f64;
+            self.tau = if measured >= 2.0 * self.tau {
+                1.5 * self.tau
+            } else {
+                0.5 * (measured + self.tau)
+            };
+        }
+        // writes of the window still alive: censored at their age
+        let start = self.window_start.replace(ctx.now()).unwrap_or(0);
+        let mut censored = vec![0u64; self.uid.len()];
+        for &t in &self.stamp {
+            if t < TRIMMED && t >= start {
+                censored[self.uid.bin(ctx.now() - t)] += 1;
+            }
+        }
+        let live: u64 = ctx.ftl.segs.valid.iter().map(|&v| v as u64).sum();
+        let dist = self.uid.distribution(&censored, live as f64);
+        self.uid.clear();
+        let Some(dist) = dist else {
+            return;
+        };
+        let reserve = ctx.ftl.free_segments().max(self.p.max_groups as usize + 2);
+        let Some(budget) = (self.geo.segments as usize).checked_sub(reserve) else {
+            return;
+        };
+        let m = Model {
+            dist: &dist,
+            seg_blocks: self.geo.segment_blocks as f64,
+            live: live as f64,
+        };
+        let lim = Limits {
+            max_groups: self.p.max_groups as usize,
+            max_hot: self.p.max_hot_segments,
+            hot_gain: self.p.hot_gain,
+        };
+        if let Some((cfg, pred)) = model::search(&m, budget as u32, lim) {
+            self.apply(ctx, cfg, pred);
+        }
+    }
+
+    /// Switch to `cfg`: relabel the chain and rebuild the FIFO queues.
+    fn apply(&mut self, ctx: &Ctx, cfg: Config, pred: Prediction) {
+        let new_last = cfg.sizes.len() as u8;
+        let old_last = self.last as u8;
+        let segs = &ctx.ftl.segs;
+        let mut order: Vec<(u64, SegmentId)> = Vec::new();
+        self.count.fill(0);
+        self.candidates.clear();
+        self.collected.fill((0, 0));
+        for q in &mut self.fifo {
+            q.clear();
+        }
+        for s in 0..self.label.len() {
+            let l = &mut self.label[s];
+            if *l == UNSEALED {
+                continue;
+            }
+            if *l >= old_last || *l >= new_last {
+                *l = new_last;
+            }
+            self.count[*l as usize] += 1;
+            if *l < new_last {
+                order.push((segs.seal_seq[s], s as SegmentId));
+            }
+        }
+        order.sort_unstable();
+        for (tag, seg) in order {
+            self.fifo[self.label[seg as usize] as usize].push_back((seg, tag));
+        }
+        let old_hot = self.cfg.as_ref().map_or(0, |c| c.hot);
+        if cfg.hot > 0 && cfg.hot != old_hot {
+            self.tau = pred.hot_interval;
+        }
+        if cfg.hot == 0 {
+            self.heat.fill(0);
+        }
+        self.last = new_last as GroupId;
+        self.cfg = Some(cfg);
+        self.pred = Some(pred);
+    }
+
+    /// Merge the last two groups (the simulator's answer to GC that frees
+    /// nothing); with two groups left, return to the start-up mode.
+    #[cold]
+    fn merge_last(&mut self, ctx: &Ctx) {
+        let Some(mut cfg) = self.cfg.clone() else {
+            return;
+        };
+        let pred = self
+            .pred
+            .clone()
+            .expect("a configuration comes with its prediction");
+        if cfg.sizes.len() > 2 {
+            let last = cfg.sizes.pop().unwrap();
+            *cfg.sizes.last_mut().unwrap() += last;
+            self.apply(ctx, cfg, pred);
+        } else {
+            // relabel into G1/G2 as at start-up
+            self.apply(
+                ctx,
+                Config {
+                    hot: 0,
+                    sizes: vec![1, 1],
+                },
+                pred,
+            );
+            self.cfg = None;
+            self.pred = None;
+        }
+        self.merges += 1;
+    }
+
+    /// Refill `candidates` with the last group's best segments by the victim
+    /// score (cost-benefit or greedy), the best at the end.
+    fn scan_last(&mut self, ctx: &Ctx, max_valid: u32) {
+        let segs = &ctx.ftl.segs;
+        let (b, now, last) = (self.geo.segment_blocks as f64, ctx.now(), self.last as u8);
+        let mut top = [(f64::NEG_INFINITY, 0 as SegmentId); CANDIDATES];
+        for (s, &l) in self.label.iter().enumerate() {
+            if l != last || segs.state[s] != SegState::Sealed || segs.valid[s] > max_valid {
+                continue;
+            }
+            let u = segs.valid[s] as f64 / b;
+            let score = if self.greedy_last {
+                -u
+            } else if segs.valid[s] == 0 {
+                f64::INFINITY
+            } else {
+                let age = (now - segs.seal_time[s]) as f64 + 1.0;
+                (1.0 - u) * age / (1.0 + u)
+            };
+            if score > top[CANDIDATES - 1].0 {
+                let mut i = CANDIDATES - 1;
+                while i > 0 && top[i - 1].0 < score {
+                    top[i] = top[i - 1];
+                    i -= 1;
+                }
+                top[i] = (score, s as SegmentId);
+            }
+        }
+        self.candidates.clear();
+        self.candidates.extend(
+            top.iter()
+                .rev()
+                .filter(|(x, _)| *x > f64::NEG_INFINITY)
+                .map(|&(_, s)| s),
+        );
+    }
+
+    /// Oldest sealed segment of hot/FIFO group `g`, if it may be collected.
+    fn pop_oldest(&mut self, ctx: &Ctx, g: usize, max_valid: u32) -> Option<SegmentId> {
+        let segs = &ctx.ftl.segs;
+        let label = &self.label;
+        let q = &mut self.fifo[g];
+        let current = |&(seg, tag): &(SegmentId, u64)| {
+            let s = seg as usize;
+            segs.state[s] == SegState::Sealed && segs.seal_seq[s] == tag && label[s] as usize == g
+        };
+        while q.front().is_some_and(|e| !current(e)) {
+            q.pop_front();
+        }
+        let &(seg, _) = q.front()?;
+        (segs.valid[seg as usize] <= max_valid).then(|| {
+            q.pop_front();
+            seg
+        })
+    }
+}
+
+impl Placement for Midas {
+    fn name(&self) -> &'static str {
+        "midas"
+    }
+
+    fn groups(&self) -> usize {
+        3
+    }
+
+    fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+        if self.due {
+            self.reconfigure(ctx);
+        }
+        if !self.hot_on() {
+            out.fill(1);
+            return;
+        }
+        for (w, g) in writes.iter().zip(out.iter_mut()) {
+            if let Some(pba) = ctx.ftl.lookup(w.lba) {
+                self.heat_on_overwrite(ctx, w.lba, pba, w.time);
+            }
+            *g = if self.heat[w.lba as usize] >= HOT {
+                0
+            } else {
+                1
+            };
+        }
+    }
+
+    fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
+        if lba & ((1 << self.shift) - 1) != 0 {
+            return;
+        }
+        let st = &mut self.stamp[(lba >> self.shift) as usize];
+        if *st < TRIMMED {
+            let start = *self.window_start.get_or_insert(time);
+            if *st >= start {
+                self.uid.record(time - *st);
+            }
+            if time >= start + self.window {
+                self.due = true;
+            }
+        }
+        *st = time;
+    }
+
+    fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
+        if lba & ((1 << self.shift) - 1) == 0 {
+            let st = &mut self.stamp[(lba >> self.shift) as usize];
+            if *st < TRIMMED && self.window_start.is_some_and(|w| *st >= w) {
+                self.uid.record(ctx.now() - *st);
+            }
+            *st = TRIMMED;
+        }
+    }
+
+    fn prefetch(&self, lba: u32) {
+        if self.hot_on() {
+            prefetch::prefetch(&self.heat, lba as usize);
+        }
+    }
+
+    fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
+        let from = self.label[b.victim as usize];
+        if self.hot_on() {
+            let h = &mut self.heat[b.lba as usize];
+            match from {
+                0 => *h = h.saturating_sub(2),
+                1 => *h = h.saturating_sub(1),
+                _ => {}
+            }
+        }
+        match from {
+            0 => 1,
+            l => (l as GroupId + 1).min(self.last),
+        }
+    }
+
+    fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
+        // the hottest group over its size gives up its oldest segment
+        for g in 0..self.last as usize {
+            let cfg = self.cfg.as_ref()?;
+            let size = if g == 0 { cfg.hot } else { cfg.sizes[g - 1] };
+            if self.count[g] > 0 && self.count[g] >= size {
+                if let Some(v) = self.pop_oldest(ctx, g, max_valid) {
+                    return Some(v);
+                }
+            }
+        }
+        self.cfg.as_ref()?;
+        // the last group's best, from the candidates of the latest scan
+        let segs = &ctx.ftl.segs;
+        while let Some(v) = self.candidates.pop() {
+            let s = v as usize;
+            if segs.state[s] == SegState::Sealed
+                && self.label[s] == self.last as u8
+                && segs.valid[s] <= max_valid
+            {
+                return Some(v);
+            }
+        }
+        self.scan_last(ctx, max_valid);
+        self.candidates.pop()
+    }
+
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        match *ev {
+            Event::Sealed { seg, group } => {
+                let l = group.min(self.last) as u8;
+                self.label[seg as usize] = l;
+                self.count[l as usize] += 1;
+                if self.cfg.is_some() && l < self.last as u8 {
+                    let tag = ctx.ftl.segs.seal_seq[seg as usize];
+                    self.fifo[l as usize].push_back((seg, tag));
+                }
+            }
+            Event::Collected { seg, valid } => {
+                let s = seg as usize;
+                let l = std::mem::replace(&mut self.label[s], UNSEALED);
+                if l != UNSEALED {
+                    self.count[l as usize] -= 1;
+                    let c = &mut self.collected[l as usize];
+                    *c = (c.0 + valid as u64, c.1 + 1);
+                }
+                if l == 0 {
+                    self.g0_lifespan.0 += (ctx.now() - ctx.ftl.segs.open_time[s]) as f64;
+                    self.g0_lifespan.1 += 1;
+                }
+                if self.cfg.is_some() {
+                    let b = self.geo.segment_blocks as u64;
+                    let (n, freed) = self.stuck;
+                    let freed = freed + (b - valid as u64);
+                    self.stuck = if freed >= b { (0, 0) } else { (n + 1, freed) };
+                    if self.stuck.0 >= STUCK_VICTIMS {
+                        self.stuck = (0, 0);
+                        self.merge_last(ctx);
+                    }
+                }
+            }
+            Event::Window { .. } => {}
+        }
+    }
+
+    fn state(&self) -> Option<Value> {
+        Some(json!({
+            "model_runs": self.model_runs,
+            "merges": self.merges,
+            "configured": self.cfg.is_some(),
+            "hot_segments": self.cfg.as_ref().map_or(0, |c| c.hot),
+            "group_segments": self.cfg.as_ref().map(|c| c.sizes.clone()),
+            "predicted_waf": self.pred.as_ref().map(|p| p.waf),
+            "predicted_valid_ratios": self.pred.as_ref().map(|p| p.valid.clone()),
+            "measured_valid_ratios": self.cfg.as_ref().map(|c| {
+                let b = self.geo.segment_blocks as f64;
+                (1..=c.sizes.len())
+                    .map(|g| {
+                        let (v, n) = self.collected[g];
+                        (n > 0).then(|| v as f64 / (n as f64 * b))
+                    })
+                    .collect::<Vec<_>>()
+            }),
+            "hot_traffic": self.pred.as_ref().map(|p| p.hot_traffic),
+            "hot_threshold": self.hot_on().then_some(self.tau),
+            "sampled_one_in": 1u32 << self.shift,
+        }))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.stamp.capacity() * 8
+            + self.uid.memory_bytes()
+            + self.label.capacity()
+            + self.heat.capacity()
+            + self.fifo.iter().map(|q| q.capacity() * 16).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceConfig;
+    use crate::ftl::Ftl;
+
+    fn setup() -> (Ftl, Midas) {
+        let geo = DeviceConfig {
+            logical_blocks: 1000,
+            segment_blocks: 4,
+            ..Default::default()
+        }
+        .geometry()
+        .unwrap();
+        (
+            Ftl::new(geo, 3),
+            Midas::new(Params::default(), &geo).unwrap(),
+        )
+    }
+
+    fn pred(k: usize, hot_interval: f64) -> Prediction {
+        Prediction {
+            waf: 2.0,
+            valid: vec![0.5; k],
+            hot_traffic: 0.1,
+            hot_interval,
+        }
+    }
+
+    fn gc(lba: u32, victim: SegmentId) -> GcBlock {
+        GcBlock {
+            lba,
+            victim,
+            from_group: 0,
+        }
+    }
+
+    #[test]
+    fn the_chain_is_relabelled_when_it_grows_and_shrinks() {
+        let (mut ftl, mut m) = setup();
+        // start-up: two in G1, two in G2 (the last group)
+        for (s, l) in [(0, 1), (1, 1), (2, 2), (3, 2)] {
+            ftl.segs.state[s] = SegState::Sealed;
+            ftl.segs.seal_seq[s] = s as u64 + 1;
+            m.label[s] = l;
+        }
+        let ctx = Ctx { ftl: &ftl };
+        assert_eq!(m.place_gc(&ctx, &gc(0, 0)), 2);
+        assert_eq!(
+            m.select_victim(&ctx, 4),
+            None,
+            "start-up: the selector decides"
+        );
+        m.apply(
+            &ctx,
+            Config {
+                hot: 0,
+                sizes: vec![1, 1, 10],
+            },
+            pred(3, 0.0),
+        );
+        assert_eq!(
+            &m.label[..4],
+            &[1, 1, 3, 3],
+            "old last group -> new last group"
+        );
+        assert_eq!(&m.count[..4], &[0, 2, 0, 2]);
+        assert_eq!(m.place_gc(&ctx, &gc(0, 0)), 2, "G1 -> G2");
+        assert_eq!(
+            m.place_gc(&ctx, &gc(0, 2)),
+            3,
+            "the last group keeps its own"
+        );
+        // G1 holds two sealed segments (plus its open one) over a size of 1: FIFO
+        assert_eq!(m.select_victim(&ctx, 4), Some(0));
+        m.apply(
+            &ctx,
+            Config {
+                hot: 0,
+                sizes: vec![1, 10],
+            },
+            pred(2, 0.0),
+        );
+        assert_eq!(&m.label[..4], &[1, 1, 2, 2], "dropped groups -> last group");
+    }
+
+    #[test]
+    fn the_hot_filter_admits_after_three_young_overwrites_and_penalises_moves() {
+        let (mut ftl, mut m) = setup();
+        ftl.append(1, 7).unwrap(); // LBA 7 in G1's open segment
+        let seg = ftl.segment_of(ftl.lookup(7).unwrap());
+        let ctx = Ctx { ftl: &ftl };
+        m.apply(
+            &ctx,
+            Config {
+                hot: 2,
+                sizes: vec![2, 10],
+            },
+            pred(2, 100.0),
+        );
+        assert_eq!(m.tau, 100.0);
+        let w = UserWrite {
+            lba: 7,
+            time: 10,
+            req_blocks: 1,
+            req_offset: 0,
+        };
+        let mut out = [9];
+        for want in [1, 1, 0] {
+            m.place_user(&ctx, &[w], &mut out);
+            assert_eq!(out[0], want, "heat {}", m.heat[7]);
+        }
+        m.label[seg as usize] = 1;
+        m.place_gc(&ctx, &gc(7, seg));
+        assert_eq!(m.heat[7], 2, "moved out of a G1 victim: -1");
+        m.label[seg as usize] = 0;
+        assert_eq!(m.place_gc(&ctx, &gc(7, seg)), 1, "G0 -> G1");
+        assert_eq!(m.heat[7], 0, "moved out of a G0 victim: -2");
+        // an overwrite of a copy sealed in G1 long ago cools the LBA down
+        m.heat[7] = 2;
+        m.label[seg as usize] = 1;
+        ftl.segs.state[seg as usize] = SegState::Sealed;
+        ftl.segs.seal_time[seg as usize] = 0;
+        let ctx = Ctx { ftl: &ftl };
+        m.place_user(&ctx, &[UserWrite { time: 1000, ..w }], &mut out);
+        assert_eq!((out[0], m.heat[7]), (1, 1));
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let geo = DeviceConfig::default().geometry().unwrap();
+        for bad in [
+            serde_json::json!({"last_victim": "lru"}),
+            serde_json::json!({"max_groups": 1}),
+            serde_json::json!({"uid_window": 0.0}),
+            serde_json::json!({"sample": 0}),
+        ] {
+            assert!((INFO.build)(&bad, &geo).is_err(), "{bad}");
+        }
+    }
+}
