@@ -39,8 +39,10 @@
 //! * Blocks the ideal hot filter leaves in G1 enter it with age 0 and an
 //!   interval conditioned on exceeding G0's residence time; the simulator
 //!   shifts G1's start time by that residence instead.
-//! * G0's traffic is always predicted from the UID; the simulator switches to
-//!   measured values when G0's victims turn out more than 10% valid.
+//! * In the simulator's "real" mode (a running G0 taking under 15% of the
+//!   writes or keeping over 10% valid) G0's measured share t and valid ratio
+//!   v replace the prediction: the share t(1 - v) dying there is taken to be
+//!   the shortest intervals, the rest enter G1.
 //! * Group sizes are swept coarse-to-fine (64 probes, then 8× finer), not one
 //!   probe per segment; the order of the search is the simulator's.
 //! * The UID is the Kaplan-Meier estimate over the window's writes, those
@@ -167,6 +169,8 @@ pub struct Midas {
     /// Hot-filter age threshold τ [user blocks].
     tau: f64,
     g0_lifespan: (f64, u32),
+    /// User writes placed in G0, and all user writes, since the last model run.
+    hot_writes: (u64, u64),
     model_runs: u32,
     merges: u32,
 }
@@ -230,6 +234,7 @@ impl Midas {
             heat: vec![0; logical as usize],
             tau: 0.0,
             g0_lifespan: (0.0, 0),
+            hot_writes: (0, 0),
             model_runs: 0,
             merges: 0,
             p,
@@ -306,15 +311,26 @@ impl Midas {
         let Some(budget) = (self.geo.segments as usize).checked_sub(reserve) else {
             return;
         };
+        // the simulator's "real" mode: a running hot group that takes under
+        // 15% of the writes or keeps over 10% valid is modelled as measured,
+        // at its current size
+        let hot = self.cfg.as_ref().map_or(0, |c| c.hot);
+        let (hot_writes, writes) = std::mem::take(&mut self.hot_writes);
+        let (v0, n0) = self.collected[0];
+        let traffic = hot_writes as f64 / writes.max(1) as f64;
+        let valid = v0 as f64 / (n0.max(1) as f64 * self.geo.segment_blocks as f64);
+        let measured = hot > 0 && writes > 0 && (traffic < 0.15 || valid > 0.1);
         let m = Model {
             dist: &dist,
             seg_blocks: self.geo.segment_blocks as f64,
             live: live as f64,
+            measured_hot: measured.then_some((traffic, valid)),
         };
         let lim = Limits {
             max_groups: self.p.max_groups as usize,
             max_hot: self.p.max_hot_segments,
             hot_gain: self.p.hot_gain,
+            fixed_hot: measured.then_some(hot),
         };
         if let Some((cfg, pred)) = model::search(&m, budget as u32, lim) {
             self.apply(ctx, cfg, pred);
@@ -471,12 +487,11 @@ impl Placement for Midas {
             if let Some(pba) = ctx.ftl.lookup(w.lba) {
                 self.heat_on_overwrite(ctx, w.lba, pba, w.time);
             }
-            *g = if self.heat[w.lba as usize] >= HOT {
-                0
-            } else {
-                1
-            };
+            let hot = self.heat[w.lba as usize] >= HOT;
+            self.hot_writes.0 += hot as u64;
+            *g = if hot { 0 } else { 1 };
         }
+        self.hot_writes.1 += writes.len() as u64;
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {

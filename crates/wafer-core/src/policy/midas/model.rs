@@ -261,6 +261,11 @@ pub struct Model<'a> {
     pub seg_blocks: f64,
     /// Valid blocks on the device.
     pub live: f64,
+    /// The running hot group's measured (share of user writes, victim valid
+    /// ratio), to use instead of the ideal prediction (the simulator's
+    /// "real" mode, taken when its victims are over 10% valid or it takes
+    /// under 15% of the writes).
+    pub measured_hot: Option<(f64, f64)>,
 }
 
 /// Largest WAF the last-group solver reports before calling a configuration hopeless.
@@ -276,7 +281,33 @@ impl Model<'_> {
             return None;
         }
         // Hot group: T0 with T0·F(T0) = (hot - 1/2)·B.
-        let (t0, traffic, mut used) = if cfg.hot > 0 {
+        let mut extra = 0.0;
+        let (t0, traffic, mut used) = if let (true, Some((t, v))) = (cfg.hot > 0, self.measured_hot)
+        {
+            // measured: the share t(1 - v) that dies in G0 is the shortest
+            // intervals; the survivors move on to G1
+            let dying = t * (1.0 - v);
+            let (mut lo, mut hi) = (0.0, d.horizon() + 20.0 * d.tau);
+            if 1.0 - d.survival(hi) < dying {
+                return None;
+            }
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if 1.0 - d.survival(mid) < dying {
+                    lo = mid
+                } else {
+                    hi = mid
+                }
+            }
+            let residence = if t > 0.0 {
+                (cfg.hot as f64 - 0.5) * b / t
+            } else {
+                0.0
+            };
+            extra += t * v;
+            let live0 = d.integral(hi) - hi * d.survival(hi) + t * v * residence;
+            (hi, dying, live0)
+        } else if cfg.hot > 0 {
             let target = (cfg.hot as f64 - 0.5) * b;
             let g = |t: f64| t * (1.0 - d.survival(t));
             let mut hi = d.unit.max(1.0);
@@ -312,7 +343,6 @@ impl Model<'_> {
         };
         let mut lambda = 1.0 - traffic;
         let mut age = 0.0;
-        let mut extra = 0.0;
         let mut valid = Vec::with_capacity(k);
         for &size in &cfg.sizes[..k - 1] {
             if lambda < 1e-9 {
@@ -420,6 +450,8 @@ pub struct Limits {
     pub max_hot: u32,
     /// The least WAF improvement that justifies a hot group.
     pub hot_gain: f64,
+    /// Keep the hot group at this size instead of sweeping it.
+    pub fixed_hot: Option<u32>,
 }
 
 /// Best configuration of `budget` segments, searched in MiDAS's order: the
@@ -435,7 +467,12 @@ pub fn search(m: &Model, budget: u32, lim: Limits) -> Option<(Config, Prediction
         sizes: vec![budget],
     });
     let mut best_hot = no_hot;
-    for h in 1..=lim.max_hot.min(budget.saturating_sub(1)) {
+    let sweep_hot = if lim.fixed_hot.is_some() {
+        0
+    } else {
+        lim.max_hot
+    };
+    for h in 1..=sweep_hot.min(budget.saturating_sub(1)) {
         let w = eval(&Config {
             hot: h,
             sizes: vec![budget - h],
@@ -446,6 +483,9 @@ pub fn search(m: &Model, budget: u32, lim: Limits) -> Option<(Config, Prediction
     }
     if best_hot > no_hot - lim.hot_gain {
         hot = 0;
+    }
+    if let Some(h) = lim.fixed_hot {
+        hot = h.min(budget.saturating_sub(2));
     }
     // 2. add groups one at a time, sweeping the new group's size
     let mut cur = Config {
@@ -483,7 +523,12 @@ pub fn search(m: &Model, budget: u32, lim: Limits) -> Option<(Config, Prediction
         c
     };
     let zero = eval(&at_hot(0));
-    if let Some((h, w)) = sweep(1, lim.max_hot.min(pool - 1), |h| eval(&at_hot(h))) {
+    let hot_range = if lim.fixed_hot.is_some() {
+        0
+    } else {
+        lim.max_hot.min(pool - 1)
+    };
+    if let Some((h, w)) = sweep(1, hot_range, |h| eval(&at_hot(h))) {
         let h = if w <= zero - lim.hot_gain { h } else { 0 };
         let c = at_hot(h);
         let w = eval(&c);
@@ -636,6 +681,7 @@ mod tests {
             dist: &d,
             seg_blocks: 100.0,
             live: 1000.0,
+            measured_hot: None,
         };
         let cfg = Config {
             hot: 0,
@@ -670,6 +716,7 @@ mod tests {
             dist: &d,
             seg_blocks: 4.0,
             live: 1000.0,
+            measured_hot: None,
         };
         let p = m
             .predict(&Config {
@@ -701,12 +748,14 @@ mod tests {
             dist: &d,
             seg_blocks: 64.0,
             live: 100_000.0,
+            measured_hot: None,
         };
         let budget = (100_000.0 * 1.2 / 64.0) as u32;
         let lim = Limits {
             max_groups: 6,
             max_hot: 29,
             hot_gain: 0.05,
+            fixed_hot: None,
         };
         let (cfg, p) = search(&m, budget, lim).unwrap();
         assert_eq!(cfg.hot + cfg.sizes.iter().sum::<u32>(), budget);
