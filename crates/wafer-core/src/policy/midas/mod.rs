@@ -18,9 +18,9 @@
 //! which picks the hot group size, the number of groups and every size. The
 //! chain is then relabelled: growing moves the old last group's segments to
 //! the new last group (the new groups start empty), shrinking moves the
-//! dropped groups' segments there. As in the simulator, when GC keeps
-//! collecting (25 victims in a row) without freeing a segment, the last two
-//! groups merge; with two groups left MiDAS falls back to its start-up mode.
+//! dropped groups' segments there. As in the simulator, when 25 victims in a
+//! row together free less than one segment, the last two groups merge; with
+//! two groups left MiDAS falls back to its start-up mode.
 //!
 //! Hot filter: a 2-bit saturating counter per LBA, kept while a hot group
 //! exists. An overwrite whose old copy is in G0, or in G1 and sealed less than
@@ -53,8 +53,9 @@
 //! * The last group's victims come from the 8 best segments of one scan; the
 //!   segments are re-scanned when those are used (an exact scan per GC took
 //!   half the run time; the others' scores change little in between).
-//! * LBA sampling is 1 in a power of two (at most 128, fewer on small devices
-//!   so that at least 65,536 LBAs are sampled) instead of 1 in 100: a mask.
+//! * LBA sampling is 1 in a power of two (at most 128, a smaller stride on
+//!   small devices so that at least 65,536 LBAs are sampled) instead of 1 in
+//!   100: a mask.
 //! * Open segments of groups dropped by a shrinking configuration stay open
 //!   until the chain grows back (at most `max_groups` segments).
 
