@@ -21,7 +21,7 @@ impl VictimSelector for CostBenefit {
     fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
 
     fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
-        best_by_score(ftl, max_valid, |u, age, _| (1.0 - u) * age / (1.0 + u))
+        best_by_score(ftl, max_valid, score)
     }
 
     fn remove(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
@@ -29,4 +29,11 @@ impl VictimSelector for CostBenefit {
     fn memory_bytes(&self) -> usize {
         0
     }
+}
+
+/// LFS's benefit/cost of collecting a segment with valid ratio `u`, sealed
+/// `age` ago.
+#[inline(always)]
+pub(crate) fn score(u: f64, age: f64, _erases: u32) -> f64 {
+    (1.0 - u) * age / (1.0 + u)
 }

@@ -10,6 +10,7 @@ mod fifo;
 mod greedy;
 
 pub use cat::Cat;
+pub(crate) use cost_benefit::score as cost_benefit_score;
 pub use cost_benefit::CostBenefit;
 pub use d_choices::DChoices;
 pub use fifo::Fifo;
@@ -50,22 +51,44 @@ pub(crate) fn best_by_score(
     max_valid: u32,
     score: impl Fn(f64, f64, u32) -> f64,
 ) -> Option<SegmentId> {
+    let [best] = top_by_score::<1>(ftl, max_valid, |_| true, score);
+    best.map(|(_, s)| s)
+}
+
+/// The `K` best segments by [`best_by_score`]'s rule among those `keep`
+/// accepts, best first (a policy scanning its own group). Empty segments
+/// come first in id order, and the scan stops once `K` are found; equal
+/// scores keep id order.
+pub(crate) fn top_by_score<const K: usize>(
+    ftl: &Ftl,
+    max_valid: u32,
+    keep: impl Fn(usize) -> bool,
+    score: impl Fn(f64, f64, u32) -> f64,
+) -> [Option<(f64, SegmentId)>; K] {
     let blocks = ftl.geo.segment_blocks as f64;
-    let mut best: Option<(f64, SegmentId)> = None;
+    let mut top: [Option<(f64, SegmentId)>; K] = [None; K];
+    let mut empties = 0;
     for (seg, (&state, &valid)) in ftl.segs.state.iter().zip(&ftl.segs.valid).enumerate() {
-        if state != crate::ftl::SegState::Sealed || valid > max_valid {
+        if state != crate::ftl::SegState::Sealed || valid > max_valid || !keep(seg) {
             continue;
         }
         if valid == 0 {
-            return Some(seg as SegmentId);
+            top.copy_within(empties..K - 1, empties + 1);
+            top[empties] = Some((f64::INFINITY, seg as SegmentId));
+            empties += 1;
+            if empties == K {
+                break;
+            }
+            continue;
         }
         let age = (ftl.now - ftl.segs.seal_time[seg]) as f64 + 1.0;
         let x = score(valid as f64 / blocks, age, ftl.segs.erase_count[seg]);
-        if best.is_none_or(|(b, _)| x > b) {
-            best = Some((x, seg as SegmentId));
+        if let Some(i) = (empties..K).find(|&i| top[i].is_none_or(|(b, _)| x > b)) {
+            top.copy_within(i..K - 1, i + 1);
+            top[i] = Some((x, seg as SegmentId));
         }
     }
-    best.map(|(_, s)| s)
+    top
 }
 
 /// A registered victim selector.

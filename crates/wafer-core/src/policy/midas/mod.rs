@@ -71,6 +71,7 @@ use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{prefetch, GroupId, SegState, SegmentId};
 use crate::params;
+use crate::victim::{cost_benefit_score, top_by_score};
 use model::{Config, Limits, Model, Prediction, Uid};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
@@ -242,6 +243,27 @@ impl Midas {
         })
     }
 
+    /// Mean valid ratio of the victims collected from chain position `g`
+    /// since the configuration was applied.
+    fn measured_valid(&self, g: usize) -> Option<f64> {
+        let (v, n) = self.collected[g];
+        (n > 0).then(|| v as f64 / (n as f64 * self.geo.segment_blocks as f64))
+    }
+
+    /// Index of `lba`'s stamp if it is a sampled LBA.
+    #[inline(always)]
+    fn sampled(&self, lba: u32) -> Option<usize> {
+        (lba & ((1 << self.shift) - 1) == 0).then_some((lba >> self.shift) as usize)
+    }
+
+    /// Whether hot/FIFO group `g` holds more segments than its size.
+    fn over_size(&self, g: usize) -> bool {
+        self.cfg.as_ref().is_some_and(|c| {
+            let size = if g == 0 { c.hot } else { c.sizes[g - 1] };
+            self.count[g] > 0 && self.count[g] >= size
+        })
+    }
+
     fn hot_on(&self) -> bool {
         self.cfg.as_ref().is_some_and(|c| c.hot > 0)
     }
@@ -317,9 +339,8 @@ impl Midas {
         // at its current size
         let hot = self.cfg.as_ref().map_or(0, |c| c.hot);
         let (hot_writes, writes) = std::mem::take(&mut self.hot_writes);
-        let (v0, n0) = self.collected[0];
         let traffic = hot_writes as f64 / writes.max(1) as f64;
-        let valid = v0 as f64 / (n0.max(1) as f64 * self.geo.segment_blocks as f64);
+        let valid = self.measured_valid(0).unwrap_or(0.0);
         let measured = hot > 0 && writes > 0 && (traffic < 0.15 || valid > 0.1);
         let m = Model {
             dist: &dist,
@@ -413,38 +434,16 @@ impl Midas {
     /// Refill `candidates` with the last group's best segments by the victim
     /// score (cost-benefit or greedy), the best at the end.
     fn scan_last(&mut self, ctx: &Ctx, max_valid: u32) {
-        let segs = &ctx.ftl.segs;
-        let (b, now, last) = (self.geo.segment_blocks as f64, ctx.now(), self.last as u8);
-        let mut top = [(f64::NEG_INFINITY, 0 as SegmentId); CANDIDATES];
-        for (s, &l) in self.label.iter().enumerate() {
-            if l != last || segs.state[s] != SegState::Sealed || segs.valid[s] > max_valid {
-                continue;
-            }
-            let u = segs.valid[s] as f64 / b;
-            let score = if self.greedy_last {
-                -u
-            } else if segs.valid[s] == 0 {
-                f64::INFINITY
-            } else {
-                let age = (now - segs.seal_time[s]) as f64 + 1.0;
-                (1.0 - u) * age / (1.0 + u)
-            };
-            if score > top[CANDIDATES - 1].0 {
-                let mut i = CANDIDATES - 1;
-                while i > 0 && top[i - 1].0 < score {
-                    top[i] = top[i - 1];
-                    i -= 1;
-                }
-                top[i] = (score, s as SegmentId);
-            }
-        }
+        let score: fn(f64, f64, u32) -> f64 = if self.greedy_last {
+            |u, _, _| -u
+        } else {
+            cost_benefit_score
+        };
+        let (label, last) = (&self.label, self.last as u8);
+        let top = top_by_score::<CANDIDATES>(ctx.ftl, max_valid, |s| label[s] == last, score);
         self.candidates.clear();
-        self.candidates.extend(
-            top.iter()
-                .rev()
-                .filter(|(x, _)| *x > f64::NEG_INFINITY)
-                .map(|&(_, s)| s),
-        );
+        self.candidates
+            .extend(top.iter().rev().flatten().map(|&(_, s)| s));
     }
 
     /// Oldest sealed segment of hot/FIFO group `g`, if it may be collected.
@@ -496,10 +495,10 @@ impl Placement for Midas {
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
-        if lba & ((1 << self.shift) - 1) != 0 {
+        let Some(i) = self.sampled(lba) else {
             return;
-        }
-        let st = &mut self.stamp[(lba >> self.shift) as usize];
+        };
+        let st = &mut self.stamp[i];
         if *st < TRIMMED {
             let start = *self.window_start.get_or_insert(time);
             if *st >= start {
@@ -513,8 +512,8 @@ impl Placement for Midas {
     }
 
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
-        if lba & ((1 << self.shift) - 1) == 0 {
-            let st = &mut self.stamp[(lba >> self.shift) as usize];
+        if let Some(i) = self.sampled(lba) {
+            let st = &mut self.stamp[i];
             if *st < TRIMMED && self.window_start.is_some_and(|w| *st >= w) {
                 self.uid.record(ctx.now() - *st);
             }
@@ -545,17 +544,15 @@ impl Placement for Midas {
     }
 
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
+        self.cfg.as_ref()?;
         // the hottest group over its size gives up its oldest segment
         for g in 0..self.last as usize {
-            let cfg = self.cfg.as_ref()?;
-            let size = if g == 0 { cfg.hot } else { cfg.sizes[g - 1] };
-            if self.count[g] > 0 && self.count[g] >= size {
+            if self.over_size(g) {
                 if let Some(v) = self.pop_oldest(ctx, g, max_valid) {
                     return Some(v);
                 }
             }
         }
-        self.cfg.as_ref()?;
         // the last group's best, from the candidates of the latest scan
         let segs = &ctx.ftl.segs;
         while let Some(v) = self.candidates.pop() {
@@ -619,12 +616,8 @@ impl Placement for Midas {
             "predicted_waf": self.pred.as_ref().map(|p| p.waf),
             "predicted_valid_ratios": self.pred.as_ref().map(|p| p.valid.clone()),
             "measured_valid_ratios": self.cfg.as_ref().map(|c| {
-                let b = self.geo.segment_blocks as f64;
                 (1..=c.sizes.len())
-                    .map(|g| {
-                        let (v, n) = self.collected[g];
-                        (n > 0).then(|| v as f64 / (n as f64 * b))
-                    })
+                    .map(|g| self.measured_valid(g))
                     .collect::<Vec<_>>()
             }),
             "hot_traffic": self.pred.as_ref().map(|p| p.hot_traffic),
