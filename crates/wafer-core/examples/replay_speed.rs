@@ -1,5 +1,6 @@
 //! Quick engine-speed probe without Python: `cargo run --release --example
-//! replay_speed -- LOGICAL_BLOCKS DRIVE_WRITES [WORKLOAD] [POLICY] [VICTIM]`.
+//! replay_speed -- LOGICAL_BLOCKS DRIVE_WRITES [WORKLOAD] [POLICY] [VICTIM]
+//! [PARAMS_JSON]`.
 //! The reported numbers in docs/PERFORMANCE.md come from `wafer bench`.
 
 use wafer_core::{DeviceConfig, RunConfig, Simulation};
@@ -18,6 +19,11 @@ fn main() {
         policy: args.get(4).cloned().unwrap_or_else(|| "base".into()),
         victim: args.get(5).cloned().unwrap_or_else(|| "greedy".into()),
         writes: dw * logical,
+        params: args
+            .get(6)
+            .map(|p| serde_json::from_str(p).expect("PARAMS_JSON is JSON"))
+            .unwrap_or_default(),
+        accuracy: std::env::var_os("WAFER_ACCURACY").is_some(),
         ..Default::default()
     };
     let mut sim = Simulation::new(cfg).expect("config");
@@ -34,5 +40,17 @@ fn main() {
     );
     if let Some(state) = r.policy_state {
         println!("policy state: {state}");
+    }
+    if let Some(a) = r.accuracy {
+        println!(
+            "accuracy: {}",
+            serde_json::to_string(&a).expect("serialises")
+        );
+    }
+    if let Some(a) = r.annotation {
+        println!(
+            "annotation: {}",
+            serde_json::to_string(&a).expect("serialises")
+        );
     }
 }

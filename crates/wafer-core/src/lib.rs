@@ -9,6 +9,8 @@
 //! * [`policy`]: placement policies behind one trait and one registry table,
 //!   with per-LBA / per-chunk trackers they share in [`features`];
 //! * [`workload`]: seeded synthetic request generators and their spec strings;
+//! * [`future`]: lifetime annotation (when each block dies), oracle support
+//!   and prediction accuracy;
 //! * [`sim`]: a replay = device + policy + victim selector + request source.
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
@@ -18,6 +20,7 @@ pub mod device;
 pub mod error;
 pub mod features;
 pub mod ftl;
+pub mod future;
 pub mod params;
 pub mod policy;
 pub mod request;

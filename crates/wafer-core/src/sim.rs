@@ -4,6 +4,7 @@
 //! same [`RunResult`] (apart from the timing fields).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,7 @@ use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
 use crate::ftl::stats::{Counters, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
+use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::request::{Op, Request};
 use crate::trace::{self, BlockSource, ReadStats, Selection};
 use crate::workload::{self, Workload};
@@ -36,14 +38,14 @@ pub struct TraceConfig {
 }
 
 /// Where requests come from.
-enum Source {
+pub(crate) enum Source {
     Synthetic(Box<dyn Workload>),
     Trace(Box<BlockSource>),
 }
 
 impl Source {
     #[inline]
-    fn next(&mut self) -> Result<Option<Request>> {
+    pub(crate) fn next(&mut self) -> Result<Option<Request>> {
         match self {
             Source::Synthetic(w) => Ok(Some(w.next_request())),
             Source::Trace(t) => t.next_request(),
@@ -72,6 +74,10 @@ pub struct RunConfig {
     /// Replay this trace instead of `workload`; `writes` then caps the user
     /// blocks replayed.
     pub trace: Option<TraceConfig>,
+    /// Annotate the request stream with each block's death time and score
+    /// the policy's lifetime predictions against it (oracle policies get the
+    /// annotation anyway).
+    pub accuracy: bool,
 }
 
 impl Default for RunConfig {
@@ -85,6 +91,7 @@ impl Default for RunConfig {
             writes: 4 << 20,
             seed: 1,
             trace: None,
+            accuracy: false,
         }
     }
 }
@@ -171,6 +178,66 @@ pub struct RunResult {
     pub trace_format: Option<String>,
     /// What reading the trace did (lines, skipped, ...), if a trace was replayed.
     pub trace: Option<ReadStats>,
+    /// How the lifetime annotation was obtained, if the run had one.
+    pub annotation: Option<AnnotationInfo>,
+    /// The policy's lifetime predictions scored against the annotation
+    /// (`None` without one, or for a policy that predicts nothing).
+    pub accuracy: Option<AccuracyReport>,
+}
+
+/// The request source `cfg` describes, with the trace format and the device
+/// shape (a trace may size the device: `cfg` is updated then).
+pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>, Geometry)> {
+    let mut trace_source = None;
+    if let Some(t) = &cfg.trace {
+        let bs = cfg.device.block_size;
+        if !bs.is_power_of_two() || bs < 512 {
+            cfg.device.geometry()?;
+        }
+        let remap = if t.capacity_from_trace || t.remap {
+            let (space, remap) =
+                trace::footprint(&t.path, t.format.as_deref(), &t.selection, bs, t.remap)?;
+            if t.capacity_from_trace {
+                if space == 0 {
+                    return Err(Error::trace(
+                        &t.path,
+                        None,
+                        "no request selected: the trace is empty for this selection",
+                    ));
+                }
+                if space > crate::device::MAX_BLOCKS && !t.remap {
+                    return Err(Error::trace(
+                        &t.path,
+                        None,
+                        format!(
+                            "the trace addresses {space} blocks, beyond the engine's {} block limit; \
+                             use remap (--remap) to replay only the blocks it touches",
+                            crate::device::MAX_BLOCKS
+                        ),
+                    ));
+                }
+                cfg.device.logical_blocks = space;
+            }
+            remap
+        } else {
+            None
+        };
+        let (sel, format) = trace::open_selected(&t.path, t.format.as_deref(), &t.selection)?;
+        trace_source = Some((BlockSource::new(sel, bs, remap, &t.path), format));
+    }
+    let geo = cfg.device.geometry()?;
+    match trace_source {
+        Some((t, f)) => Ok((Source::Trace(Box::new(t)), Some(f), geo)),
+        None => {
+            let w = workload::parse(
+                &cfg.workload,
+                geo.logical_blocks as u64,
+                geo.block_size,
+                cfg.seed,
+            )?;
+            Ok((Source::Synthetic(w), None, geo))
+        }
+    }
 }
 
 /// A replay in progress.
@@ -191,6 +258,7 @@ pub struct Simulation {
     written: u64,
     elapsed: f64,
     prefill_seconds: f64,
+    annotation: Option<AnnotationInfo>,
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -198,63 +266,35 @@ const LOOKAHEAD: usize = 16;
 
 impl Simulation {
     /// Validate `cfg`, build everything, and prefill if asked.
-    pub fn new(mut cfg: RunConfig) -> Result<Self> {
-        let mut trace_source = None;
-        if let Some(t) = &cfg.trace {
-            let bs = cfg.device.block_size;
-            if !bs.is_power_of_two() || bs < 512 {
-                cfg.device.geometry()?;
-            }
-            let remap = if t.capacity_from_trace || t.remap {
-                let (space, remap) =
-                    trace::footprint(&t.path, t.format.as_deref(), &t.selection, bs, t.remap)?;
-                if t.capacity_from_trace {
-                    if space == 0 {
-                        return Err(Error::trace(
-                            &t.path,
-                            None,
-                            "no request selected: the trace is empty for this selection",
-                        ));
-                    }
-                    if space > crate::device::MAX_BLOCKS && !t.remap {
-                        return Err(Error::trace(
-                            &t.path,
-                            None,
-                            format!(
-                                "the trace addresses {space} blocks, beyond the engine's {} block limit; \
-                                 use remap (--remap) to replay only the blocks it touches",
-                                crate::device::MAX_BLOCKS
-                            ),
-                        ));
-                    }
-                    cfg.device.logical_blocks = space;
-                }
-                remap
-            } else {
-                None
-            };
-            let (sel, format) = trace::open_selected(&t.path, t.format.as_deref(), &t.selection)?;
-            trace_source = Some((BlockSource::new(sel, bs, remap, &t.path), format));
-        }
-        let geo = cfg.device.geometry()?;
-        let policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
+    pub fn new(cfg: RunConfig) -> Result<Self> {
+        Self::with_annotation(cfg, None)
+    }
+
+    /// As [`Simulation::new`], reusing an annotation of the same request
+    /// stream (the oracle search replays one stream many times). Without
+    /// one, a policy that needs the future or `accuracy` gets it annotated.
+    pub fn with_annotation(mut cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
+        let (source, trace_format, geo) = open_source(&mut cfg)?;
+        let mut policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
         let victim = victim::build(&cfg.victim, &geo, cfg.seed)?;
-        let (source, trace_format) = match trace_source {
-            Some((t, f)) => (Source::Trace(Box::new(t)), Some(f)),
-            None => {
-                let w = workload::parse(
-                    &cfg.workload,
-                    geo.logical_blocks as u64,
-                    geo.block_size,
-                    cfg.seed,
-                )?;
-                (Source::Synthetic(w), None)
-            }
-        };
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }
+        let (ann, annotation) = match ann {
+            Some(a) => (Some(a), None),
+            None if cfg.accuracy || policy.needs_future() => {
+                let (a, info) = future::annotate(&cfg)?;
+                (Some(Arc::new(a)), Some(info))
+            }
+            None => (None, None),
+        };
+        if let Some(a) = &ann {
+            policy.prepare(&cfg, a)?;
+        }
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
+        if let Some(a) = ann {
+            engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
+        }
         let t = Instant::now();
         if cfg.device.prefill {
             engine.prefill()?;
@@ -272,6 +312,7 @@ impl Simulation {
             written: 0,
             elapsed: 0.0,
             prefill_seconds,
+            annotation,
         })
     }
 
@@ -431,6 +472,14 @@ impl Simulation {
             trace: match &self.source {
                 Source::Trace(t) => Some(t.stats()),
                 Source::Synthetic(_) => None,
+            },
+            annotation: self.annotation.clone(),
+            accuracy: {
+                let r = AccuracyReport {
+                    user: stats.confusion_user.report(),
+                    gc: stats.confusion_gc.report(),
+                };
+                (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
         }
     }

@@ -11,6 +11,8 @@ use super::stats::Stats;
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
 use crate::device::{DeviceConfig, GcMode, Geometry};
 use crate::error::{Error, Result};
+use crate::future::accuracy::class_of;
+use crate::future::{remaining, Future, NEVER};
 use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::request::{Op, Request};
 use crate::victim::VictimSelector;
@@ -43,6 +45,8 @@ pub struct Engine {
     next_due: u64,
     batch: Vec<UserWrite>,
     out: Vec<GroupId>,
+    /// The annotated future, when the run has one.
+    future: Option<Future>,
 }
 
 impl Engine {
@@ -83,9 +87,16 @@ impl Engine {
             next_due: 0,
             batch: Vec::with_capacity(MAX_BATCH),
             out: Vec::with_capacity(MAX_BATCH),
+            future: None,
         };
         e.schedule();
         Ok(e)
+    }
+
+    /// Give the engine the annotated future of its request stream (before
+    /// the prefill): oracles place by it, predictions are scored with it.
+    pub fn attach_future(&mut self, f: Future) {
+        self.future = Some(f);
     }
 
     /// Hint that a write of `lba` is coming (see [`Ftl::prefetch_write`]).
@@ -154,10 +165,7 @@ impl Engine {
                 self.read(lba, req.blocks);
                 Ok(())
             }
-            Op::Trim => {
-                self.trim(lba, req.blocks);
-                Ok(())
-            }
+            Op::Trim => self.trim(lba, req.blocks),
         }
     }
 
@@ -169,15 +177,28 @@ impl Engine {
         self.stats.c.unmapped_read_blocks += unmapped as u64;
     }
 
-    fn trim(&mut self, lba: u32, blocks: u32) {
+    fn trim(&mut self, lba: u32, blocks: u32) -> Result<()> {
         for l in lba..lba + blocks {
+            if let Some(f) = &mut self.future {
+                if self.ftl.lookup(l).is_some() {
+                    f.check_death(l, self.ftl.now, "trimmed")?;
+                }
+                f.set_live(l, NEVER);
+            }
             if let Some((seg, valid)) = self.ftl.unmap(l) {
                 self.valid_blocks -= 1;
                 self.victim.on_invalidate(seg, valid);
                 self.stats.c.trimmed_blocks += 1;
-                self.policy.on_trim(&Ctx { ftl: &self.ftl }, l);
+                self.policy.on_trim(
+                    &Ctx {
+                        ftl: &self.ftl,
+                        future: self.future.as_ref(),
+                    },
+                    l,
+                );
             }
         }
+        Ok(())
     }
 
     /// User write of `blocks` blocks from `lba`, in policy batches.
@@ -193,12 +214,28 @@ impl Engine {
                 req_blocks: blocks,
                 req_offset: done + i,
             }));
+            if let Some(f) = &mut self.future {
+                f.batch.clear();
+                for w in &self.batch {
+                    let d = f.death_of_write(w.lba, w.time)?;
+                    f.batch.push(d);
+                }
+            }
             self.out.clear();
             self.out.resize(len as usize, 0);
-            self.policy
-                .place_user(&Ctx { ftl: &self.ftl }, &self.batch, &mut self.out);
+            self.policy.place_user(
+                &Ctx {
+                    ftl: &self.ftl,
+                    future: self.future.as_ref(),
+                },
+                &self.batch,
+                &mut self.out,
+            );
             for i in 0..len as usize {
                 let (l, g) = (self.batch[i].lba, self.out[i]);
+                if self.future.is_some() {
+                    self.foresee_user_write(i, l, g)?;
+                }
                 self.write_block(l, g)?;
             }
             done += len;
@@ -240,6 +277,34 @@ impl Engine {
         Ok(())
     }
 
+    /// With the future known: check the overwritten copy dies now, record
+    /// the new copy's death, score the policy's prediction.
+    #[cold]
+    #[inline(never)]
+    fn foresee_user_write(&mut self, i: usize, lba: u32, g: GroupId) -> Result<()> {
+        let now = self.ftl.now;
+        let mapped = self.ftl.lookup(lba).is_some();
+        let f = self.future.as_mut().expect("future attached");
+        if mapped {
+            f.check_death(lba, now, "overwritten")?;
+        }
+        let death = f.batch[i];
+        f.set_live(lba, death);
+        self.score(g, false, remaining(death, now));
+        Ok(())
+    }
+
+    /// Record the policy's lifetime-class prediction for a block just placed
+    /// in `g` against its true (remaining) lifetime.
+    #[inline]
+    fn score(&mut self, g: GroupId, gc: bool, lifetime: u64) {
+        if let Some(pred) = self.policy.predicted_class(g, gc) {
+            let bounds = self.policy.class_bounds();
+            let truth = class_of(bounds, lifetime);
+            self.stats.predicted(gc, truth, pred as usize, bounds);
+        }
+    }
+
     #[inline(always)]
     fn ensure_group(&mut self, g: GroupId) {
         if g as usize >= self.ftl.groups.len() {
@@ -252,8 +317,13 @@ impl Engine {
 
     fn sealed(&mut self, seg: SegmentId, group: GroupId) {
         self.victim.on_seal(seg, &self.ftl);
-        self.policy
-            .on_event(&Ctx { ftl: &self.ftl }, &Event::Sealed { seg, group });
+        self.policy.on_event(
+            &Ctx {
+                ftl: &self.ftl,
+                future: self.future.as_ref(),
+            },
+            &Event::Sealed { seg, group },
+        );
     }
 
     fn out_of_space(&self) -> Error {
@@ -282,10 +352,13 @@ impl Engine {
 
     /// The policy's victim, else the selector's, among eligible segments.
     fn choose_victim(&mut self) -> Result<Option<SegmentId>> {
-        match self
-            .policy
-            .select_victim(&Ctx { ftl: &self.ftl }, self.max_valid)
-        {
+        match self.policy.select_victim(
+            &Ctx {
+                ftl: &self.ftl,
+                future: self.future.as_ref(),
+            },
+            self.max_valid,
+        ) {
             Some(v) => {
                 let s = v as usize;
                 if self.ftl.segs.state.get(s) != Some(&SegState::Sealed)
@@ -350,7 +423,10 @@ impl Engine {
                 continue;
             }
             let g = self.policy.place_gc(
-                &Ctx { ftl: &self.ftl },
+                &Ctx {
+                    ftl: &self.ftl,
+                    future: self.future.as_ref(),
+                },
                 &GcBlock {
                     lba,
                     victim,
@@ -358,6 +434,10 @@ impl Engine {
                 },
             );
             self.ensure_group(g);
+            if let Some(f) = &self.future {
+                let life = remaining(f.live_death(lba), self.ftl.now);
+                self.score(g, true, life);
+            }
             let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
             if let Some(s) = sealed {
                 self.sealed(s, g);
@@ -370,7 +450,10 @@ impl Engine {
         self.stats.victim(valid);
         // Before the erase, so the policy still sees the victim's group and times.
         self.policy.on_event(
-            &Ctx { ftl: &self.ftl },
+            &Ctx {
+                ftl: &self.ftl,
+                future: self.future.as_ref(),
+            },
             &Event::Collected { seg: victim, valid },
         );
         self.ftl.erase(victim);
@@ -383,8 +466,13 @@ impl Engine {
     #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
         if let Some(index) = self.stats.tick(self.ftl.free.len()) {
-            self.policy
-                .on_event(&Ctx { ftl: &self.ftl }, &Event::Window { index });
+            self.policy.on_event(
+                &Ctx {
+                    ftl: &self.ftl,
+                    future: self.future.as_ref(),
+                },
+                &Event::Window { index },
+            );
         }
         if self.check_every > 0 && self.stats.c.user_writes.is_multiple_of(self.check_every) {
             self.check()?;
@@ -441,9 +529,14 @@ impl Engine {
             + self.out.capacity() * 2
     }
 
-    /// Bytes held by the policy.
+    /// Bytes held by the policy (and the future it is given, if any).
     pub fn policy_memory_bytes(&self) -> usize {
-        self.policy.memory_bytes()
+        self.policy.memory_bytes() + self.future.as_ref().map_or(0, |f| f.memory_bytes())
+    }
+
+    /// Whether the run has the annotated future.
+    pub fn has_future(&self) -> bool {
+        self.future.is_some()
     }
 
     /// What the policy reports about its run-time decisions.

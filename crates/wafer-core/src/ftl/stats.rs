@@ -5,6 +5,11 @@
 use serde::Serialize;
 
 use crate::device::Geometry;
+use crate::future::accuracy::Confusion;
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
 
 /// Bins of the victim valid-ratio histogram ([0, 0.05), [0.05, 0.1), ... [0.95, 1]).
 pub const VICTIM_BINS: usize = 20;
@@ -28,6 +33,15 @@ pub struct Counters {
     pub victims: u64,
     /// Valid blocks found in collected segments (= gc_writes).
     pub victim_valid_blocks: u64,
+    /// User-written blocks whose lifetime class the policy predicted (runs
+    /// with the annotated future only).
+    pub predicted_user: u64,
+    /// Of those, predicted right.
+    pub predicted_user_right: u64,
+    /// GC-written blocks whose remaining-lifetime class the policy predicted.
+    pub predicted_gc: u64,
+    /// Of those, predicted right (the block dies within its destination's range).
+    pub predicted_gc_right: u64,
 }
 
 impl Counters {
@@ -58,6 +72,14 @@ pub struct WindowRow {
     pub victim_valid_ratio: Option<f64>,
     /// Free segments at the window's end.
     pub free_segments: u64,
+    /// Accuracy of the window's user-write predictions (with the future only).
+    pub user_accuracy: Option<f64>,
+    /// Accuracy of the user-write predictions from the start to the window's end.
+    pub cumulative_user_accuracy: Option<f64>,
+    /// Accuracy of the window's GC-write predictions.
+    pub gc_accuracy: Option<f64>,
+    /// Accuracy of the GC-write predictions from the start to the window's end.
+    pub cumulative_gc_accuracy: Option<f64>,
 }
 
 /// Everything the engine counts during the workload (prefill excluded).
@@ -84,6 +106,10 @@ pub struct Stats {
     pub warm: Option<Counters>,
     logical_blocks: f64,
     segment_blocks: u64,
+    /// Predictions of user-written blocks' lifetime classes vs the truth.
+    pub confusion_user: Confusion,
+    /// Predictions of GC-written blocks' remaining-lifetime classes vs the truth.
+    pub confusion_gc: Confusion,
 }
 
 impl Stats {
@@ -101,6 +127,8 @@ impl Stats {
             warm: (warmup_blocks == 0).then(Counters::default),
             logical_blocks: geo.logical_blocks as f64,
             segment_blocks: geo.segment_blocks as u64,
+            confusion_user: Confusion::default(),
+            confusion_gc: Confusion::default(),
         }
     }
 
@@ -154,6 +182,16 @@ impl Stats {
             victim_valid_ratio: (victims > 0)
                 .then(|| moved as f64 / (victims * self.segment_blocks) as f64),
             free_segments: free_segments as u64,
+            user_accuracy: ratio(
+                c.predicted_user_right - s.predicted_user_right,
+                c.predicted_user - s.predicted_user,
+            ),
+            cumulative_user_accuracy: ratio(c.predicted_user_right, c.predicted_user),
+            gc_accuracy: ratio(
+                c.predicted_gc_right - s.predicted_gc_right,
+                c.predicted_gc - s.predicted_gc,
+            ),
+            cumulative_gc_accuracy: ratio(c.predicted_gc_right, c.predicted_gc),
         });
         self.window_start = c;
     }
@@ -166,6 +204,24 @@ impl Stats {
         let bin =
             (valid as usize * VICTIM_BINS / self.segment_blocks as usize).min(VICTIM_BINS - 1);
         self.victim_hist[bin] += 1;
+    }
+
+    /// Record a lifetime-class prediction (true class, predicted class,
+    /// under `bounds`).
+    #[inline]
+    pub fn predicted(&mut self, gc: bool, truth: usize, pred: usize, bounds: &[u64]) {
+        let right = (truth == pred) as u64;
+        let m = if gc {
+            self.c.predicted_gc += 1;
+            self.c.predicted_gc_right += right;
+            &mut self.confusion_gc
+        } else {
+            self.c.predicted_user += 1;
+            self.c.predicted_user_right += right;
+            &mut self.confusion_user
+        };
+        m.record(truth, pred);
+        m.set_bounds(bounds);
     }
 
     /// Grow the per-group counters to `groups` groups.

@@ -9,6 +9,9 @@ mod autostream;
 mod base;
 mod equal_partition;
 mod midas;
+pub mod nodap;
+mod oracle_hotcold;
+mod oracle_sort;
 mod sepbit;
 mod two_r;
 
@@ -17,6 +20,9 @@ use serde_json::Value;
 use crate::device::Geometry;
 use crate::error::{lookup, Result};
 use crate::ftl::{Ftl, GroupId, SegmentId};
+use crate::future::{Annotation, Future};
+use crate::sim::RunConfig;
+use std::sync::Arc;
 
 /// One user-written block, as the policy sees it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,9 +78,16 @@ pub enum Event {
 pub struct Ctx<'a> {
     /// The FTL state: mapping, segments, clock.
     pub ftl: &'a Ftl,
+    /// The annotated future, when the run has one. Only oracles may place by
+    /// it (a real policy that reads it is cheating).
+    pub future: Option<&'a Future>,
 }
 
 impl<'a> Ctx<'a> {
+    /// A view of `ftl` without future knowledge.
+    pub fn new(ftl: &'a Ftl) -> Self {
+        Ctx { ftl, future: None }
+    }
     /// Logical clock [user blocks].
     #[inline(always)]
     pub fn now(&self) -> u64 {
@@ -128,6 +141,31 @@ pub trait Placement: Send {
     fn state(&self) -> Option<Value> {
         None
     }
+    /// Offline preparation before the run, given the run and the annotation
+    /// of its request stream (NoDaP searches its configuration here). Only
+    /// called for runs with an annotation.
+    fn prepare(&mut self, _run: &RunConfig, _ann: &Arc<Annotation>) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the policy places by the annotated future (an oracle): the
+    /// run then annotates its request stream first.
+    fn needs_future(&self) -> bool {
+        false
+    }
+    /// Upper bounds [user blocks] of the lifetime classes the policy
+    /// predicts: class k holds lifetimes in `[bounds[k-1], bounds[k])`, the
+    /// last class is unbounded. Empty for a policy that predicts none. They
+    /// may change during a run; a prediction is judged by the bounds of its
+    /// time.
+    fn class_bounds(&self) -> &[u64] {
+        &[]
+    }
+    /// The lifetime class the policy predicted for the block it just placed
+    /// in `group` (for a GC-written block, `gc`, the class of its remaining
+    /// lifetime); `None` when it makes no prediction for such a block.
+    fn predicted_class(&self, _group: GroupId, _gc: bool) -> Option<u8> {
+        None
+    }
 }
 
 /// A registered policy.
@@ -148,6 +186,9 @@ pub const REGISTRY: &[PolicyInfo] = &[
     two_r::INFO,
     sepbit::INFO,
     midas::INFO,
+    nodap::INFO,
+    oracle_hotcold::INFO,
+    oracle_sort::INFO,
     autostream::INFO,
     equal_partition::INFO,
 ];

@@ -154,7 +154,7 @@ mod tests {
         .geometry()
         .unwrap();
         let ftl = Ftl::new(geo, 6);
-        let ctx = Ctx { ftl: &ftl };
+        let ctx = Ctx::new(&ftl);
         let mut s = SepBit::new(Params::default(), 100);
         let w = |lba, time| UserWrite {
             lba,

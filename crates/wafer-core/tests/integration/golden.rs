@@ -21,6 +21,12 @@ fn golden_gc_writes() {
                     device: device(20_000, 0.1, 64),
                     policy: p.name.into(),
                     victim: v.name.into(),
+                    params: match p.name {
+                        // Oracles: a fixed configuration (no search) that fits the small device.
+                        "nodap" => serde_json::json!({"search": false}),
+                        "oracle-sort" => serde_json::json!({"groups": 6}),
+                        _ => serde_json::Value::Null,
+                    },
                     workload: (*w).into(),
                     writes: 100_000,
                     seed: 42,

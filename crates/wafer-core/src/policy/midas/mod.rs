@@ -681,7 +681,7 @@ mod tests {
             ftl.segs.seal_seq[s] = s as u64 + 1;
             m.label[s] = l;
         }
-        let ctx = Ctx { ftl: &ftl };
+        let ctx = Ctx::new(&ftl);
         assert_eq!(m.place_gc(&ctx, &gc(0, 0)), 2);
         assert_eq!(
             m.select_victim(&ctx, 4),
@@ -726,7 +726,7 @@ mod tests {
         let (mut ftl, mut m) = setup();
         ftl.append(1, 7).unwrap(); // LBA 7 in G1's open segment
         let seg = ftl.segment_of(ftl.lookup(7).unwrap());
-        let ctx = Ctx { ftl: &ftl };
+        let ctx = Ctx::new(&ftl);
         m.apply(
             &ctx,
             Config {
@@ -758,7 +758,7 @@ mod tests {
         m.label[seg as usize] = 1;
         ftl.segs.state[seg as usize] = SegState::Sealed;
         ftl.segs.seal_time[seg as usize] = 0;
-        let ctx = Ctx { ftl: &ftl };
+        let ctx = Ctx::new(&ftl);
         m.place_user(&ctx, &[UserWrite { time: 1000, ..w }], &mut out);
         assert_eq!((out[0], m.heat[7]), (1, 1));
     }

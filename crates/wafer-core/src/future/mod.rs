@@ -1,0 +1,283 @@
+//! Future knowledge: when each written block dies.
+//!
+//! * [`annotate`] computes it for a run's request stream ([`annotate`](mod@annotate)
+//!   has the streamed backward pass and the file format), cached next to a
+//!   trace so repeated runs reuse it;
+//! * [`Future`] hands it to the engine during a replay: the death of each user
+//!   write as it is placed and of each live block as GC moves it. Oracles
+//!   place by it; every run with it also scores the policy's predictions
+//!   ([`accuracy`]);
+//! * the engine checks it on every overwrite and trim (the old copy must die
+//!   exactly then), so a stale or wrong annotation stops the run instead of
+//!   silently changing the result.
+
+pub mod accuracy;
+pub mod annotate;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::device::Geometry;
+use crate::error::{Error, Result};
+use crate::request::Op;
+use crate::sim::{open_source, RunConfig};
+
+pub use accuracy::{AccuracyReport, ClassReport};
+pub use annotate::{Annotation, Annotator, DeathReader, NEVER};
+
+/// Remaining lifetime of a block dying at `death`, seen at `now` ([`NEVER`] stays).
+#[inline(always)]
+pub fn remaining(death: u64, now: u64) -> u64 {
+    if death == NEVER {
+        NEVER
+    } else {
+        death.saturating_sub(now)
+    }
+}
+
+/// How a run got its annotation.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnnotationInfo {
+    /// The annotation file (removed after the run when `cached` is false and
+    /// it was a scratch file).
+    pub path: String,
+    /// Reused from an earlier run.
+    pub reused: bool,
+    /// Kept next to the trace for later runs.
+    pub cached: bool,
+    /// User block writes annotated.
+    pub writes: u64,
+    /// Wall time to annotate or open it [s].
+    pub seconds: f64,
+}
+
+/// Annotate the request stream of `cfg`: a trace's whole stream (cached next
+/// to the trace as `TRACE.<key hash>.wlife` when its folder is writable), or
+/// a synthetic workload's first `writes` blocks (in a scratch file).
+pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
+    let t0 = Instant::now();
+    let mut cfg = cfg.clone();
+    let geo = cfg.device.geometry()?;
+    let (out, key, cached) = match &cfg.trace {
+        Some(t) => {
+            let meta = std::fs::metadata(&t.path)
+                .map_err(|e| Error::trace(&t.path, None, format!("cannot read: {e}")))?;
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            let canon = std::fs::canonicalize(&t.path).unwrap_or_else(|_| PathBuf::from(&t.path));
+            let key = serde_json::json!({
+                "trace": canon.display().to_string(),
+                "bytes": meta.len(),
+                "mtime_ns": mtime.to_string(),
+                "format": t.format,
+                "selection": t.selection,
+                "block_size": geo.block_size,
+                "remap": t.remap,
+                "logical_blocks": geo.logical_blocks,
+            })
+            .to_string();
+            let cache = PathBuf::from(format!("{}.{:016x}.wlife", t.path, fnv1a(key.as_bytes())));
+            if let Ok(a) = Annotation::open(&cache) {
+                if a.key() == key {
+                    let info = info(&a, true, true, t0);
+                    return Ok((a, info));
+                }
+            }
+            if writable_dir(&cache) {
+                (cache, key, true)
+            } else {
+                (scratch_path(), key, false)
+            }
+        }
+        None => {
+            let key = serde_json::json!({
+                "workload": cfg.workload,
+                "seed": cfg.seed,
+                "writes": cfg.writes,
+                "logical_blocks": geo.logical_blocks,
+                "block_size": geo.block_size,
+            })
+            .to_string();
+            (scratch_path(), key, false)
+        }
+    };
+    if let Some(t) = cfg.trace.as_mut() {
+        // The device size is already settled; do not recount the footprint.
+        t.capacity_from_trace = false;
+    }
+    let cap = if cfg.trace.is_some() {
+        u64::MAX
+    } else {
+        cfg.writes
+    };
+    let (mut source, _, geo) = open_source(&mut cfg)?;
+    let mut ann = Annotator::new(geo.logical_blocks as u64, &out)?;
+    while ann.writes() < cap {
+        let Some(r) = source.next()? else { break };
+        match r.op {
+            Op::Write => {
+                let n = (r.blocks as u64).min(cap - ann.writes()) as u32;
+                ann.write(r.lba, n)?;
+            }
+            Op::Trim => ann.trim(r.lba, r.blocks)?,
+            Op::Read => {}
+        }
+    }
+    let mut a = ann.finish(&out, &key)?;
+    a.set_scratch(!cached);
+    let info = info(&a, false, cached, t0);
+    Ok((a, info))
+}
+
+fn info(a: &Annotation, reused: bool, cached: bool, t0: Instant) -> AnnotationInfo {
+    AnnotationInfo {
+        path: a.path().display().to_string(),
+        reused,
+        cached,
+        writes: a.writes(),
+        seconds: t0.elapsed().as_secs_f64(),
+    }
+}
+
+fn writable_dir(file: &Path) -> bool {
+    let probe = PathBuf::from(format!("{}.probe", file.display()));
+    let ok = std::fs::File::create(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+fn scratch_path() -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "wafer-{}-{}.wlife",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// FNV-1a, 64 bit: a stable name for a cache key.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The annotated future, as the engine uses it during a replay. Times are
+/// the run's logical clock (a prefill shifts the annotation by its writes).
+pub struct Future {
+    reader: DeathReader,
+    /// Per LBA: when the content written by the prefill dies [stream time].
+    first: Vec<u64>,
+    /// Writes before this clock value belong to the prefill.
+    prefill_end: u64,
+    /// Run clock of the annotation's time 0.
+    offset: u64,
+    /// Per LBA: death of its live copy [run clock]; [`NEVER`] if unmapped.
+    live: Vec<u64>,
+    /// Deaths of the user-write batch being placed.
+    pub(crate) batch: Vec<u64>,
+}
+
+impl Future {
+    /// Prepare `ann` for a run on `geo`, prefilled or not.
+    pub fn new(ann: Arc<Annotation>, prefill: bool, geo: &Geometry) -> Result<Self> {
+        let l = geo.logical_blocks as u64;
+        if ann.table_len() != l {
+            return Err(Error::Simulation(format!(
+                "annotation {} is of a device of {} logical blocks, this run has {l}",
+                ann.path().display(),
+                ann.table_len()
+            )));
+        }
+        let first = if prefill {
+            ann.first_events()?
+        } else {
+            Vec::new()
+        };
+        let end = if prefill { l } else { 0 };
+        Ok(Future {
+            reader: DeathReader::new(ann),
+            first,
+            prefill_end: end,
+            offset: end,
+            live: vec![NEVER; l as usize],
+            batch: Vec::with_capacity(crate::ftl::engine::MAX_BATCH),
+        })
+    }
+
+    /// Death [run clock] of the user write of `lba` at `now`.
+    #[inline]
+    pub(crate) fn death_of_write(&mut self, lba: u32, now: u64) -> Result<u64> {
+        let d = if now < self.prefill_end {
+            self.first[lba as usize]
+        } else {
+            match self.reader.next_death()? {
+                Some(d) => d,
+                None => {
+                    return Err(Error::Simulation(format!(
+                        "the replay writes more blocks than annotation {} holds ({})",
+                        self.reader.annotation().path().display(),
+                        self.reader.annotation().writes()
+                    )))
+                }
+            }
+        };
+        Ok(if d == NEVER { NEVER } else { d + self.offset })
+    }
+
+    /// Death [run clock] of the `i`-th block of the batch being placed.
+    #[inline(always)]
+    pub fn batch_death(&self, i: usize) -> u64 {
+        self.batch[i]
+    }
+
+    /// Death [run clock] of the live copy of `lba` ([`NEVER`] if unmapped or
+    /// never overwritten).
+    #[inline(always)]
+    pub fn live_death(&self, lba: u32) -> u64 {
+        self.live[lba as usize]
+    }
+
+    /// The copy of `lba` written last dies at `death`.
+    #[inline(always)]
+    pub(crate) fn set_live(&mut self, lba: u32, death: u64) {
+        self.live[lba as usize] = death;
+    }
+
+    /// The old copy of `lba` dies now: check the annotation agrees.
+    #[inline(always)]
+    pub(crate) fn check_death(&self, lba: u32, now: u64, what: &str) -> Result<()> {
+        let d = self.live[lba as usize];
+        if d == now {
+            Ok(())
+        } else {
+            Err(self.disagree(lba, now, d, what))
+        }
+    }
+
+    #[cold]
+    fn disagree(&self, lba: u32, now: u64, d: u64, what: &str) -> Error {
+        Error::Invariant(format!(
+            "annotation {} disagrees with the replay: LBA {lba} is {what} at time {now}, \
+             the annotation says its copy dies at {} (a stale annotation? delete it to recompute)",
+            self.reader.annotation().path().display(),
+            if d == NEVER {
+                "never".to_string()
+            } else {
+                d.to_string()
+            }
+        ))
+    }
+
+    /// Bytes held (per-LBA tables and the read buffer).
+    pub fn memory_bytes(&self) -> usize {
+        (self.first.capacity() + self.live.capacity() + self.batch.capacity()) * 8 + (1 << 18) * 8
+    }
+}
