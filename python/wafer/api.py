@@ -131,7 +131,7 @@ def _chunk(total: int) -> int:
 ALL = 1 << 63
 
 
-def replay(
+def run_config(
     policy: str = "base",
     workload: str = "uniform",
     *,
@@ -144,23 +144,10 @@ def replay(
     victim: str = "greedy",
     seed: int = 1,
     params: dict[str, Any] | None = None,
-    progress: bool = False,
-    on_step: Callable[[int, int], None] | None = None,
-) -> RunResult:
-    """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
-    under ``policy``.
-
-    ``writes`` is the number of user blocks to write (default: 4 drive-writes
-    of a synthetic workload; the whole trace). A trace's format is detected
-    unless ``format`` is given; ``selection`` picks a device, time window,
-    first N requests, reads; ``remap`` maps the touched blocks to a dense
-    range. Without a logical size in ``device`` a trace sizes the device from
-    its footprint. A ``workload`` that names an existing file is a trace.
-
-    The simulation runs in Rust without the GIL, in chunks; ``progress=True``
-    draws a progress bar on stderr for runs longer than two seconds and
-    ``on_step(written, total)`` is called after every chunk.
-    """
+    accuracy: bool = False,
+) -> dict[str, Any]:
+    """The engine's run configuration (a JSON-ready dict) for these arguments
+    (see :func:`replay`)."""
     device = device or Device()
     if trace is None and os.path.isfile(str(workload)):
         trace = workload
@@ -178,7 +165,7 @@ def replay(
     else:
         total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
         trace_cfg = None
-    config = {
+    return {
         "device": dev,
         "policy": policy,
         "params": params or {},
@@ -187,7 +174,66 @@ def replay(
         "writes": total,
         "seed": int(seed),
         "trace": trace_cfg,
+        "accuracy": bool(accuracy),
     }
+
+
+def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
+    p = params or {}
+    return policy == "nodap" and not p.get("birs") and not p.get("config") and p.get("search", True)
+
+
+def replay(
+    policy: str = "base",
+    workload: str = "uniform",
+    *,
+    trace: str | os.PathLike | None = None,
+    format: str | None = None,
+    selection: Selection | None = None,
+    remap: bool = False,
+    writes: int | None = None,
+    device: Device | None = None,
+    victim: str = "greedy",
+    seed: int = 1,
+    params: dict[str, Any] | None = None,
+    accuracy: bool = False,
+    progress: bool = False,
+    on_step: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
+    under ``policy``.
+
+    ``writes`` is the number of user blocks to write (default: 4 drive-writes
+    of a synthetic workload; the whole trace). A trace's format is detected
+    unless ``format`` is given; ``selection`` picks a device, time window,
+    first N requests, reads; ``remap`` maps the touched blocks to a dense
+    range. Without a logical size in ``device`` a trace sizes the device from
+    its footprint. A ``workload`` that names an existing file is a trace.
+
+    ``accuracy=True`` annotates the stream with every block's death time
+    (cached next to a trace) and scores the policy's lifetime predictions:
+    ``result.accuracy``, per-group lifetimes, per-window accuracy columns.
+    Oracle policies (``nodap``, ``oracle-*``, ``POLICY+nu``/``+ngc``) always
+    get the annotation; ``nodap`` without ``birs``/``config`` first runs its
+    offline search (:func:`wafer.oracle.search`), reported in
+    ``result.raw["nodap_search"]``.
+
+    The simulation runs in Rust without the GIL, in chunks; ``progress=True``
+    draws a progress bar on stderr for runs longer than two seconds and
+    ``on_step(written, total)`` is called after every chunk.
+    """
+    kw = dict(trace=trace, format=format, selection=selection, remap=remap, writes=writes,
+              device=device, victim=victim, seed=seed)
+    found = None
+    if _needs_nodap_search(policy, params):
+        from .oracle import search
+
+        p = dict(params or {})
+        found = search(workload, min_gain=p.get("min_gain", 0.05), max_groups=p.get("max_groups", 10),
+                       progress=progress, **kw)
+        params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
+    config = run_config(policy, workload, params=params, accuracy=accuracy, **kw)
+    total = config["writes"]
     sim = _core.Simulation(json.dumps(config))
     bar = Progress(total if total < ALL else None, f"{policy}/{victim}", enabled=progress)
     chunk = _chunk(total if total < ALL else 1 << 26)
@@ -198,7 +244,11 @@ def replay(
                 on_step(sim.written, total)
     finally:
         bar.close()
-    return RunResult.from_json(sim.result_json(), config)
+    r = RunResult.from_json(sim.result_json(), config)
+    if found is not None:
+        r.raw["nodap_search"] = {k: found[k] for k in ("groups", "birs", "sizes", "waf", "stopped", "per_groups")}
+        r.raw["nodap_search"]["trials"] = len(found["trials"])
+    return r
 
 
 def compare(

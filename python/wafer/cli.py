@@ -72,6 +72,9 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = "uniform") -> N
     n.add_argument("--writes", type=int, metavar="N", help="user blocks to write (default: 4 drive-writes)")
     n.add_argument("--drive-writes", type=float, metavar="K", help="user writes as a multiple of the logical capacity")
     g.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    g.add_argument("--accuracy", action="store_true",
+                   help="annotate every block's death time (cached next to a trace) and score the policy's "
+                        "lifetime predictions: accuracy, precision, recall, F1, confusion, per window")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -102,6 +105,8 @@ def _selection(a: argparse.Namespace) -> traces.Selection:
 
 
 def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    if getattr(a, "trace_file", None):
+        a.trace = a.trace or a.trace_file
     path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
     if path is None:
         return {}
@@ -170,12 +175,37 @@ def _print_result(r: RunResult) -> None:
         rows.insert(2, ("trace", f"{r.raw['trace_format']}: {t['requests']} requests from {t['lines']} lines; "
                                  f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
                                  f"{t['backwards_timestamps']} timestamps raised{truncated}"))
+    for kind, label in (("user", "accuracy (user writes)"), ("gc", "accuracy (GC writes)")):
+        rep = (r.accuracy or {}).get(kind)
+        if rep:
+            rows.append((label, _accuracy_line(rep)))
+    ann = r.raw.get("annotation")
+    if ann:
+        how = "reused" if ann["reused"] else ("cached" if ann["cached"] else "scratch")
+        rows.append(("lifetime annotation", f"{ann['writes']} writes, {how}, {ann['seconds']:.2f} s"
+                                            + (f" ({ann['path']})" if ann["cached"] else "")))
+    found = r.raw.get("nodap_search")
+    if found:
+        rows.append(("nodap search", f"{found['groups']} groups, BIRs {_short(found['birs'])}, "
+                                     f"sizes {_short(found['sizes'])}, {found['trials']} trials; {found['stopped']}"))
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
+
+
+def _accuracy_line(rep: dict[str, Any]) -> str:
+    """One line of a prediction report: accuracy, and P/R/F1 or per-class recall."""
+    text = f"{rep['accuracy']:.3f} of {rep['predictions']} blocks, {rep['classes']} classes"
+    b = rep.get("binary")
+    if b:
+        text += f"; short-lived class: precision {_fmt_num(b['precision'])}, recall {_fmt_num(b['recall'])}, " \
+                f"F1 {_fmt_num(b['f1'])}"
+    else:
+        text += "; per-class recall " + " ".join(_fmt_num(c["recall"]) for c in rep["per_class"])
+    return text
 
 
 def _short(v: object) -> str:
@@ -198,7 +228,8 @@ def _write_timeseries(r: RunResult, path: str) -> None:
 def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
     r = replay(a.policy, a.workload, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
-               params=_params(a.param), progress=not (a.quiet or a.json), **_trace_kwargs(a))
+               params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
+               **_trace_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -211,7 +242,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
     dev = _device(a)
     return compare(names, workload, victims=vics, writes=_writes(a, dev), device=dev, seed=a.seed,
-                   progress=not (a.quiet or a.json), **_trace_kwargs(a))
+                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -259,9 +290,11 @@ def cmd_demo(a: argparse.Namespace) -> int:
     writes = 6 * dev.resolved_logical_blocks()
     if not a.json:
         print(f"wafer demo: every policy on {DEMO_WORKLOAD}, {dev.resolved_logical_blocks()} blocks of 4 KiB, "
-              f"10% OP, prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit\n")
+              f"10% OP, prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit;\n"
+              "oracles (nodap, oracle-*) know every block's death time; nodap uses DOGI's BIR ladder here "
+              "(`wafer oracle search` finds the paper's searched configuration)\n")
     results = compare(None, DEMO_WORKLOAD, victims=("greedy", "cost-benefit"), writes=writes, device=dev,
-                      seed=a.seed, progress=not (a.quiet or a.json))
+                      seed=a.seed, progress=not (a.quiet or a.json), params={"nodap": {"search": False}})
     path = write_report(results, a.out, title=f"wafer demo: {DEMO_WORKLOAD}")
     if a.json:
         print(json.dumps({"report": str(path), "results": [r.to_dict() for r in results]}))
@@ -342,6 +375,44 @@ def cmd_traces_formats(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_oracle_search(a: argparse.Namespace) -> int:
+    from .oracle import search
+
+    dev = _device(a)
+    res = search(a.workload, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
+                 min_gain=a.min_gain, max_groups=a.max_groups, progress=not (a.quiet or a.json),
+                 **_trace_kwargs(a))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+    if a.json:
+        print(json.dumps(res))
+        return 0
+    print(f"nodap search on {a.trace or a.workload}: {len(res['trials'])} replays; {res['stopped']}")
+    print(f"{'groups':>6}  {'WAF':>7}  BIR upper bounds [user blocks] / size caps [segments]")
+    for pg in res["per_groups"]:
+        mark = "  <- chosen" if pg["groups"] == res["groups"] else ""
+        print(f"{pg['groups']:>6}  {pg['waf']:>7.4f}  {_short(pg['birs'])} / {_short(pg['sizes'])}{mark}")
+    if a.out:
+        print(f"\nconfiguration: {a.out}  (use: wafer replay --policy nodap --param config={a.out} ...)")
+    else:
+        print(f"\nuse: --policy nodap --param birs={json.dumps(res['birs'])} --param sizes={json.dumps(res['sizes'])}")
+    return 0
+
+
+def cmd_oracle_annotate(a: argparse.Namespace) -> int:
+    from .oracle import annotate
+
+    dev = _device(a)
+    info = annotate(a.workload, writes=_writes(a, dev), device=dev, seed=a.seed, **_trace_kwargs(a))
+    if a.json:
+        print(json.dumps(info))
+    else:
+        how = "reused" if info["reused"] else ("cached" if info["cached"] else "computed (scratch, not kept)")
+        print(f"{info['path']}: {info['writes']} user block writes annotated, {how}, {info['seconds']:.2f} s")
+    return 0
+
+
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from . import reproduce
 
@@ -368,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer replay --trace hm_0.csv.gz --policy sepbit --victim cost-benefit\n"
                "  wafer traces inspect hm_0.csv.gz             workload statistics of a real trace\n"
                "  wafer policies --defaults\n"
+               "  wafer replay --policy midas --workload zipf:1.0 --accuracy   prediction accuracy vs the truth\n"
+               "  wafer oracle search hm_0.csv.gz -o nodap.json   NoDaP's near-optimal configuration\n"
+               "  wafer compare --policies midas,midas+ngc,nodap --workload zipf:1.0   oracle-assisted variants\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
                "  wafer bench --quick\n",
     )
@@ -430,6 +504,32 @@ def build_parser() -> argparse.ArgumentParser:
     tf = tsub.add_parser("formats", help="list the trace formats, their layouts and units")
     tf.add_argument("--json", action="store_true")
     tf.set_defaults(func=cmd_traces_formats)
+
+    o = sub.add_parser("oracle", help="future knowledge: lifetime annotation and NoDaP's configuration search")
+    osub = o.add_subparsers(dest="oracle_command", metavar="SUBCOMMAND", required=True)
+    os_ = osub.add_parser(
+        "search", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
+        help="find NoDaP's group configuration (BIRs, sizes) for a trace or workload (DOGI §3.1)",
+        description="Replay the stream under candidate NoDaP configurations: N=2 groups first (every BIR "
+                    "bound on a doubling grid, then size caps), then N+1, until one more group lowers WAF "
+                    "by less than --min-gain. Writes a reusable configuration with --out.")
+    os_.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to search on (or --workload SPEC)")
+    os_.add_argument("--victim", default="greedy", help="fallback victim selector (default greedy)")
+    os_.add_argument("--min-gain", type=float, default=0.05, metavar="F",
+                     help="stop when one more group lowers WAF by less than F (default 0.05)")
+    os_.add_argument("--max-groups", type=int, default=10, metavar="N", help="most groups tried (default 10)")
+    os_.add_argument("--out", "-o", metavar="FILE.json", help="write the result; nodap reads it with --param config=FILE")
+    _add_run(os_)
+    _add_device(os_)
+    _add_trace(os_)
+    os_.set_defaults(func=cmd_oracle_search)
+    oa = osub.add_parser("annotate", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
+                         help="annotate a trace with every block's death time (cached next to it)")
+    oa.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to annotate (or --workload SPEC)")
+    _add_run(oa)
+    _add_device(oa)
+    _add_trace(oa)
+    oa.set_defaults(func=cmd_oracle_annotate)
 
     from .reproduce import EXPERIMENTS
 

@@ -53,6 +53,18 @@ class Progress:
         self.stream.flush()
         self.shown = True
 
+    def text(self, msg: str) -> None:
+        """Show a free-form status (e.g. a search's trial count) instead of a bar."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < self.delay or now - self.last < 0.2:
+            return
+        self.last = now
+        self.stream.write(f"\r{self.label:<24} {msg}\033[K")
+        self.stream.flush()
+        self.shown = True
+
     def close(self) -> None:
         if self.shown:
             self.stream.write("\n")

@@ -71,6 +71,14 @@ class RunResult:
         return self.raw.get("policy_state")
 
     @property
+    def accuracy(self) -> dict[str, Any] | None:
+        """Lifetime-prediction scores against the annotated truth (runs with
+        ``accuracy=True`` or an oracle): ``user`` and ``gc`` reports with
+        accuracy, confusion matrix, per-class precision/recall/F1 and, for two
+        classes, binary precision/recall/F1 of the short-lived class."""
+        return self.raw.get("accuracy")
+
+    @property
     def victim_valid_histogram(self) -> list[int]:
         """Victims per valid-ratio bin [0, .05), [.05, .1), ... [.95, 1]."""
         return self.raw["victim_valid_histogram"]
@@ -129,6 +137,11 @@ def format_table(results: Iterable[RunResult]) -> str:
         ]
         for r in rows
     ]
+    if any(r.accuracy for r in rows):
+        head += ["user acc", "GC acc"]
+        for b, r in zip(body, rows):
+            acc = r.accuracy or {}
+            b += [_fmt((acc.get(k) or {}).get("accuracy")) for k in ("user", "gc")]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
 
     def line(cells: list[str]) -> str:

@@ -109,6 +109,21 @@ pub struct GroupResult {
     pub segments: u64,
     /// Valid blocks in the group.
     pub valid_blocks: u64,
+    /// (Remaining) lifetimes of the blocks written into the group, when the
+    /// run has the annotated future.
+    pub lifetime: Option<LifetimeProfile>,
+}
+
+/// Quantiles of the lifetimes of the blocks a group received [user blocks],
+/// to a power of two (`null`: never dies).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LifetimeProfile {
+    /// 10th percentile.
+    pub p10: Option<u64>,
+    /// Median.
+    pub median: Option<u64>,
+    /// 90th percentile.
+    pub p90: Option<u64>,
 }
 
 /// Min / mean / max erase count over all segments.
@@ -238,6 +253,19 @@ pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>
             Ok((Source::Synthetic(w), None, geo))
         }
     }
+}
+
+/// Settle a trace-sized device: read the trace's footprint once into
+/// `cfg.device.logical_blocks` (runs replaying one stream many times, such
+/// as the oracle search, then skip that pass).
+pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
+    if cfg.trace.as_ref().is_some_and(|t| t.capacity_from_trace) {
+        open_source(cfg)?;
+        if let Some(t) = cfg.trace.as_mut() {
+            t.capacity_from_trace = false;
+        }
+    }
+    Ok(())
 }
 
 /// A replay in progress.
@@ -421,6 +449,14 @@ impl Simulation {
                 gc_writes: stats.group_gc[g],
                 segments: 0,
                 valid_blocks: 0,
+                lifetime: stats.life_quantile(g, 0.5).map(|_| {
+                    let q = |x| stats.life_quantile(g, x).filter(|&v| v != u64::MAX);
+                    LifetimeProfile {
+                        p10: q(0.1),
+                        median: q(0.5),
+                        p90: q(0.9),
+                    }
+                }),
             })
             .collect();
         for s in 0..n {

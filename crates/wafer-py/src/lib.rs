@@ -3,13 +3,14 @@
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
-use wafer_core::{policy, victim, workload, Error, RunConfig};
+use wafer_core::{future, policy, victim, workload, Error, RunConfig};
 
 create_exception!(
     _core,
@@ -240,6 +241,53 @@ fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u6
     .map_err(to_py)
 }
 
+/// Annotate the request stream of a run configuration with each block's
+/// death time (cached next to a trace); returns how, as JSON.
+#[pyfunction]
+fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let cfg = run_config(config_json)?;
+    let (_, info) = py.detach(|| future::annotate(&cfg)).map_err(to_py)?;
+    Ok(serde_json::to_string(&info).expect("serialises"))
+}
+
+/// NoDaP's offline configuration search on a run configuration's stream;
+/// `progress(trial_json)` is called after every replay. Returns
+/// `{"search": ..., "annotation": ...}` as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, min_gain=0.05, max_groups=10, progress=None))]
+fn oracle_search_json(
+    py: Python<'_>,
+    config_json: &str,
+    min_gain: f64,
+    max_groups: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let cfg = run_config(config_json)?;
+    let opts = search::Options {
+        min_gain,
+        max_groups,
+    };
+    py.detach(|| {
+        let (ann, info) = future::annotate(&cfg)?;
+        let ann = Arc::new(ann);
+        let mut report = |t: &search::Trial| {
+            if let Some(cb) = &progress {
+                let json = serde_json::to_string(t).expect("serialises");
+                // A failing progress callback must not stop the search.
+                Python::attach(|py| cb.call1(py, (json,)).map(|_| ()).unwrap_or(()));
+            }
+        };
+        let r = search::search(&cfg, &ann, &opts, &mut report)?;
+        Ok(serde_json::json!({"search": r, "annotation": info}).to_string())
+    })
+    .map_err(to_py)
+}
+
+fn run_config(json: &str) -> PyResult<RunConfig> {
+    serde_json::from_str(json)
+        .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -252,6 +300,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;

@@ -298,8 +298,9 @@ impl Engine {
     /// in `g` against its true (remaining) lifetime.
     #[inline]
     fn score(&mut self, g: GroupId, gc: bool, lifetime: u64) {
+        self.stats.lifetime(g, lifetime);
         if let Some(pred) = self.policy.predicted_class(g, gc) {
-            let bounds = self.policy.class_bounds();
+            let bounds = self.policy.class_bounds(gc);
             let truth = class_of(bounds, lifetime);
             self.stats.predicted(gc, truth, pred as usize, bounds);
         }

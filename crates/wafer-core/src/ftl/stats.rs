@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::device::Geometry;
+use crate::ftl::GroupId;
 use crate::future::accuracy::Confusion;
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
@@ -110,6 +111,23 @@ pub struct Stats {
     pub confusion_user: Confusion,
     /// Predictions of GC-written blocks' remaining-lifetime classes vs the truth.
     pub confusion_gc: Confusion,
+    /// Per group, (remaining) lifetimes of the blocks written into it, in
+    /// power-of-two bins (bin k: [2^(k-1), 2^k); the last bin: never dies).
+    /// Filled only with the annotated future.
+    pub group_life: Vec<[u64; LIFE_BINS]>,
+}
+
+/// Bins of the per-group lifetime histograms.
+pub const LIFE_BINS: usize = 66;
+
+/// Bin of a lifetime in the per-group histograms.
+#[inline(always)]
+pub fn life_bin(lifetime: u64) -> usize {
+    if lifetime == u64::MAX {
+        LIFE_BINS - 1
+    } else {
+        (64 - lifetime.leading_zeros()) as usize
+    }
 }
 
 impl Stats {
@@ -129,6 +147,7 @@ impl Stats {
             segment_blocks: geo.segment_blocks as u64,
             confusion_user: Confusion::default(),
             confusion_gc: Confusion::default(),
+            group_life: Vec::new(),
         }
     }
 
@@ -222,6 +241,39 @@ impl Stats {
         };
         m.record(truth, pred);
         m.set_bounds(bounds);
+    }
+
+    /// A block with (remaining) lifetime `lifetime` was written into `g`.
+    #[inline]
+    pub fn lifetime(&mut self, g: GroupId, lifetime: u64) {
+        let g = g as usize;
+        if self.group_life.len() <= g {
+            self.group_life.resize(g + 1, [0; LIFE_BINS]);
+        }
+        self.group_life[g][life_bin(lifetime)] += 1;
+    }
+
+    /// Quantile `q` of group `g`'s lifetimes, as its bin's upper bound
+    /// (`None`: no data; `Some(u64::MAX)`: never dies).
+    pub fn life_quantile(&self, g: usize, q: f64) -> Option<u64> {
+        let h = self.group_life.get(g)?;
+        let n: u64 = h.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let want = (q * n as f64).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        for (k, &c) in h.iter().enumerate() {
+            acc += c;
+            if acc >= want {
+                return Some(if k == LIFE_BINS - 1 {
+                    u64::MAX
+                } else {
+                    1u64.checked_shl(k as u32).unwrap_or(u64::MAX - 1)
+                });
+            }
+        }
+        None
     }
 
     /// Grow the per-group counters to `groups` groups.

@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::request::Op;
-use crate::sim::{open_source, RunConfig};
+use crate::sim::{open_source, resolve, RunConfig};
 
 pub use accuracy::{AccuracyReport, ClassReport};
 pub use annotate::{Annotation, Annotator, DeathReader, NEVER};
@@ -61,6 +61,7 @@ pub struct AnnotationInfo {
 pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     let t0 = Instant::now();
     let mut cfg = cfg.clone();
+    resolve(&mut cfg)?;
     let geo = cfg.device.geometry()?;
     let (out, key, cached) = match &cfg.trace {
         Some(t) => {
@@ -108,10 +109,6 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
             (scratch_path(), key, false)
         }
     };
-    if let Some(t) = cfg.trace.as_mut() {
-        // The device size is already settled; do not recount the footprint.
-        t.capacity_from_trace = false;
-    }
     let cap = if cfg.trace.is_some() {
         u64::MAX
     } else {

@@ -5,6 +5,7 @@
 //! every deliberate deviation, then its parameter struct (paper defaults,
 //! units), then the implementation.
 
+pub mod assisted;
 mod autostream;
 mod base;
 mod equal_partition;
@@ -153,11 +154,12 @@ pub trait Placement: Send {
         false
     }
     /// Upper bounds [user blocks] of the lifetime classes the policy
-    /// predicts: class k holds lifetimes in `[bounds[k-1], bounds[k])`, the
-    /// last class is unbounded. Empty for a policy that predicts none. They
-    /// may change during a run; a prediction is judged by the bounds of its
-    /// time.
-    fn class_bounds(&self) -> &[u64] {
+    /// predicts for user-written blocks (`gc` false) or the remaining
+    /// lifetimes of GC-written ones: class k holds `[bounds[k-1], bounds[k])`,
+    /// the last class is unbounded. Empty for a policy that predicts none.
+    /// They may change during a run; a prediction is judged by the bounds of
+    /// its time.
+    fn class_bounds(&self, _gc: bool) -> &[u64] {
         &[]
     }
     /// The lifetime class the policy predicted for the block it just placed
@@ -194,7 +196,14 @@ pub const REGISTRY: &[PolicyInfo] = &[
 ];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
+/// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
+    if let Some((base, user, gc)) = assisted::parse(name)? {
+        let inner = build(base, params, geo)?;
+        return Ok(Box::new(assisted::Assisted::new(
+            inner, name, base, user, gc,
+        )));
+    }
     let info = lookup("policy", REGISTRY, name, |p| p.name)?;
     (info.build)(params, geo)
 }

@@ -72,7 +72,7 @@ impl Placement for OracleHotCold {
         let d = ctx.future.map_or(NEVER, |f| f.live_death(b.lba));
         self.group(remaining(d, ctx.now()))
     }
-    fn class_bounds(&self) -> &[u64] {
+    fn class_bounds(&self, _gc: bool) -> &[u64] {
         &self.bounds
     }
     fn predicted_class(&self, group: GroupId, _gc: bool) -> Option<u8> {

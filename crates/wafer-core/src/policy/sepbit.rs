@@ -63,6 +63,8 @@ pub struct SepBit {
     ell: f64,
     lifespan_sum: u64,
     lifespan_n: u32,
+    /// [ℓ] as a lifetime-class bound (group 0 predicts a lifetime below ℓ).
+    ell_bound: [u64; 1],
 }
 
 impl SepBit {
@@ -73,6 +75,7 @@ impl SepBit {
             ell: f64::INFINITY,
             lifespan_sum: 0,
             lifespan_n: 0,
+            ell_bound: [u64::MAX],
         }
     }
 }
@@ -126,6 +129,7 @@ impl Placement for SepBit {
                 self.lifespan_n += 1;
                 if self.lifespan_n >= self.p.window_segments.max(1) {
                     self.ell = self.lifespan_sum as f64 / self.lifespan_n as f64;
+                    self.ell_bound = [self.ell.ceil() as u64];
                     self.lifespan_sum = 0;
                     self.lifespan_n = 0;
                 }
@@ -135,6 +139,16 @@ impl Placement for SepBit {
 
     fn memory_bytes(&self) -> usize {
         self.last.memory_bytes()
+    }
+
+    /// User writes: group 0 predicts "dies within ℓ", group 1 "lives ℓ or
+    /// more". GC groups are chosen by age, not a lifetime claim.
+    fn class_bounds(&self, _gc: bool) -> &[u64] {
+        &self.ell_bound
+    }
+
+    fn predicted_class(&self, group: GroupId, gc: bool) -> Option<u8> {
+        (!gc).then_some(group as u8)
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod analytic;
 mod errors;
+mod future;
 mod golden;
 mod invariants;
 mod runs;

@@ -170,6 +170,9 @@ pub struct Midas {
     heat: Vec<u8>,
     /// Hot-filter age threshold τ [user blocks].
     tau: f64,
+    /// [τ] as a lifetime-class bound, refreshed per batch (G0 predicts a
+    /// lifetime below τ).
+    tau_bound: [u64; 1],
     g0_lifespan: (f64, u32),
     /// User writes placed in G0, and all user writes, since the last model run.
     hot_writes: (u64, u64),
@@ -235,6 +238,7 @@ impl Midas {
             collected: vec![(0, 0); positions],
             heat: vec![0; logical as usize],
             tau: 0.0,
+            tau_bound: [0],
             g0_lifespan: (0.0, 0),
             hot_writes: (0, 0),
             model_runs: 0,
@@ -483,6 +487,7 @@ impl Placement for Midas {
             out.fill(1);
             return;
         }
+        self.tau_bound = [self.tau.ceil() as u64];
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             if let Some(pba) = ctx.ftl.lookup(w.lba) {
                 self.heat_on_overwrite(ctx, w.lba, pba, w.time);
@@ -492,6 +497,16 @@ impl Placement for Midas {
             *g = if hot { 0 } else { 1 };
         }
         self.hot_writes.1 += writes.len() as u64;
+    }
+
+    /// With a hot group, user writes predict "dies within τ" (G0) or not
+    /// (G1); GC moves blocks along the chain by age, no lifetime claim.
+    fn class_bounds(&self, _gc: bool) -> &[u64] {
+        &self.tau_bound
+    }
+
+    fn predicted_class(&self, group: GroupId, gc: bool) -> Option<u8> {
+        (!gc && self.hot_on()).then_some(group.min(1) as u8)
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {

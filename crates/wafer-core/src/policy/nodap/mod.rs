@@ -355,7 +355,7 @@ impl Placement for NoDap {
         }
     }
 
-    fn class_bounds(&self) -> &[u64] {
+    fn class_bounds(&self, _gc: bool) -> &[u64] {
         &self.birs
     }
 

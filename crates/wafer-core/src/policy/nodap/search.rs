@@ -256,6 +256,9 @@ pub fn search(
             ),
         ));
     }
+    let mut cfg = cfg.clone();
+    crate::sim::resolve(&mut cfg)?;
+    let cfg = &cfg;
     let grid = grid(cfg, ann)?;
     let mut s = Searcher {
         cfg,
