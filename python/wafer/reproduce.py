@@ -26,6 +26,7 @@ class Experiment:
     warmup_drive_writes: float = 2.0
     segment_blocks: int = 256
     seed: int = 1
+    accuracy: bool = False
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
                                                             "warmup_drive_writes": 1.0, "segment_blocks": 8})
 
@@ -40,6 +41,18 @@ EXPERIMENTS = {
         workloads=["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"],
         ops=[0.07, 0.10, 0.28],
     ),
+    "oracle": Experiment(
+        description="Future knowledge (issue #5): NoDaP (searched per workload and OP) against the simple oracles, "
+                    "the rule-based policies and their oracle-assisted variants (+nu: NoDaP user placement, +ngc: "
+                    "NoDaP GC relocation), with the accuracy of every lifetime prediction; greedy fallback victims, "
+                    "the rule-based experiment's workloads, device and OPs.",
+        policies=["nodap", "oracle-sort", "oracle-hotcold", "sepbit", "sepbit+ngc", "sepbit+nu+ngc", "midas",
+                  "midas+ngc", "midas+nu"],
+        victims=["greedy"],
+        workloads=["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"],
+        ops=[0.07, 0.10, 0.28],
+        accuracy=True,
+    ),
 }
 
 
@@ -47,7 +60,7 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
     """Run experiment ``name``; policies not registered in this build are listed as missing."""
     e = EXPERIMENTS[name]
     known = {p["name"] for p in policies()}
-    pols = [p for p in e.policies if p in known]
+    pols = [p for p in e.policies if p.split("+")[0] in known]
     size = dict(logical_blocks=e.logical_blocks, drive_writes=e.drive_writes,
                 warmup_drive_writes=e.warmup_drive_writes, segment_blocks=e.segment_blocks)
     if quick:
@@ -62,10 +75,17 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
                     dev = Device(logical_blocks=size["logical_blocks"], op=op, segment_blocks=size["segment_blocks"],
                                  warmup_drive_writes=size["warmup_drive_writes"])
                     r = replay(policy, workload, device=dev, victim=victim, seed=e.seed,
-                               writes=int(size["drive_writes"] * size["logical_blocks"]))
-                    rows.append({"op": op, "victim": victim, "workload": workload, "policy": policy,
-                                 "waf": r.waf, "steady_waf": r.steady_waf,
-                                 "mean_victim_valid_ratio": r.mean_victim_valid_ratio})
+                               writes=int(size["drive_writes"] * size["logical_blocks"]), accuracy=e.accuracy)
+                    row = {"op": op, "victim": victim, "workload": workload, "policy": policy,
+                           "waf": r.waf, "steady_waf": r.steady_waf,
+                           "mean_victim_valid_ratio": r.mean_victim_valid_ratio}
+                    if e.accuracy:
+                        acc = r.accuracy or {}
+                        row["user_accuracy"] = (acc.get("user") or {}).get("accuracy")
+                        row["gc_accuracy"] = (acc.get("gc") or {}).get("accuracy")
+                    if "nodap_search" in r.raw:
+                        row["nodap"] = r.raw["nodap_search"]
+                    rows.append(row)
                     bar.update(len(rows))
     bar.close()
     return {"experiment": name, "description": e.description, "quick": quick, "settings": size, "seed": e.seed,
@@ -91,6 +111,20 @@ def markdown(out: dict[str, Any]) -> str:
                 cells = ["-" if x is None else (f"**{x:.3f}**" if x == best else f"{x:.3f}") for x in vals]
                 lines.append(f"| `{w}` | " + " | ".join(cells) + " |")
             lines.append("")
+    for key, label in (("user_accuracy", "user-write"), ("gc_accuracy", "GC-write")):
+        acc = {(r["op"], r["victim"], r["workload"], r["policy"]): r.get(key) for r in out["results"]}
+        cols = [p for p in pols if any(v is not None for (o, v_, w, q), v in acc.items() if q == p)]
+        if not cols:
+            continue
+        for op in ops:
+            for v in victims:
+                lines.append(f"#### OP {op:.0%}, victim `{v}` ({label} lifetime-prediction accuracy)\n")
+                lines.append("| workload | " + " | ".join(f"`{p}`" for p in cols) + " |")
+                lines.append("|---|" + "---|" * len(cols))
+                for w in workloads:
+                    vals = [acc.get((op, v, w, p)) for p in cols]
+                    lines.append(f"| `{w}` | " + " | ".join("-" if x is None else f"{x:.3f}" for x in vals) + " |")
+                lines.append("")
     if out["missing_policies"]:
         lines.append("Not yet implemented, so not in the tables: " + ", ".join(f"`{p}`" for p in out["missing_policies"]))
     return "\n".join(lines)

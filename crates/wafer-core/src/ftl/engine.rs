@@ -105,6 +105,9 @@ impl Engine {
         self.ftl.prefetch_write(lba, deep);
         if !deep {
             self.policy.prefetch(lba);
+            if let Some(f) = &self.future {
+                f.prefetch(lba);
+            }
         }
     }
 
@@ -416,6 +419,9 @@ impl Engine {
                 if ahead != UNMAPPED {
                     super::prefetch::prefetch(&self.ftl.map, ahead as usize);
                     self.policy.prefetch(ahead);
+                    if let Some(f) = &self.future {
+                        f.prefetch(ahead);
+                    }
                 }
             }
             let lba = self.ftl.rev[base + off];

@@ -164,12 +164,17 @@ impl Annotator {
         }
         debug_assert_eq!(t, 0);
         flush_reversed(&f, &tmp, &mut deaths, deaths_at)?;
-        let mut tail = Vec::with_capacity(next.len() * 8);
-        for x in &next {
-            tail.extend_from_slice(&x.to_le_bytes());
+        // The first-event table, through the (now free) chunk buffer.
+        let mut at = deaths_at + writes * 8;
+        for part in next.chunks(n) {
+            let buf = &mut chunk[..part.len() * 8];
+            for (b, x) in buf.chunks_exact_mut(8).zip(part) {
+                b.copy_from_slice(&x.to_le_bytes());
+            }
+            f.write_all_at(buf, at)
+                .map_err(|e| io_err(&tmp, "cannot write", e))?;
+            at += buf.len() as u64;
         }
-        f.write_all_at(&tail, deaths_at + writes * 8)
-            .map_err(|e| io_err(&tmp, "cannot write", e))?;
         f.sync_all().map_err(|e| io_err(&tmp, "cannot sync", e))?;
         drop(f);
         std::fs::rename(&tmp, out).map_err(|e| io_err(out, "cannot move into place", e))?;

@@ -61,6 +61,12 @@ pub struct AnnotationInfo {
 pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     let t0 = Instant::now();
     let mut cfg = cfg.clone();
+    // Only the logical size and block size matter here: accept any segment
+    // size and spare space, so a trace can be annotated on its own.
+    cfg.device.segment_blocks = 1;
+    cfg.device.physical_blocks = None;
+    cfg.device.gc_mode = crate::device::GcMode::Watermark;
+    cfg.device.op = cfg.device.op.max(0.01);
     resolve(&mut cfg)?;
     let geo = cfg.device.geometry()?;
     let (out, key, cached) = match &cfg.trace {
@@ -240,6 +246,12 @@ impl Future {
     #[inline(always)]
     pub fn live_death(&self, lba: u32) -> u64 {
         self.live[lba as usize]
+    }
+
+    /// Hint: `lba`'s live death will be read soon.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, lba: u32) {
+        crate::ftl::prefetch::prefetch(&self.live, lba as usize);
     }
 
     /// The copy of `lba` written last dies at `death`.

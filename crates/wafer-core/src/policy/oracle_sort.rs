@@ -7,7 +7,7 @@
 //! victims (greedy takes the dead segments first). Needs the run's lifetime
 //! annotation ([`crate::future`]). In the spirit of the "future knowledge"
 //! baselines of SepBIT (FK) and Lange et al.'s death-time sorting; window
-//! and group count are ours: by default 16 windows of 1/8 drive-write
+//! and group count are ours: by default 8 windows of 1/4 drive-write
 //! (two drive-writes ahead).
 
 use serde::{Deserialize, Serialize};
@@ -21,11 +21,11 @@ use crate::params;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "oracle-sort",
-    description: "oracle: blocks grouped by the window of their exact death time (16 windows of 1/8 drive-write), far deaths in one cold group",
+    description: "oracle: blocks grouped by the window of their exact death time (8 windows of 1/4 drive-write), far deaths in one cold group",
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("oracle-sort", p)?;
-        let window = p.window.unwrap_or((geo.logical_blocks as u64 / 8).max(1));
+        let window = p.window.unwrap_or((geo.logical_blocks as u64 / 4).max(1));
         if window == 0 || !(2..=1024).contains(&p.groups) {
             return Err(Error::Parameter {
                 policy: "oracle-sort".into(),
@@ -48,14 +48,14 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 pub struct Params {
     /// Death-time windows (groups besides the far group).
     pub groups: u32,
-    /// Window length [user blocks]; `null`: 1/8 of the logical capacity.
+    /// Window length [user blocks]; `null`: 1/4 of the logical capacity.
     pub window: Option<u64>,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
-            groups: 16,
+            groups: 8,
             window: None,
         }
     }

@@ -162,9 +162,8 @@ fn waf(r: &wafer_core::RunResult) -> f64 {
 
 #[test]
 fn nodap_is_a_lower_bound_on_the_rule_based_workloads() {
-    // The other oracles are references, not bounds NoDaP must beat: on
-    // uniform writes oracle-sort's death-time windows do better (1.71 vs
-    // 1.87 here; see FIDELITY.md).
+    // oracle-sort is a reference, not a bound NoDaP must beat: on uniform
+    // writes its death-time windows can do better (see FIDELITY.md).
     let others = [
         "base",
         "two-r",
