@@ -43,7 +43,8 @@ def test_compare_json_and_report(tmp_path):
     res = json.loads(p.stdout)["results"]
     names = [p["name"] for p in json.loads(wafer("policies", "--json").stdout)["policies"]]
     assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in names for b in ("greedy", "fifo")}
-    assert (tmp_path / "report.html").read_text().count("<svg") == 2
+    # WAF per window and cumulative; the oracles bring accuracy curves (user/GC x window/cumulative).
+    assert (tmp_path / "report.html").read_text().count("<svg") == 6
     assert json.loads((tmp_path / "results.json").read_text())["results"]
 
 

@@ -101,3 +101,13 @@ def test_trace_annotation_is_cached_next_to_the_trace(tmp_path):
 def test_bad_oracle_input_is_a_clear_error(args, message):
     p = wafer_cli(*args, *SMALL, ok=False)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_report_has_accuracy_curves(tmp_path):
+    from wafer.report import write_report
+
+    rs = wafer.compare(["sepbit", "nodap"], "zipf:1.0", writes=65536, device=DEV, accuracy=True,
+                       params={"nodap": {"search": False}})
+    page = write_report(rs, tmp_path).read_text()
+    assert "User-write prediction accuracy, within each window" in page
+    assert "GC-write prediction accuracy, since the start" in page

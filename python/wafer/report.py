@@ -73,6 +73,15 @@ def write_report(results: list[RunResult], out_dir: str | Path, title: str = "wa
               for r in results]
     cumulative = [(f"{r.policy}/{r.victim}", r.timeseries().get("drive_writes", []),
                    r.timeseries().get("cumulative_waf", [])) for r in results]
+    accuracy = ""
+    for col, label in (("user_accuracy", "user-write"), ("gc_accuracy", "GC-write")):
+        for kind in ("", "cumulative_"):
+            acc = [(f"{r.policy}/{r.victim}", r.timeseries().get("drive_writes", []),
+                    r.timeseries().get(kind + col, [])) for r in results if r.accuracy]
+            what = "since the start" if kind else "within each window"
+            chart = _chart(acc, f"{label} lifetime-prediction accuracy {what}", "accuracy")
+            if chart:
+                accuracy += f"<h2>{label[0].upper() + label[1:]} prediction accuracy, {what}</h2>\n{chart}\n"
     geo = results[0].raw["geometry"] if results else {}
     meta = (f"workload <code>{html.escape(results[0].workload)}</code>, seed {results[0].seed}, "
             f"{geo.get('logical_blocks')} logical blocks of {geo.get('block_size')} B, "
@@ -91,7 +100,7 @@ Rows are sorted by steady-state WAF, lowest first.</p>
 {_chart(series, "WAF within each window", "WAF")}
 <h2>Cumulative WAF</h2>
 {_chart(cumulative, "WAF since the start of the workload", "cumulative WAF")}
-<p>Data: <a href="results.json">results.json</a>, <a href="timeseries.csv">timeseries.csv</a>.</p>
+{accuracy}<p>Data: <a href="results.json">results.json</a>, <a href="timeseries.csv">timeseries.csv</a>.</p>
 </body></html>
 """
     path = out / "report.html"
