@@ -11,7 +11,8 @@
 //! split the lifetime axis at the geometric means of neighbouring medians (a
 //! group whose median is "never" takes everything above 4× the median
 //! before it). Groups that share a median bin with a shorter-lived one get
-//! no oracle placements.
+//! no oracle placements, and a group the policy does not use at the moment
+//! (MiDAS shrinks its chain) passes its blocks to the nearest one it uses.
 //!
 //! `+ngrp` (NoDaP's group configuration with the policy's predictions) needs
 //! a policy that predicts multi-class lifetimes (ML-DT, DOGI) and is not
@@ -104,9 +105,18 @@ impl Assisted {
         }
     }
 
-    #[inline(always)]
+    /// The group whose range holds `lifetime`; if the policy does not use
+    /// that group now, the nearest one it uses (shorter-lived first).
+    #[inline]
     fn oracle_group(&self, lifetime: u64) -> GroupId {
-        self.order[class_of(&self.bounds, lifetime)]
+        let k = class_of(&self.bounds, lifetime);
+        let active = self.inner.active_groups();
+        let ok = |i: &usize| (self.order[*i] as usize) < active;
+        let i = (0..=k)
+            .rev()
+            .find(ok)
+            .or_else(|| (k + 1..self.order.len()).find(ok));
+        i.map_or(0, |i| self.order[i])
     }
 
     /// Order groups by median lifetime and cut the axis between them.

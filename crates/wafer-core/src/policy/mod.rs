@@ -108,6 +108,12 @@ pub trait Placement: Send {
     /// Groups the policy uses at start; it may return higher ids later (the
     /// engine adds groups on demand).
     fn groups(&self) -> usize;
+    /// Groups the policy uses now (ids `0..n`); more than [`Placement::groups`]
+    /// for a policy that grows its groups at run time. Oracle assists place
+    /// blocks only into these.
+    fn active_groups(&self) -> usize {
+        self.groups()
+    }
     /// Group of each block of a batch of user writes (one request, or part of
     /// it); `out` has the same length as `writes`. The blocks are applied in
     /// order after the call.

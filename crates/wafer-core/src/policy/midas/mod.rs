@@ -479,6 +479,10 @@ impl Placement for Midas {
         3
     }
 
+    fn active_groups(&self) -> usize {
+        self.last as usize + 1
+    }
+
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         if self.due {
             self.reconfigure(ctx);
