@@ -293,16 +293,17 @@ impl Engine {
         }
         let death = f.batch[i];
         f.set_live(lba, death);
-        self.score(g, false, remaining(death, now));
+        let pred = self.policy.predicted_user_class(i, g);
+        self.score(g, false, remaining(death, now), pred);
         Ok(())
     }
 
-    /// Record the policy's lifetime-class prediction for a block just placed
-    /// in `g` against its true (remaining) lifetime.
+    /// Record the policy's lifetime-class prediction `pred` for a block just
+    /// placed in `g` against its true (remaining) lifetime.
     #[inline]
-    fn score(&mut self, g: GroupId, gc: bool, lifetime: u64) {
+    fn score(&mut self, g: GroupId, gc: bool, lifetime: u64, pred: Option<u8>) {
         self.stats.lifetime(g, lifetime);
-        if let Some(pred) = self.policy.predicted_class(g, gc) {
+        if let Some(pred) = pred {
             let bounds = self.policy.class_bounds(gc);
             let truth = class_of(bounds, lifetime);
             self.stats.predicted(gc, truth, pred as usize, bounds);
@@ -443,7 +444,8 @@ impl Engine {
             self.ensure_group(g);
             if let Some(f) = &self.future {
                 let life = remaining(f.live_death(lba), self.ftl.now);
-                self.score(g, true, life);
+                let pred = self.policy.predicted_class(g, true);
+                self.score(g, true, life, pred);
             }
             let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
             if let Some(s) = sealed {

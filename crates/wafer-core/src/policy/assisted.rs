@@ -14,6 +14,13 @@
 //! no oracle placements, and a group the policy does not use at the moment
 //! (MiDAS shrinks its chain) passes its blocks to the nearest one it uses.
 //!
+//! User-written blocks go only to groups that received user writes in the
+//! measuring replay, GC-written ones only to groups that received GC writes
+//! (SepBIT's and MiDAS's user and GC groups keep their roles), and a
+//! relocation lands in its victim's own group only where the policy itself
+//! would put it (a size-capped FIFO group would otherwise cycle the same
+//! blocks).
+//!
 //! `+ngrp` (NoDaP's group configuration with the policy's predictions) needs
 //! a policy that predicts multi-class lifetimes (ML-DT, DOGI) and is not
 //! offered yet.
@@ -35,11 +42,73 @@ pub struct Assisted {
     base: String,
     user: bool,
     gc: bool,
+    /// Destinations of user-written blocks: the groups that received user
+    /// writes in the measuring replay.
+    user_bins: Bins,
+    /// Destinations of GC-written blocks: the groups that received GC writes.
+    gc_bins: Bins,
+    medians: Vec<Option<u64>>,
+}
+
+/// Groups ordered by median lifetime, and the lifetime axis cut between them.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+struct Bins {
     /// Groups by increasing median lifetime.
     order: Vec<GroupId>,
     /// Lifetime bounds between consecutive groups of `order`.
     bounds: Vec<u64>,
-    medians: Vec<Option<u64>>,
+}
+
+impl Bins {
+    /// Bins of the groups with a median (`None`: not a destination).
+    fn new(medians: &[Option<u64>]) -> Self {
+        let mut by: Vec<(u64, GroupId)> = medians
+            .iter()
+            .enumerate()
+            .filter_map(|(g, m)| m.map(|m| (m, g as GroupId)))
+            .collect();
+        by.sort_unstable();
+        by.dedup_by_key(|(m, _)| *m);
+        let bounds = by
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (w[0].0.max(1), w[1].0);
+                if b == NEVER {
+                    a.saturating_mul(4)
+                } else {
+                    ((a as f64 * b as f64).sqrt().round() as u64).max(a + 1)
+                }
+            })
+            .collect();
+        Bins {
+            order: by.iter().map(|&(_, g)| g).collect(),
+            bounds,
+        }
+    }
+
+    /// The group whose range holds `lifetime`; if the policy does not use
+    /// that group now (fewer than `active` groups), the nearest one it uses
+    /// (shorter-lived first). `None` with no bins.
+    #[inline]
+    fn group(&self, lifetime: u64, active: usize) -> Option<GroupId> {
+        self.group_but(lifetime, active, GroupId::MAX)
+    }
+
+    /// As [`Bins::group`], never choosing `except`.
+    #[inline]
+    fn group_but(&self, lifetime: u64, active: usize, except: GroupId) -> Option<GroupId> {
+        let k = class_of(&self.bounds, lifetime);
+        let ok = |i: &usize| (self.order[*i] as usize) < active && self.order[*i] != except;
+        let i = (0..=k.min(self.order.len().checked_sub(1)?))
+            .rev()
+            .find(ok)
+            .or_else(|| (k + 1..self.order.len()).find(ok))?;
+        Some(self.order[i])
+    }
+
+    fn class(&self, group: GroupId) -> Option<u8> {
+        self.order.iter().position(|&g| g == group).map(|k| k as u8)
+    }
 }
 
 /// Interned composite names (`name()` is `&'static str`; few distinct ones).
@@ -99,48 +168,18 @@ impl Assisted {
             base: base.to_string(),
             user,
             gc,
-            order: Vec::new(),
-            bounds: Vec::new(),
+            user_bins: Bins::default(),
+            gc_bins: Bins::default(),
             medians: Vec::new(),
         }
     }
 
-    /// The group whose range holds `lifetime`; if the policy does not use
-    /// that group now, the nearest one it uses (shorter-lived first).
-    #[inline]
-    fn oracle_group(&self, lifetime: u64) -> GroupId {
-        let k = class_of(&self.bounds, lifetime);
-        let active = self.inner.active_groups();
-        let ok = |i: &usize| (self.order[*i] as usize) < active;
-        let i = (0..=k)
-            .rev()
-            .find(ok)
-            .or_else(|| (k + 1..self.order.len()).find(ok));
-        i.map_or(0, |i| self.order[i])
-    }
-
-    /// Order groups by median lifetime and cut the axis between them.
-    fn set_bins(&mut self, medians: Vec<Option<u64>>) {
-        let mut by: Vec<(u64, GroupId)> = medians
-            .iter()
-            .enumerate()
-            .filter_map(|(g, m)| m.map(|m| (m, g as GroupId)))
-            .collect();
-        by.sort_unstable();
-        by.dedup_by_key(|(m, _)| *m);
-        self.order = by.iter().map(|&(_, g)| g).collect();
-        self.bounds = by
-            .windows(2)
-            .map(|w| {
-                let (a, b) = (w[0].0.max(1), w[1].0);
-                if b == NEVER {
-                    a.saturating_mul(4)
-                } else {
-                    ((a as f64 * b as f64).sqrt().round() as u64).max(a + 1)
-                }
-            })
-            .collect();
-        self.medians = medians;
+    fn bins(&self, gc: bool) -> Option<&Bins> {
+        match gc {
+            true if self.gc => Some(&self.gc_bins),
+            false if self.user => Some(&self.user_bins),
+            _ => None,
+        }
     }
 }
 
@@ -163,25 +202,31 @@ impl Placement for Assisted {
         let mut sim = Simulation::with_annotation(c, Some(ann.clone()))?;
         sim.run()?;
         let r = sim.result();
-        let medians = r
+        let medians: Vec<Option<u64>> = r
             .groups
             .iter()
-            .map(|g| {
-                g.lifetime
-                    .as_ref()
-                    .map(|l| l.median.unwrap_or(NEVER))
-                    .filter(|_| g.user_writes + g.gc_writes > 0)
-            })
+            .map(|g| g.lifetime.as_ref().map(|l| l.median.unwrap_or(NEVER)))
             .collect();
-        self.set_bins(medians);
+        let only = |keep: &dyn Fn(usize) -> bool| -> Vec<Option<u64>> {
+            medians
+                .iter()
+                .enumerate()
+                .map(|(g, m)| m.filter(|_| keep(g)))
+                .collect()
+        };
+        self.user_bins = Bins::new(&only(&|g| r.groups[g].user_writes > 0));
+        self.gc_bins = Bins::new(&only(&|g| r.groups[g].gc_writes > 0));
+        self.medians = medians;
         Ok(())
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         self.inner.place_user(ctx, writes, out);
-        if let (true, false, Some(f)) = (self.user, self.order.is_empty(), ctx.future) {
+        if let (true, Some(f)) = (self.user, ctx.future) {
+            let active = self.inner.active_groups();
             for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
-                *g = self.oracle_group(remaining(f.batch_death(i), w.time));
+                let life = remaining(f.batch_death(i), w.time);
+                *g = self.user_bins.group(life, active).unwrap_or(*g);
             }
         }
     }
@@ -193,8 +238,21 @@ impl Placement for Assisted {
     }
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
         let g = self.inner.place_gc(ctx, b);
-        match (self.gc, self.order.is_empty(), ctx.future) {
-            (true, false, Some(f)) => self.oracle_group(remaining(f.live_death(b.lba), ctx.now())),
+        match (self.gc, ctx.future) {
+            (true, Some(f)) => {
+                let life = remaining(f.live_death(b.lba), ctx.now());
+                // Back into the victim's own group only where the policy
+                // itself sends blocks: size-capped FIFO groups (MiDAS) would
+                // otherwise move the same blocks round in a loop.
+                let except = if g == b.from_group {
+                    GroupId::MAX
+                } else {
+                    b.from_group
+                };
+                self.gc_bins
+                    .group_but(life, self.inner.active_groups(), except)
+                    .unwrap_or(g)
+            }
             _ => g,
         }
     }
@@ -216,24 +274,29 @@ impl Placement for Assisted {
             "assist": {
                 "user": self.user,
                 "gc": self.gc,
-                "group_order": self.order,
-                "bounds": self.bounds,
+                "user_destinations": self.bins(false),
+                "gc_destinations": self.bins(true),
                 "median_lifetimes": self.medians,
             }
         }))
     }
     fn class_bounds(&self, gc: bool) -> &[u64] {
-        if (gc && self.gc) || (!gc && self.user) {
-            &self.bounds
+        match self.bins(gc) {
+            Some(b) => &b.bounds,
+            None => self.inner.class_bounds(gc),
+        }
+    }
+    fn predicted_user_class(&self, i: usize, group: GroupId) -> Option<u8> {
+        if self.user {
+            self.predicted_class(group, false)
         } else {
-            self.inner.class_bounds(gc)
+            self.inner.predicted_user_class(i, group)
         }
     }
     fn predicted_class(&self, group: GroupId, gc: bool) -> Option<u8> {
-        if (gc && self.gc) || (!gc && self.user) {
-            self.order.iter().position(|&g| g == group).map(|k| k as u8)
-        } else {
-            self.inner.predicted_class(group, gc)
+        match self.bins(gc) {
+            Some(b) => b.class(group),
+            None => self.inner.predicted_class(group, gc),
         }
     }
 }
@@ -259,15 +322,17 @@ mod tests {
 
     #[test]
     fn bins_split_at_geometric_means() {
-        let inner = Box::new(super::super::two_r::TwoR);
-        let mut a = Assisted::new(inner, "two-r+ngc", "two-r", false, true);
-        a.set_bins(vec![Some(1 << 20), Some(1 << 10), None, Some(NEVER)]);
-        assert_eq!(a.order, vec![1, 0, 3]);
-        assert_eq!(a.bounds, vec![1 << 15, 1 << 22]);
-        assert_eq!(a.oracle_group(5), 1);
-        assert_eq!(a.oracle_group(1 << 16), 0);
-        // 2R uses groups 0 and 1 only: group 3's blocks go to the nearest
-        // group in use, the shorter-lived side first.
-        assert_eq!(a.oracle_group(NEVER), 0);
+        let b = Bins::new(&[Some(1 << 20), Some(1 << 10), None, Some(NEVER)]);
+        assert_eq!(b.order, vec![1, 0, 3]);
+        assert_eq!(b.bounds, vec![1 << 15, 1 << 22]);
+        assert_eq!(b.group(5, 4), Some(1));
+        assert_eq!(b.group(1 << 16, 4), Some(0));
+        assert_eq!(b.group(NEVER, 4), Some(3));
+        assert_eq!(b.class(3), Some(2));
+        assert_eq!(b.class(2), None);
+        // With groups 0 and 1 in use only, group 3's blocks go to the
+        // nearest group in use, the shorter-lived side first.
+        assert_eq!(b.group(NEVER, 2), Some(0));
+        assert_eq!(Bins::default().group(5, 4), None);
     }
 }

@@ -174,6 +174,13 @@ pub trait Placement: Send {
     fn predicted_class(&self, _group: GroupId, _gc: bool) -> Option<u8> {
         None
     }
+    /// The lifetime class predicted for the `i`-th block of the batch last
+    /// placed by [`Placement::place_user`], which went to `group`. By
+    /// default the group's class; a policy whose classes are finer than its
+    /// groups (several classes per group) overrides it.
+    fn predicted_user_class(&self, _i: usize, group: GroupId) -> Option<u8> {
+        self.predicted_class(group, false)
+    }
 }
 
 /// A registered policy.
