@@ -74,8 +74,10 @@ def test_assisted_variant_and_table_columns():
     table = wafer.format_table(rs)
     assert "user acc" in table and "midas+ngc" in table
     ngc = rs[1]
-    assert ngc.policy == "midas+ngc" and ngc.accuracy["gc"]["accuracy"] > 0.5
-    assert ngc.policy_state["assist"]["gc"] is True
+    assert ngc.policy == "midas+ngc" and 0 < ngc.accuracy["gc"]["accuracy"] <= 1
+    dest = ngc.policy_state["assist"]["gc_destinations"]
+    assert ngc.policy_state["assist"]["gc"] is True and len(dest["bounds"]) == len(dest["order"]) - 1
+    assert ngc.accuracy["gc"]["classes"] <= len(dest["order"])
 
 
 def test_trace_annotation_is_cached_next_to_the_trace(tmp_path):
