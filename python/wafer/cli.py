@@ -274,6 +274,8 @@ def cmd_policies(a: argparse.Namespace) -> int:
                 print(f"  {'':<16}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
                 print(f"  {'':<16}   (no parameters)")
+    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes)")
+    print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
     print("victim selectors (--victim):")
     for v in vs:
         print(f"  {v['name']:<16} {v['description']}")

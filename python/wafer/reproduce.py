@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._core import SimulationError
 from .api import Device, policies, replay
 from .progress import Progress
 
@@ -74,11 +75,17 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
                 for policy in pols:
                     dev = Device(logical_blocks=size["logical_blocks"], op=op, segment_blocks=size["segment_blocks"],
                                  warmup_drive_writes=size["warmup_drive_writes"])
-                    r = replay(policy, workload, device=dev, victim=victim, seed=e.seed,
-                               writes=int(size["drive_writes"] * size["logical_blocks"]), accuracy=e.accuracy)
-                    row = {"op": op, "victim": victim, "workload": workload, "policy": policy,
-                           "waf": r.waf, "steady_waf": r.steady_waf,
-                           "mean_victim_valid_ratio": r.mean_victim_valid_ratio}
+                    row = {"op": op, "victim": victim, "workload": workload, "policy": policy}
+                    try:
+                        r = replay(policy, workload, device=dev, victim=victim, seed=e.seed,
+                                   writes=int(size["drive_writes"] * size["logical_blocks"]), accuracy=e.accuracy)
+                    except SimulationError as err:
+                        # One configuration that cannot run must not end the sweep: it is reported.
+                        rows.append({**row, "waf": None, "steady_waf": None, "error": str(err)})
+                        bar.update(len(rows))
+                        continue
+                    row.update({"waf": r.waf, "steady_waf": r.steady_waf,
+                                "mean_victim_valid_ratio": r.mean_victim_valid_ratio})
                     if e.accuracy:
                         acc = r.accuracy or {}
                         row["user_accuracy"] = (acc.get("user") or {}).get("accuracy")
@@ -108,7 +115,9 @@ def markdown(out: dict[str, Any]) -> str:
             for w in workloads:
                 vals = [by.get((op, v, w, p)) for p in pols]
                 best = min((x for x in vals if x is not None), default=None)
-                cells = ["-" if x is None else (f"**{x:.3f}**" if x == best else f"{x:.3f}") for x in vals]
+                failed = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in out["results"] if r.get("error")}
+                cells = ["failed" if (op, v, w, p) in failed else "-" if x is None
+                         else (f"**{x:.3f}**" if x == best else f"{x:.3f}") for p, x in zip(pols, vals)]
                 lines.append(f"| `{w}` | " + " | ".join(cells) + " |")
             lines.append("")
     for key, label in (("user_accuracy", "user-write"), ("gc_accuracy", "GC-write")):
@@ -125,6 +134,12 @@ def markdown(out: dict[str, Any]) -> str:
                     vals = [acc.get((op, v, w, p)) for p in cols]
                     lines.append(f"| `{w}` | " + " | ".join("-" if x is None else f"{x:.3f}" for x in vals) + " |")
                 lines.append("")
+    errors = [r for r in out["results"] if r.get("error")]
+    if errors:
+        lines.append("Runs that could not complete:\n")
+        lines += [f"* `{r['policy']}` on `{r['workload']}`, OP {r['op']:.0%}, `{r['victim']}`: {r['error']}"
+                  for r in errors]
+        lines.append("")
     if out["missing_policies"]:
         lines.append("Not yet implemented, so not in the tables: " + ", ".join(f"`{p}`" for p in out["missing_policies"]))
     return "\n".join(lines)
