@@ -96,7 +96,7 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
                     bar.update(len(rows))
     bar.close()
     return {"experiment": name, "description": e.description, "quick": quick, "settings": size, "seed": e.seed,
-            "policies": pols, "missing_policies": [p for p in e.policies if p not in known], "results": rows}
+            "policies": pols, "missing_policies": [p for p in e.policies if p.split("+")[0] not in known], "results": rows}
 
 
 def markdown(out: dict[str, Any]) -> str:
