@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
@@ -234,6 +235,11 @@ def replay(
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, params=params, accuracy=accuracy, **kw)
     total = config["writes"]
+    oracle = policy == "nodap" or policy.startswith("oracle-") or "+" in policy
+    if progress and config["trace"] and (accuracy or oracle) and sys.stderr.isatty():
+        # The annotation runs inside the constructor; say why a big trace takes a while.
+        sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
+                         "(or reusing the cached annotation next to it) ...\n")
     sim = _core.Simulation(json.dumps(config))
     bar = Progress(total if total < ALL else None, f"{policy}/{victim}", enabled=progress)
     chunk = _chunk(total if total < ALL else 1 << 26)

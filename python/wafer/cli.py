@@ -294,9 +294,11 @@ def cmd_demo(a: argparse.Namespace) -> int:
         print(f"wafer demo: every policy on {DEMO_WORKLOAD}, {dev.resolved_logical_blocks()} blocks of 4 KiB, "
               f"10% OP, prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit;\n"
               "oracles (nodap, oracle-*) know every block's death time; nodap uses DOGI's BIR ladder here "
-              "(`wafer oracle search` finds the paper's searched configuration)\n")
+              "(`wafer oracle search` finds the paper's searched configuration);\n"
+              "'user acc' / 'GC acc': how often a policy's lifetime-class prediction was right\n")
     results = compare(None, DEMO_WORKLOAD, victims=("greedy", "cost-benefit"), writes=writes, device=dev,
-                      seed=a.seed, progress=not (a.quiet or a.json), params={"nodap": {"search": False}})
+                      seed=a.seed, progress=not (a.quiet or a.json), params={"nodap": {"search": False}},
+                      accuracy=True)
     path = write_report(results, a.out, title=f"wafer demo: {DEMO_WORKLOAD}")
     if a.json:
         print(json.dumps({"report": str(path), "results": [r.to_dict() for r in results]}))
