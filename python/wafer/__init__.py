@@ -11,6 +11,7 @@ placement policy and a GC victim selector, and read the write amplification::
 
 from ._core import (
     ConfigError,
+    ModelError,
     PolicyError,
     SimulationError,
     TraceError,
@@ -25,6 +26,7 @@ from .traces import Selection, TraceStats
 __all__ = [
     "ConfigError",
     "Device",
+    "ModelError",
     "PolicyError",
     "RunResult",
     "Selection",

@@ -58,6 +58,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A model file that cannot be used: unreadable, corrupt, of another
+    /// shape or policy, or holding non-finite weights.
+    #[error("model {file}: {reason}")]
+    Model {
+        /// The file (or the model's source).
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// An FTL invariant was broken (only reported by the checker).
     #[error("FTL invariant broken: {0}")]
     Invariant(String),

@@ -11,6 +11,8 @@
 //! * [`workload`]: seeded synthetic request generators and their spec strings;
 //! * [`future`]: lifetime annotation (when each block dies), oracle support
 //!   and prediction accuracy;
+//! * [`model`]: hot-path inference kernels (MLP, GRU, LSTM, TCN) and
+//!   safetensors weights for the learned policies;
 //! * [`sim`]: a replay = device + policy + victim selector + request source.
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
@@ -21,6 +23,7 @@ pub mod error;
 pub mod features;
 pub mod ftl;
 pub mod future;
+pub mod model;
 pub mod params;
 pub mod policy;
 pub mod request;

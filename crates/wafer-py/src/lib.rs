@@ -49,6 +49,13 @@ create_exception!(
     "A trace file that cannot be read (names file, line and reason)."
 );
 
+create_exception!(
+    _core,
+    ModelError,
+    WaferError,
+    "A model file that cannot be used (names the file and the tensor)."
+);
+
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -57,6 +64,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Workload { .. } => WorkloadError::new_err(msg),
         Error::Simulation(_) | Error::Invariant(_) => SimulationError::new_err(msg),
         Error::Trace { .. } => TraceError::new_err(msg),
+        Error::Model { .. } => ModelError::new_err(msg),
     }
 }
 
@@ -308,6 +316,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,524 @@
+//! Hot-path inference for the learned policies: hand-written f32 kernels
+//! over flat row-major weights (an MLP, a GRU cell, an LSTM cell and a
+//! causal TCN), allocation-free per call (each model owns its scratch), and
+//! weights from safetensors files ([`safetensors`]).
+//!
+//! Tensor names and shapes follow PyTorch's, so weights trained with
+//! wafer-learn (candle) or with PyTorch load as they are:
+//!
+//! | model | tensors |
+//! |---|---|
+//! | [`Mlp`] | `{p}.{i}.weight` [out, in], `{p}.{i}.bias` [out] for layers i = 0.. (ReLU between layers) |
+//! | [`GruCell`] | `{p}.weight_ih` [3H, I], `{p}.weight_hh` [3H, H], `{p}.bias_ih` [3H], `{p}.bias_hh` [3H]; gates r, z, n (`torch.nn.GRUCell`) |
+//! | [`LstmCell`] | `{p}.weight_ih` [4H, I], `{p}.weight_hh` [4H, H], `{p}.bias_ih` [4H], `{p}.bias_hh` [4H]; gates i, f, g, o (`torch.nn.LSTMCell`) |
+//! | [`Tcn`] | `{p}.{l}.weight` [C, C_in, K], `{p}.{l}.bias` [C] for levels l = 0.. with dilation 2^l, causal; level 0's residual `{p}.0.downsample.weight` [C, C_in, 1] and `.bias` when C_in ≠ C |
+//!
+//! `{p}` is the prefix a policy chooses (e.g. `mlp`, `gru`, `head`).
+
+pub mod safetensors;
+
+use crate::error::Result;
+pub use safetensors::Tensors;
+
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators: the compiler vectorises this without fast-math.
+    let mut acc = [0f32; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+#[inline(always)]
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// A fully connected layer: y = W x + b, W row-major [out, in].
+#[derive(Clone, Debug)]
+pub struct Dense {
+    /// Inputs.
+    pub inputs: usize,
+    /// Outputs.
+    pub outputs: usize,
+    /// Weights, [outputs][inputs].
+    pub w: Vec<f32>,
+    /// Biases.
+    pub b: Vec<f32>,
+}
+
+impl Dense {
+    /// Load `{name}.weight` [out, in] and `{name}.bias` [out].
+    pub fn load(t: &Tensors, name: &str, inputs: usize, outputs: usize) -> Result<Self> {
+        Ok(Dense {
+            inputs,
+            outputs,
+            w: t.take(&format!("{name}.weight"), &[outputs, inputs])?,
+            b: t.take(&format!("{name}.bias"), &[outputs])?,
+        })
+    }
+
+    /// y = W x + b.
+    #[inline]
+    pub fn forward(&self, x: &[f32], y: &mut [f32]) {
+        for (o, yo) in y.iter_mut().enumerate().take(self.outputs) {
+            *yo = self.b[o] + dot(&self.w[o * self.inputs..(o + 1) * self.inputs], x);
+        }
+    }
+
+    /// Store as `{name}.weight` / `{name}.bias`.
+    pub fn store(&self, t: &mut Tensors, name: &str) {
+        t.insert(
+            &format!("{name}.weight"),
+            &[self.outputs, self.inputs],
+            self.w.clone(),
+        );
+        t.insert(&format!("{name}.bias"), &[self.outputs], self.b.clone());
+    }
+}
+
+/// A multi-layer perceptron with ReLU between layers (none after the last).
+#[derive(Clone, Debug)]
+pub struct Mlp {
+    /// The layers, input first.
+    pub layers: Vec<Dense>,
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Mlp {
+    /// An MLP from its layers.
+    pub fn new(layers: Vec<Dense>) -> Self {
+        let width = layers
+            .iter()
+            .map(|l| l.outputs.max(l.inputs))
+            .max()
+            .unwrap_or(0);
+        Mlp {
+            layers,
+            a: vec![0.0; width],
+            b: vec![0.0; width],
+        }
+    }
+
+    /// Load layers `{prefix}.0`, `{prefix}.1`, ... of widths `sizes`
+    /// (inputs, hidden..., outputs).
+    pub fn load(t: &Tensors, prefix: &str, sizes: &[usize]) -> Result<Self> {
+        let layers = sizes
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| Dense::load(t, &format!("{prefix}.{i}"), w[0], w[1]))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::new(layers))
+    }
+
+    /// Parameters (weights and biases).
+    pub fn parameters(&self) -> usize {
+        self.layers.iter().map(|l| l.w.len() + l.b.len()).sum()
+    }
+
+    /// Outputs for one input (logits for a classifier).
+    pub fn forward(&mut self, x: &[f32]) -> &[f32] {
+        let n = self.layers.len();
+        self.a[..x.len()].copy_from_slice(x);
+        for (i, l) in self.layers.iter().enumerate() {
+            l.forward(&self.a[..l.inputs], &mut self.b[..l.outputs]);
+            if i + 1 < n {
+                for v in &mut self.b[..l.outputs] {
+                    *v = v.max(0.0);
+                }
+            }
+            std::mem::swap(&mut self.a, &mut self.b);
+        }
+        let out = self.layers.last().map_or(0, |l| l.outputs);
+        &self.a[..out]
+    }
+
+    /// Index of the largest output for one input (the predicted class).
+    pub fn classify(&mut self, x: &[f32]) -> usize {
+        argmax(self.forward(x))
+    }
+}
+
+/// Index of the largest value (the first on ties; 0 for an empty slice).
+pub fn argmax(v: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Input-to-hidden and hidden-to-hidden weights of a recurrent cell with
+/// `g` gates: [g·H, I], [g·H, H] and their biases.
+#[derive(Clone, Debug)]
+struct Gates {
+    inputs: usize,
+    hidden: usize,
+    w_ih: Vec<f32>,
+    w_hh: Vec<f32>,
+    b_ih: Vec<f32>,
+    b_hh: Vec<f32>,
+}
+
+impl Gates {
+    fn load(t: &Tensors, p: &str, g: usize, inputs: usize, hidden: usize) -> Result<Self> {
+        Ok(Gates {
+            inputs,
+            hidden,
+            w_ih: t.take(&format!("{p}.weight_ih"), &[g * hidden, inputs])?,
+            w_hh: t.take(&format!("{p}.weight_hh"), &[g * hidden, hidden])?,
+            b_ih: t.take(&format!("{p}.bias_ih"), &[g * hidden])?,
+            b_hh: t.take(&format!("{p}.bias_hh"), &[g * hidden])?,
+        })
+    }
+
+    fn store(&self, t: &mut Tensors, p: &str) {
+        let (i, h, g) = (self.inputs, self.hidden, self.b_ih.len() / self.hidden);
+        t.insert(&format!("{p}.weight_ih"), &[g * h, i], self.w_ih.clone());
+        t.insert(&format!("{p}.weight_hh"), &[g * h, h], self.w_hh.clone());
+        t.insert(&format!("{p}.bias_ih"), &[g * h], self.b_ih.clone());
+        t.insert(&format!("{p}.bias_hh"), &[g * h], self.b_hh.clone());
+    }
+
+    /// Row `r` of W_ih·x + b_ih and of W_hh·h + b_hh.
+    #[inline(always)]
+    fn rows(&self, r: usize, x: &[f32], h: &[f32]) -> (f32, f32) {
+        let (i, hd) = (self.inputs, self.hidden);
+        (
+            self.b_ih[r] + dot(&self.w_ih[r * i..(r + 1) * i], x),
+            self.b_hh[r] + dot(&self.w_hh[r * hd..(r + 1) * hd], h),
+        )
+    }
+}
+
+/// A GRU cell (`torch.nn.GRUCell`): one step per input. Policies keep a
+/// hidden state per LBA and step it on each write of that LBA.
+#[derive(Clone, Debug)]
+pub struct GruCell {
+    g: Gates,
+    out: Vec<f32>,
+}
+
+impl GruCell {
+    /// Load `{prefix}.weight_ih` etc. for `inputs` inputs and `hidden` units.
+    pub fn load(t: &Tensors, prefix: &str, inputs: usize, hidden: usize) -> Result<Self> {
+        Ok(GruCell {
+            g: Gates::load(t, prefix, 3, inputs, hidden)?,
+            out: vec![0.0; hidden],
+        })
+    }
+
+    /// Store under `prefix`.
+    pub fn store(&self, t: &mut Tensors, prefix: &str) {
+        self.g.store(t, prefix);
+    }
+
+    /// Hidden units.
+    pub fn hidden(&self) -> usize {
+        self.g.hidden
+    }
+
+    /// h ← GRU(x, h).
+    pub fn step(&mut self, x: &[f32], h: &mut [f32]) {
+        let hd = self.g.hidden;
+        for j in 0..hd {
+            let (ir, hr) = self.g.rows(j, x, h);
+            let (iz, hz) = self.g.rows(hd + j, x, h);
+            let (inn, hn) = self.g.rows(2 * hd + j, x, h);
+            let r = sigmoid(ir + hr);
+            let z = sigmoid(iz + hz);
+            let n = (inn + r * hn).tanh();
+            self.out[j] = (1.0 - z) * n + z * h[j];
+        }
+        h.copy_from_slice(&self.out);
+    }
+}
+
+/// An LSTM cell (`torch.nn.LSTMCell`).
+#[derive(Clone, Debug)]
+pub struct LstmCell {
+    g: Gates,
+    out_h: Vec<f32>,
+}
+
+impl LstmCell {
+    /// Load `{prefix}.weight_ih` etc. for `inputs` inputs and `hidden` units.
+    pub fn load(t: &Tensors, prefix: &str, inputs: usize, hidden: usize) -> Result<Self> {
+        Ok(LstmCell {
+            g: Gates::load(t, prefix, 4, inputs, hidden)?,
+            out_h: vec![0.0; hidden],
+        })
+    }
+
+    /// Store under `prefix`.
+    pub fn store(&self, t: &mut Tensors, prefix: &str) {
+        self.g.store(t, prefix);
+    }
+
+    /// (h, c) ← LSTM(x, (h, c)).
+    pub fn step(&mut self, x: &[f32], h: &mut [f32], c: &mut [f32]) {
+        let hd = self.g.hidden;
+        for j in 0..hd {
+            let gate = |k: usize| {
+                let (a, b) = self.g.rows(k * hd + j, x, h);
+                a + b
+            };
+            let i = sigmoid(gate(0));
+            let f = sigmoid(gate(1));
+            let g = gate(2).tanh();
+            let o = sigmoid(gate(3));
+            c[j] = f * c[j] + i * g;
+            self.out_h[j] = o * c[j].tanh();
+        }
+        h.copy_from_slice(&self.out_h);
+    }
+}
+
+/// One level of a causal TCN: conv1d (kernel K, dilation d) + ReLU, plus a
+/// residual (identity, or a 1×1 conv when the channel count changes), ReLU.
+#[derive(Clone, Debug)]
+struct TcnLevel {
+    cin: usize,
+    cout: usize,
+    dilation: usize,
+    /// [cout][cin][k].
+    w: Vec<f32>,
+    b: Vec<f32>,
+    down: Option<(Vec<f32>, Vec<f32>)>,
+}
+
+/// A causal temporal convolutional network over a window of T steps; the
+/// output is the last step's channels (feed them to an [`Mlp`] head).
+#[derive(Clone, Debug)]
+pub struct Tcn {
+    kernel: usize,
+    levels: Vec<TcnLevel>,
+    /// Activations [T][C] of the current and next level.
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Tcn {
+    /// Load levels `{prefix}.0..levels` with `channels` channels each, kernel
+    /// `kernel`, from `inputs` input channels.
+    pub fn load(
+        t: &Tensors,
+        prefix: &str,
+        inputs: usize,
+        channels: usize,
+        levels: usize,
+        kernel: usize,
+    ) -> Result<Self> {
+        let mut v = Vec::with_capacity(levels);
+        for l in 0..levels {
+            let cin = if l == 0 { inputs } else { channels };
+            let p = format!("{prefix}.{l}");
+            let down = if cin != channels {
+                Some((
+                    t.take(&format!("{p}.downsample.weight"), &[channels, cin, 1])?,
+                    t.take(&format!("{p}.downsample.bias"), &[channels])?,
+                ))
+            } else {
+                None
+            };
+            v.push(TcnLevel {
+                cin,
+                cout: channels,
+                dilation: 1 << l,
+                w: t.take(&format!("{p}.weight"), &[channels, cin, kernel])?,
+                b: t.take(&format!("{p}.bias"), &[channels])?,
+                down,
+            });
+        }
+        Ok(Tcn {
+            kernel,
+            levels: v,
+            a: Vec::new(),
+            b: Vec::new(),
+        })
+    }
+
+    /// Store under `prefix`.
+    pub fn store(&self, t: &mut Tensors, prefix: &str) {
+        for (l, v) in self.levels.iter().enumerate() {
+            let p = format!("{prefix}.{l}");
+            t.insert(
+                &format!("{p}.weight"),
+                &[v.cout, v.cin, self.kernel],
+                v.w.clone(),
+            );
+            t.insert(&format!("{p}.bias"), &[v.cout], v.b.clone());
+            if let Some((w, b)) = &v.down {
+                t.insert(
+                    &format!("{p}.downsample.weight"),
+                    &[v.cout, v.cin, 1],
+                    w.clone(),
+                );
+                t.insert(&format!("{p}.downsample.bias"), &[v.cout], b.clone());
+            }
+        }
+    }
+
+    /// Receptive field [steps]: 1 + (K-1)·(2^levels - 1).
+    pub fn receptive_field(&self) -> usize {
+        1 + (self.kernel - 1) * ((1 << self.levels.len()) - 1)
+    }
+
+    /// Run over `x`, T steps of `inputs` channels ([T][C_in], oldest first);
+    /// returns the last step's output channels.
+    pub fn forward(&mut self, x: &[f32], steps: usize) -> &[f32] {
+        let cmax = self
+            .levels
+            .iter()
+            .map(|l| l.cout.max(l.cin))
+            .max()
+            .unwrap_or(0);
+        self.a.resize(steps * cmax, 0.0);
+        self.b.resize(steps * cmax, 0.0);
+        let cin0 = self.levels.first().map_or(0, |l| l.cin);
+        for t in 0..steps {
+            self.a[t * cmax..t * cmax + cin0].copy_from_slice(&x[t * cin0..(t + 1) * cin0]);
+        }
+        let k = self.kernel;
+        for lv in &self.levels {
+            for t in 0..steps {
+                for o in 0..lv.cout {
+                    let mut s = lv.b[o];
+                    for j in 0..k {
+                        // weight tap j sees x[t - (K-1-j)·d] (zero before the window)
+                        let back = (k - 1 - j) * lv.dilation;
+                        if back > t {
+                            continue;
+                        }
+                        let xt = &self.a[(t - back) * cmax..(t - back) * cmax + lv.cin];
+                        let w = &lv.w[o * lv.cin * k..(o + 1) * lv.cin * k];
+                        for (i, &xi) in xt.iter().enumerate() {
+                            s += w[i * k + j] * xi;
+                        }
+                    }
+                    let h = s.max(0.0);
+                    let res = match &lv.down {
+                        Some((w, b)) => {
+                            b[o] + dot(
+                                &w[o * lv.cin..(o + 1) * lv.cin],
+                                &self.a[t * cmax..t * cmax + lv.cin],
+                            )
+                        }
+                        None => self.a[t * cmax + o],
+                    };
+                    self.b[t * cmax + o] = (h + res).max(0.0);
+                }
+            }
+            std::mem::swap(&mut self.a, &mut self.b);
+        }
+        let c = self.levels.last().map_or(0, |l| l.cout);
+        let last = steps.saturating_sub(1) * cmax;
+        &self.a[last..last + c]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t_with(entries: &[(&str, &[usize], Vec<f32>)]) -> Tensors {
+        let mut t = Tensors::default();
+        for (n, s, v) in entries {
+            t.insert(n, s, v.clone());
+        }
+        t
+    }
+
+    #[test]
+    fn mlp_by_hand() {
+        // 2 -> 2 (ReLU) -> 1
+        let t = t_with(&[
+            ("m.0.weight", &[2, 2], vec![1.0, -1.0, 0.5, 0.5]),
+            ("m.0.bias", &[2], vec![0.0, 1.0]),
+            ("m.1.weight", &[1, 2], vec![2.0, 3.0]),
+            ("m.1.bias", &[1], vec![-1.0]),
+        ]);
+        let mut m = Mlp::load(&t, "m", &[2, 2, 1]).unwrap();
+        assert_eq!(m.parameters(), 9);
+        // x = (1, 3): layer0 = (-2 -> relu 0, 3); out = 0*2 + 3*3 - 1 = 8
+        assert_eq!(m.forward(&[1.0, 3.0]), &[8.0]);
+        let e = Mlp::load(&t, "m", &[3, 2, 1]).unwrap_err().to_string();
+        assert!(e.contains("m.0.weight") && e.contains("[2, 3]"), "{e}");
+        assert_eq!(argmax(&[0.1, 0.7, 0.7, -1.0]), 1);
+    }
+
+    #[test]
+    fn gru_with_zero_weights_halves_toward_tanh_of_bias() {
+        // All weights 0, bias_ih n-gate 1: r = z = 0.5, n = tanh(1);
+        // h' = 0.5·tanh(1) + 0.5·h.
+        let h = 2;
+        let mut bih = vec![0.0; 3 * h];
+        bih[2 * h] = 1.0;
+        bih[2 * h + 1] = 1.0;
+        let t = t_with(&[
+            ("g.weight_ih", &[3 * h, 1], vec![0.0; 3 * h]),
+            ("g.weight_hh", &[3 * h, h], vec![0.0; 3 * h * h]),
+            ("g.bias_ih", &[3 * h], bih),
+            ("g.bias_hh", &[3 * h], vec![0.0; 3 * h]),
+        ]);
+        let mut g = GruCell::load(&t, "g", 1, h).unwrap();
+        let mut s = vec![0.4, -0.2];
+        g.step(&[5.0], &mut s);
+        let n = 1f32.tanh();
+        assert!((s[0] - (0.5 * n + 0.2)).abs() < 1e-6);
+        assert!((s[1] - (0.5 * n - 0.1)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn lstm_forget_gate_keeps_the_cell() {
+        // i = g = 0 contribution (i gate bias -inf-ish), f = sigmoid(big) ~ 1, o = 0.5.
+        let h = 1;
+        let t = t_with(&[
+            ("l.weight_ih", &[4, 1], vec![0.0; 4]),
+            ("l.weight_hh", &[4, 1], vec![0.0; 4]),
+            ("l.bias_ih", &[4], vec![-30.0, 30.0, 0.0, 0.0]),
+            ("l.bias_hh", &[4], vec![0.0; 4]),
+        ]);
+        let mut l = LstmCell::load(&t, "l", 1, h).unwrap();
+        let (mut hs, mut c) = (vec![0.0], vec![0.8]);
+        l.step(&[1.0], &mut hs, &mut c);
+        assert!((c[0] - 0.8).abs() < 1e-6);
+        assert!((hs[0] - 0.5 * 0.8f32.tanh()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn tcn_is_causal_with_the_stated_receptive_field() {
+        // 1 channel, kernel 2, 2 levels: weights 1 on both taps, no bias:
+        // level 0: y_t = x_t + x_{t-1} (+ residual x_t), level 1 with dilation 2.
+        let t = t_with(&[
+            ("c.0.weight", &[1, 1, 2], vec![1.0, 1.0]),
+            ("c.0.bias", &[1], vec![0.0]),
+            ("c.1.weight", &[1, 1, 2], vec![1.0, 1.0]),
+            ("c.1.bias", &[1], vec![0.0]),
+        ]);
+        let mut c = Tcn::load(&t, "c", 1, 1, 2, 2).unwrap();
+        assert_eq!(c.receptive_field(), 4);
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        // level 0: l0_t = relu(x_t + x_{t-1}) + x_t -> [2, 5, 8, 11, 14]
+        // level 1: l1_t = relu(l0_t + l0_{t-2}) + l0_t -> last: 14 + 8 + 14 = 36
+        assert_eq!(c.forward(&x, 5), &[36.0]);
+        // Changing a step outside the receptive field changes nothing.
+        let y = [100.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(c.forward(&y, 5), &[36.0]);
+        let mut t2 = Tensors::default();
+        c.store(&mut t2, "c");
+        assert_eq!(t2.shape("c.1.weight"), Some(&[1, 1, 2][..]));
+    }
+}
