@@ -9,8 +9,8 @@
 //! | model | tensors |
 //! |---|---|
 //! | [`Mlp`] | `{p}.{i}.weight` [out, in], `{p}.{i}.bias` [out] for layers i = 0.. (ReLU between layers) |
-//! | [`GruCell`] | `{p}.weight_ih` [3H, I], `{p}.weight_hh` [3H, H], `{p}.bias_ih` [3H], `{p}.bias_hh` [3H]; gates r, z, n (`torch.nn.GRUCell`) |
-//! | [`LstmCell`] | `{p}.weight_ih` [4H, I], `{p}.weight_hh` [4H, H], `{p}.bias_ih` [4H], `{p}.bias_hh` [4H]; gates i, f, g, o (`torch.nn.LSTMCell`) |
+//! | [`GruCell`] | `{p}.weight_ih` [3H, I], `{p}.weight_hh` [3H, H], `{p}.bias_ih` [3H], `{p}.bias_hh` [3H]; gates r, z, n (`torch.nn.GRUCell`; the `_l0` names of a one-layer `torch.nn.GRU` or candle-nn also load) |
+//! | [`LstmCell`] | `{p}.weight_ih` [4H, I], `{p}.weight_hh` [4H, H], `{p}.bias_ih` [4H], `{p}.bias_hh` [4H]; gates i, f, g, o (`torch.nn.LSTMCell`; `_l0` names also load) |
 //! | [`Tcn`] | `{p}.{l}.weight` [C, C_in, K], `{p}.{l}.bias` [C] for levels l = 0.. with dilation 2^l, causal; level 0's residual `{p}.0.downsample.weight` [C, C_in, 1] and `.bias` when C_in ≠ C |
 //!
 //! `{p}` is the prefix a policy chooses (e.g. `mlp`, `gru`, `head`).
@@ -173,14 +173,24 @@ struct Gates {
 }
 
 impl Gates {
+    /// Cell names (`weight_ih`), or layer-0 names of a one-layer
+    /// `torch.nn.GRU`/`LSTM` or candle-nn (`weight_ih_l0`).
     fn load(t: &Tensors, p: &str, g: usize, inputs: usize, hidden: usize) -> Result<Self> {
+        let name = |n: &str| {
+            let cell = format!("{p}.{n}");
+            if t.shape(&cell).is_none() && t.shape(&format!("{cell}_l0")).is_some() {
+                format!("{cell}_l0")
+            } else {
+                cell
+            }
+        };
         Ok(Gates {
             inputs,
             hidden,
-            w_ih: t.take(&format!("{p}.weight_ih"), &[g * hidden, inputs])?,
-            w_hh: t.take(&format!("{p}.weight_hh"), &[g * hidden, hidden])?,
-            b_ih: t.take(&format!("{p}.bias_ih"), &[g * hidden])?,
-            b_hh: t.take(&format!("{p}.bias_hh"), &[g * hidden])?,
+            w_ih: t.take(&name("weight_ih"), &[g * hidden, inputs])?,
+            w_hh: t.take(&name("weight_hh"), &[g * hidden, hidden])?,
+            b_ih: t.take(&name("bias_ih"), &[g * hidden])?,
+            b_hh: t.take(&name("bias_hh"), &[g * hidden])?,
         })
     }
 
@@ -268,6 +278,7 @@ impl LstmCell {
     }
 
     /// (h, c) ← LSTM(x, (h, c)).
+    #[allow(clippy::needless_range_loop)] // j indexes four gate blocks, c and out_h
     pub fn step(&mut self, x: &[f32], h: &mut [f32], c: &mut [f32]) {
         let hd = self.g.hidden;
         for j in 0..hd {

@@ -131,7 +131,7 @@ impl Tensors {
             header.insert("__metadata__".into(), json!(self.metadata));
         }
         let mut h = Value::Object(header).to_string().into_bytes();
-        while (8 + h.len()) % 8 != 0 {
+        while !(8 + h.len()).is_multiple_of(8) {
             h.push(b' ');
         }
         let mut out = Vec::with_capacity(8 + h.len() + data.len());
