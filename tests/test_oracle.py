@@ -97,6 +97,7 @@ def test_trace_annotation_is_cached_next_to_the_trace(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["replay", "--policy", "midas+xyz"], "unknown oracle assist '+xyz'"),
     (["replay", "--policy", "midas+ngrp"], "multi-class"),
+    (["replay", "--policy", "nodap+nu"], "already places by the future"),
     (["replay", "--policy", "nodap", "--param", "config=/nonexistent.json"], "/nonexistent.json"),
     (["replay", "--policy", "nodap", "--param", "birs=[10,5]"], "increasing"),
 ])
@@ -113,3 +114,13 @@ def test_report_has_accuracy_curves(tmp_path):
     page = write_report(rs, tmp_path).read_text()
     assert "User-write prediction accuracy, within each window" in page
     assert "GC-write prediction accuracy, since the start" in page
+
+
+def test_nodap_search_on_a_small_remapped_trace_skips_configurations_that_do_not_fit(tmp_path):
+    trace = tmp_path / "t.csv"
+    lines = [f"{128166372003061629 + i},hm,0,Write,{((i * 7919) % 3000) * 4096 * (1 + i % 3)},4096,10"
+             for i in range(30000)]
+    trace.write_text("\n".join(lines) + "\n")
+    out = json.loads(wafer_cli("replay", "--trace", str(trace), "--remap", "--policy", "nodap",
+                               "--segment-blocks", "32", "--json").stdout)
+    assert out["nodap_search"]["groups"] >= 2 and out["steady_waf"] >= 1.0

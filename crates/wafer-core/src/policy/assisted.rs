@@ -156,6 +156,14 @@ pub fn parse(name: &str) -> Result<Option<(&str, bool, bool)>> {
             }
         }
     }
+    if any && (base == "nodap" || base.starts_with("oracle-")) {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "'{base}' already places by the future; oracle assists apply to practical policies"
+            ),
+        });
+    }
     Ok(any.then_some((base, user, gc)))
 }
 
@@ -318,6 +326,8 @@ mod tests {
         let e = parse("midas+xyz").unwrap_err().to_string();
         assert!(e.contains("+nu") && e.contains("+ngc"), "{e}");
         assert!(std::ptr::eq(intern("a+nu"), intern("a+nu")));
+        let e = parse("nodap+nu").unwrap_err().to_string();
+        assert!(e.contains("already places by the future"), "{e}");
     }
 
     #[test]

@@ -126,8 +126,9 @@ impl Searcher<'_> {
                     .unwrap_or_default();
                 (r.steady_waf.or(r.waf), mean)
             }
-            // A configuration the device cannot hold is a losing candidate.
-            Err(Error::Simulation(_)) => (None, Vec::new()),
+            // A configuration the device cannot hold (too many groups for its
+            // spare segments, or GC that cannot free space) is a losing candidate.
+            Err(Error::Simulation(_) | Error::Config { .. }) => (None, Vec::new()),
             Err(e) => return Err(e),
         };
         let t = Trial {
