@@ -16,3 +16,6 @@ def test_bench_quick_runs():
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["engine"][0]["user_writes_per_second_best"] > 0
+    names = [k["kernel"] for k in out["kernels"]]
+    assert any(n.startswith("MLP") for n in names) and all(k["ns_per_call"] > 0 for k in out["kernels"])
+    assert {p["policy"] for p in out["policies"]} >= {"nodap", "oracle-sort"}

@@ -6,7 +6,9 @@
 * every policy on the 1Mi-block device (zipf:1.0), so policy cost is visible;
 * every workload generator: blocks generated per second;
 * trace reading: MSR text lines parsed per second, and native (Arrow IPC)
-  requests read per second, on a generated 2M-request MSR trace.
+  requests read per second, on a generated 2M-request MSR trace;
+* inference kernels: nanoseconds per call of the MLP, GRU, LSTM and TCN at
+  the learned policies' sizes.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ def _cpu() -> str:
 
 
 def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", workload: str = "uniform") -> dict:
-    runs = [replay(policy, workload, device=Device(logical_blocks=logical, op=0.1), writes=drive_writes * logical)
+    # nodap with DOGI's ladder: its offline search would replay the stream a hundred times.
+    params = {"search": False} if policy == "nodap" else None
+    runs = [replay(policy, workload, device=Device(logical_blocks=logical, op=0.1), writes=drive_writes * logical,
+                   params=params)
             for _ in range(repeat)]
     speeds = [r.user_writes_per_second for r in runs]
     r = runs[0]
@@ -81,7 +86,7 @@ def _traces(repeat: int, n: int = 2_000_000) -> list[dict]:
 def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> int:
     repeat = max(1, repeat)
     out: dict = {"machine": {"cpu": _cpu(), "python": platform.python_version(), "wafer": _core.__version__},
-                 "engine": [], "policies": [], "generators": [], "traces": []}
+                 "engine": [], "policies": [], "generators": [], "traces": [], "kernels": []}
     out["engine"].append(_engine(1 << 20, 8, repeat))
     if not quick:
         out["engine"].append(_engine(1 << 25, 3, 1))
@@ -94,6 +99,11 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
             best = max(best, blocks / secs)
         out["generators"].append({"spec": spec, "blocks_per_second": best})
     out["traces"] = _traces(repeat)
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        for name, ns in _core.bench_kernels(0.3):
+            best[name] = min(ns, best.get(name, ns))
+    out["kernels"] = [{"kernel": k, "ns_per_call": ns} for k, ns in best.items()]
     if as_json:
         print(json.dumps(out))
         return 0
@@ -110,4 +120,7 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     print("\ntrace reading (parsing and selection; 2M-request MSR trace):")
     for t in out["traces"]:
         print(f"  {t['reader']:<22} {t['requests_per_second'] / 1e6:7.1f} M requests/s")
+    print("\ninference kernels (learned policies' hot path):")
+    for k in out["kernels"]:
+        print(f"  {k['kernel']:<48} {k['ns_per_call']:9.1f} ns/call")
     return 0

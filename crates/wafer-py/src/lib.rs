@@ -296,6 +296,13 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
 }
 
+/// Nanoseconds per call of each inference kernel, as `[(name, ns), ...]`.
+#[pyfunction]
+#[pyo3(signature = (scale=1.0))]
+fn bench_kernels(py: Python<'_>, scale: f64) -> Vec<(String, f64)> {
+    py.detach(|| wafer_core::model::bench::measure(scale))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -309,6 +316,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
     m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

@@ -15,6 +15,7 @@
 //!
 //! `{p}` is the prefix a policy chooses (e.g. `mlp`, `gru`, `head`).
 
+pub mod bench;
 pub mod safetensors;
 
 use crate::error::Result;
