@@ -162,7 +162,9 @@ pub fn argmax(v: &[f32]) -> usize {
 }
 
 /// Input-to-hidden and hidden-to-hidden weights of a recurrent cell with
-/// `g` gates: [g·H, I], [g·H, H] and their biases.
+/// `g` gates: [g·H, I], [g·H, H] and their biases. The kernels use
+/// transposed copies: y += column_k · x_k runs over g·H contiguous outputs
+/// and vectorises, where a dot product per row of 16-32 values does not.
 #[derive(Clone, Debug)]
 struct Gates {
     inputs: usize,
@@ -171,6 +173,35 @@ struct Gates {
     w_hh: Vec<f32>,
     b_ih: Vec<f32>,
     b_hh: Vec<f32>,
+    /// W_ihᵀ [I][g·H] and W_hhᵀ [H][g·H].
+    t_ih: Vec<f32>,
+    t_hh: Vec<f32>,
+    /// W_ih·x + b_ih and W_hh·h + b_hh of the current step.
+    gi: Vec<f32>,
+    gh: Vec<f32>,
+}
+
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; w.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = w[r * cols + c];
+        }
+    }
+    t
+}
+
+/// y = b + Wᵀᵀ·x with W given transposed ([len(x)][len(y)]).
+#[inline(always)]
+fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
+    y.copy_from_slice(b);
+    let n = y.len();
+    for (k, &xk) in x.iter().enumerate() {
+        let col = &t[k * n..(k + 1) * n];
+        for (yo, &w) in y.iter_mut().zip(col) {
+            *yo += w * xk;
+        }
+    }
 }
 
 impl Gates {
@@ -185,13 +216,19 @@ impl Gates {
                 cell
             }
         };
+        let w_ih = t.take(&name("weight_ih"), &[g * hidden, inputs])?;
+        let w_hh = t.take(&name("weight_hh"), &[g * hidden, hidden])?;
         Ok(Gates {
             inputs,
             hidden,
-            w_ih: t.take(&name("weight_ih"), &[g * hidden, inputs])?,
-            w_hh: t.take(&name("weight_hh"), &[g * hidden, hidden])?,
+            t_ih: transpose(&w_ih, g * hidden, inputs),
+            t_hh: transpose(&w_hh, g * hidden, hidden),
+            w_ih,
+            w_hh,
             b_ih: t.take(&name("bias_ih"), &[g * hidden])?,
             b_hh: t.take(&name("bias_hh"), &[g * hidden])?,
+            gi: vec![0.0; g * hidden],
+            gh: vec![0.0; g * hidden],
         })
     }
 
@@ -203,14 +240,11 @@ impl Gates {
         t.insert(&format!("{p}.bias_hh"), &[g * h], self.b_hh.clone());
     }
 
-    /// Row `r` of W_ih·x + b_ih and of W_hh·h + b_hh.
-    #[inline(always)]
-    fn rows(&self, r: usize, x: &[f32], h: &[f32]) -> (f32, f32) {
-        let (i, hd) = (self.inputs, self.hidden);
-        (
-            self.b_ih[r] + dot(&self.w_ih[r * i..(r + 1) * i], x),
-            self.b_hh[r] + dot(&self.w_hh[r * hd..(r + 1) * hd], h),
-        )
+    /// Fill `gi` and `gh` for input `x` and state `h`.
+    #[inline]
+    fn project(&mut self, x: &[f32], h: &[f32]) {
+        project(&self.t_ih, &self.b_ih, x, &mut self.gi);
+        project(&self.t_hh, &self.b_hh, h, &mut self.gh);
     }
 }
 
@@ -219,7 +253,6 @@ impl Gates {
 #[derive(Clone, Debug)]
 pub struct GruCell {
     g: Gates,
-    out: Vec<f32>,
 }
 
 impl GruCell {
@@ -227,7 +260,6 @@ impl GruCell {
     pub fn load(t: &Tensors, prefix: &str, inputs: usize, hidden: usize) -> Result<Self> {
         Ok(GruCell {
             g: Gates::load(t, prefix, 3, inputs, hidden)?,
-            out: vec![0.0; hidden],
         })
     }
 
@@ -244,16 +276,14 @@ impl GruCell {
     /// h ← GRU(x, h).
     pub fn step(&mut self, x: &[f32], h: &mut [f32]) {
         let hd = self.g.hidden;
-        for j in 0..hd {
-            let (ir, hr) = self.g.rows(j, x, h);
-            let (iz, hz) = self.g.rows(hd + j, x, h);
-            let (inn, hn) = self.g.rows(2 * hd + j, x, h);
-            let r = sigmoid(ir + hr);
-            let z = sigmoid(iz + hz);
-            let n = (inn + r * hn).tanh();
-            self.out[j] = (1.0 - z) * n + z * h[j];
+        self.g.project(x, h);
+        let (gi, gh) = (&self.g.gi, &self.g.gh);
+        for (j, hj) in h.iter_mut().enumerate().take(hd) {
+            let r = sigmoid(gi[j] + gh[j]);
+            let z = sigmoid(gi[hd + j] + gh[hd + j]);
+            let n = (gi[2 * hd + j] + r * gh[2 * hd + j]).tanh();
+            *hj = (1.0 - z) * n + z * *hj;
         }
-        h.copy_from_slice(&self.out);
     }
 }
 
@@ -261,7 +291,6 @@ impl GruCell {
 #[derive(Clone, Debug)]
 pub struct LstmCell {
     g: Gates,
-    out_h: Vec<f32>,
 }
 
 impl LstmCell {
@@ -269,7 +298,6 @@ impl LstmCell {
     pub fn load(t: &Tensors, prefix: &str, inputs: usize, hidden: usize) -> Result<Self> {
         Ok(LstmCell {
             g: Gates::load(t, prefix, 4, inputs, hidden)?,
-            out_h: vec![0.0; hidden],
         })
     }
 
@@ -279,22 +307,19 @@ impl LstmCell {
     }
 
     /// (h, c) ← LSTM(x, (h, c)).
-    #[allow(clippy::needless_range_loop)] // j indexes four gate blocks, c and out_h
     pub fn step(&mut self, x: &[f32], h: &mut [f32], c: &mut [f32]) {
         let hd = self.g.hidden;
-        for j in 0..hd {
-            let gate = |k: usize| {
-                let (a, b) = self.g.rows(k * hd + j, x, h);
-                a + b
-            };
-            let i = sigmoid(gate(0));
-            let f = sigmoid(gate(1));
-            let g = gate(2).tanh();
-            let o = sigmoid(gate(3));
-            c[j] = f * c[j] + i * g;
-            self.out_h[j] = o * c[j].tanh();
+        self.g.project(x, h);
+        let (gi, gh) = (&self.g.gi, &self.g.gh);
+        let gate = |k: usize, j: usize| gi[k * hd + j] + gh[k * hd + j];
+        for (j, (hj, cj)) in h.iter_mut().zip(c.iter_mut()).enumerate().take(hd) {
+            let i = sigmoid(gate(0, j));
+            let f = sigmoid(gate(1, j));
+            let g = gate(2, j).tanh();
+            let o = sigmoid(gate(3, j));
+            *cj = f * *cj + i * g;
+            *hj = o * cj.tanh();
         }
-        h.copy_from_slice(&self.out_h);
     }
 }
 
