@@ -99,41 +99,52 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
             "policies": pols, "missing_policies": [p for p in e.policies if p.split("+")[0] not in known], "results": rows}
 
 
+def _table(lines: list[str], title: str, cols: list[str], workloads: list[str], cell) -> None:
+    """A Markdown table: workloads down, ``cols`` across, ``cell(workload, col)`` in each cell."""
+    lines.append(f"#### {title}\n")
+    lines.append("| workload | " + " | ".join(f"`{p}`" for p in cols) + " |")
+    lines.append("|---|" + "---|" * len(cols))
+    for w in workloads:
+        lines.append(f"| `{w}` | " + " | ".join(cell(w, p) for p in cols) + " |")
+    lines.append("")
+
+
 def markdown(out: dict[str, Any]) -> str:
-    """One table per (OP, victim): workloads down, policies across, steady WAF; the lowest in bold."""
-    lines = []
+    """One table per (OP, victim): workloads down, policies across, steady WAF, the lowest in bold;
+    then the same for the prediction accuracies, if the experiment measured them."""
+    lines: list[str] = []
     pols = out["policies"]
-    by = {(r["op"], r["victim"], r["workload"], r["policy"]): r["steady_waf"] for r in out["results"]}
-    ops = sorted({r["op"] for r in out["results"]})
-    victims = list(dict.fromkeys(r["victim"] for r in out["results"]))
-    workloads = list(dict.fromkeys(r["workload"] for r in out["results"]))
+    results = out["results"]
+    by = {(r["op"], r["victim"], r["workload"], r["policy"]): r["steady_waf"] for r in results}
+    failed = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in results if r.get("error")}
+    ops = sorted({r["op"] for r in results})
+    victims = list(dict.fromkeys(r["victim"] for r in results))
+    workloads = list(dict.fromkeys(r["workload"] for r in results))
     for op in ops:
         for v in victims:
-            lines.append(f"#### OP {op:.0%}, victim `{v}` (steady-state WAF)\n")
-            lines.append("| workload | " + " | ".join(f"`{p}`" for p in pols) + " |")
-            lines.append("|---|" + "---|" * len(pols))
-            for w in workloads:
-                vals = [by.get((op, v, w, p)) for p in pols]
-                best = min((x for x in vals if x is not None), default=None)
-                failed = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in out["results"] if r.get("error")}
-                cells = ["failed" if (op, v, w, p) in failed else "-" if x is None
-                         else (f"**{x:.3f}**" if x == best else f"{x:.3f}") for p, x in zip(pols, vals)]
-                lines.append(f"| `{w}` | " + " | ".join(cells) + " |")
-            lines.append("")
+            best = {w: min((x for p in pols if (x := by.get((op, v, w, p))) is not None), default=None)
+                    for w in workloads}
+
+            def waf(w: str, p: str, op=op, v=v, best=best) -> str:
+                x = by.get((op, v, w, p))
+                if (op, v, w, p) in failed:
+                    return "failed"
+                return "-" if x is None else (f"**{x:.3f}**" if x == best[w] else f"{x:.3f}")
+
+            _table(lines, f"OP {op:.0%}, victim `{v}` (steady-state WAF)", pols, workloads, waf)
     for key, label in (("user_accuracy", "user-write"), ("gc_accuracy", "GC-write")):
-        acc = {(r["op"], r["victim"], r["workload"], r["policy"]): r.get(key) for r in out["results"]}
-        cols = [p for p in pols if any(v is not None for (o, v_, w, q), v in acc.items() if q == p)]
+        acc = {(r["op"], r["victim"], r["workload"], r["policy"]): r.get(key) for r in results}
+        cols = [p for p in pols if any(x is not None for k, x in acc.items() if k[3] == p)]
         if not cols:
             continue
         for op in ops:
             for v in victims:
-                lines.append(f"#### OP {op:.0%}, victim `{v}` ({label} lifetime-prediction accuracy)\n")
-                lines.append("| workload | " + " | ".join(f"`{p}`" for p in cols) + " |")
-                lines.append("|---|" + "---|" * len(cols))
-                for w in workloads:
-                    vals = [acc.get((op, v, w, p)) for p in cols]
-                    lines.append(f"| `{w}` | " + " | ".join("-" if x is None else f"{x:.3f}" for x in vals) + " |")
-                lines.append("")
+                def fraction(w: str, p: str, op=op, v=v, acc=acc) -> str:
+                    x = acc.get((op, v, w, p))
+                    return "-" if x is None else f"{x:.3f}"
+
+                _table(lines, f"OP {op:.0%}, victim `{v}` ({label} lifetime-prediction accuracy)", cols, workloads,
+                       fraction)
     errors = [r for r in out["results"] if r.get("error")]
     if errors:
         lines.append("Runs that could not complete:\n")

@@ -201,7 +201,8 @@ pub struct RunResult {
 }
 
 /// The request source `cfg` describes, with the trace format and the device
-/// shape (a trace may size the device: `cfg` is updated then).
+/// shape (a trace may size the device: `cfg` is updated then, and marked
+/// as sized).
 pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>, Geometry)> {
     let mut trace_source = None;
     if let Some(t) = &cfg.trace {
@@ -240,6 +241,11 @@ pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>
         let (sel, format) = trace::open_selected(&t.path, t.format.as_deref(), &t.selection)?;
         trace_source = Some((BlockSource::new(sel, bs, remap, &t.path), format));
     }
+    if let Some(t) = cfg.trace.as_mut() {
+        // The device is sized now: later passes over this stream (the
+        // annotation, the oracle search's replays) need not count it again.
+        t.capacity_from_trace = false;
+    }
     let geo = cfg.device.geometry()?;
     match trace_source {
         Some((t, f)) => Ok((Source::Trace(Box::new(t)), Some(f), geo)),
@@ -257,13 +263,10 @@ pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>
 
 /// Settle a trace-sized device: read the trace's footprint once into
 /// `cfg.device.logical_blocks` (runs replaying one stream many times, such
-/// as the oracle search, then skip that pass).
+/// as the oracle search, then skip that pass; [`open_source`] settles it too).
 pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
     if cfg.trace.as_ref().is_some_and(|t| t.capacity_from_trace) {
         open_source(cfg)?;
-        if let Some(t) = cfg.trace.as_mut() {
-            t.capacity_from_trace = false;
-        }
     }
     Ok(())
 }

@@ -6,11 +6,7 @@ use serde::Serialize;
 
 use crate::device::Geometry;
 use crate::ftl::GroupId;
-use crate::future::accuracy::Confusion;
-
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b > 0).then(|| a as f64 / b as f64)
-}
+use crate::future::accuracy::{ratio, Confusion};
 
 /// Bins of the victim valid-ratio histogram ([0, 0.05), [0.05, 0.1), ... [0.95, 1]).
 pub const VICTIM_BINS: usize = 20;

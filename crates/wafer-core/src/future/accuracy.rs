@@ -54,7 +54,6 @@ impl Confusion {
             return None;
         }
         let correct: u64 = (0..n).map(|k| cell(k, k)).sum();
-        let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
         let per_class: Vec<ClassScore> = (0..n)
             .map(|k| {
                 let support: u64 = (0..n).map(|p| cell(k, p)).sum();
@@ -96,6 +95,11 @@ impl Confusion {
             binary,
         })
     }
+}
+
+/// a / b, `None` when b is 0.
+pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
 }
 
 fn f1(p: Option<f64>, r: Option<f64>) -> Option<f64> {

@@ -31,6 +31,8 @@ const MAGIC: &[u8; 8] = b"WAFERLIF";
 const VERSION: u32 = 1;
 /// Events per chunk of the backward pass (8 MiB).
 const CHUNK: usize = 1 << 20;
+/// Death times per read of a [`DeathReader`] (2 MiB).
+pub const READ_CHUNK: usize = CHUNK / 4;
 /// Marks a trim in the spilled event stream.
 const TRIM: u64 = 1 << 63;
 
@@ -376,7 +378,7 @@ impl DeathReader {
     #[inline]
     pub fn next_death(&mut self) -> Result<Option<u64>> {
         if self.pos == self.buf.len() {
-            let n = (self.ann.writes - self.next_chunk).min(CHUNK as u64 / 4) as usize;
+            let n = (self.ann.writes - self.next_chunk).min(READ_CHUNK as u64) as usize;
             if n == 0 {
                 return Ok(None);
             }

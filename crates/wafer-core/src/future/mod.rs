@@ -287,6 +287,10 @@ impl Future {
 
     /// Bytes held (per-LBA tables and the read buffer).
     pub fn memory_bytes(&self) -> usize {
-        (self.first.capacity() + self.live.capacity() + self.batch.capacity()) * 8 + (1 << 18) * 8
+        (self.first.capacity()
+            + self.live.capacity()
+            + self.batch.capacity()
+            + annotate::READ_CHUNK)
+            * 8
     }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::device::Geometry;
 use crate::error::{lookup, Result};
 use crate::ftl::{Ftl, GroupId, SegmentId};
-use crate::future::{Annotation, Future};
+use crate::future::{Annotation, Future, NEVER};
 use crate::sim::RunConfig;
 use std::sync::Arc;
 
@@ -98,6 +98,18 @@ impl<'a> Ctx<'a> {
     #[inline(always)]
     pub fn geometry(&self) -> &Geometry {
         &self.ftl.geo
+    }
+    /// Death [run clock] of the `i`-th block of the user-write batch being
+    /// placed; [`NEVER`] without the future. Oracles only.
+    #[inline(always)]
+    pub fn batch_death(&self, i: usize) -> u64 {
+        self.future.map_or(NEVER, |f| f.batch_death(i))
+    }
+    /// Death [run clock] of the live copy of `lba`; [`NEVER`] without the
+    /// future. Oracles only.
+    #[inline(always)]
+    pub fn live_death(&self, lba: u32) -> u64 {
+        self.future.map_or(NEVER, |f| f.live_death(lba))
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::error::Error;
 use crate::ftl::GroupId;
-use crate::future::{remaining, NEVER};
+use crate::future::remaining;
 use crate::params;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
@@ -64,12 +64,12 @@ impl Placement for OracleHotCold {
     }
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
-            let d = ctx.future.map_or(NEVER, |f| f.batch_death(i));
+            let d = ctx.batch_death(i);
             *g = self.group(remaining(d, w.time));
         }
     }
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        let d = ctx.future.map_or(NEVER, |f| f.live_death(b.lba));
+        let d = ctx.live_death(b.lba);
         self.group(remaining(d, ctx.now()))
     }
     fn class_bounds(&self, _gc: bool) -> &[u64] {

@@ -91,12 +91,12 @@ impl Placement for OracleSort {
     }
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
-            let d = ctx.future.map_or(NEVER, |f| f.batch_death(i));
+            let d = ctx.batch_death(i);
             *g = self.group(d, w.time);
         }
     }
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        let d = ctx.future.map_or(NEVER, |f| f.live_death(b.lba));
+        let d = ctx.live_death(b.lba);
         self.group(d, ctx.now())
     }
     fn state(&self) -> Option<Value> {

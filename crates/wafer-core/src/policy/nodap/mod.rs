@@ -50,7 +50,7 @@ use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegState, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
+use crate::future::{accuracy::class_of, remaining, Annotation};
 use crate::params;
 use crate::sim::RunConfig;
 use crate::victim::top_by_score;
@@ -280,20 +280,13 @@ impl Placement for NoDap {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
-        let last = (self.n() - 1) as GroupId;
-        match ctx.future {
-            Some(f) => {
-                for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
-                    *g = self.group_of(remaining(f.batch_death(i), w.time));
-                }
-            }
-            None => out.fill(last),
+        for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
+            *g = self.group_of(remaining(ctx.batch_death(i), w.time));
         }
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        let death = ctx.future.map_or(NEVER, |f| f.live_death(b.lba));
-        self.group_of(remaining(death, ctx.now()))
+        self.group_of(remaining(ctx.live_death(b.lba), ctx.now()))
     }
 
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
@@ -394,6 +387,7 @@ impl Placement for NoDap {
 mod tests {
     use super::*;
     use crate::device::DeviceConfig;
+    use crate::future::NEVER;
 
     fn geo() -> Geometry {
         DeviceConfig {
