@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::ftl::stats::{Counters, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
+use crate::model::train::TrainingStats;
 use crate::request::{Op, Request};
 use crate::trace::{self, BlockSource, ReadStats, Selection};
 use crate::workload::{self, Workload};
@@ -198,6 +199,9 @@ pub struct RunResult {
     /// The policy's lifetime predictions scored against the annotation
     /// (`None` without one, or for a policy that predicts nothing).
     pub accuracy: Option<AccuracyReport>,
+    /// What the policy's online training did (learned policies): trainings,
+    /// wall time [s] (inside `elapsed_seconds`), examples, loss.
+    pub training: Option<TrainingStats>,
 }
 
 /// The request source `cfg` describes, with the trace format and the device
@@ -520,6 +524,7 @@ impl Simulation {
                 };
                 (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
+            training: e.policy_training(),
         }
     }
 }

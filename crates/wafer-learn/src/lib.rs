@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap};
+use wafer_core::model::train::Trainer;
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
@@ -66,28 +67,31 @@ pub fn init_mlp(prefix: &str, sizes: &[usize], seed: u64) -> Tensors {
     t
 }
 
-/// Training settings of a classifier.
-#[derive(Clone, Debug)]
-pub struct TrainConfig {
-    /// Passes over the examples.
-    pub epochs: usize,
-    /// Examples per step.
-    pub batch: usize,
-    /// AdamW learning rate.
-    pub lr: f64,
-    /// Seed of the initial weights and the batch order.
-    pub seed: u64,
+pub use wafer_core::model::train::TrainSpec;
+
+/// Training settings of a classifier (the engine's [`TrainSpec`]).
+pub type TrainConfig = TrainSpec;
+
+/// The candle trainer the engine's learned policies train with.
+pub struct Candle;
+
+impl Trainer for Candle {
+    fn train_mlp(
+        &self,
+        prefix: &str,
+        sizes: &[usize],
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        train_mlp(prefix, sizes, x, y, spec)
+    }
 }
 
-impl Default for TrainConfig {
-    fn default() -> Self {
-        TrainConfig {
-            epochs: 20,
-            batch: 256,
-            lr: 1e-2,
-            seed: 1,
-        }
-    }
+/// Install candle as this process's trainer (idempotent): learned policies
+/// can then train online during a replay.
+pub fn install() {
+    wafer_core::model::train::install(Box::new(Candle));
 }
 
 /// Train an MLP classifier of widths `sizes` on `x` (rows of `sizes[0]`

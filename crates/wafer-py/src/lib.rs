@@ -124,6 +124,18 @@ impl Simulation {
     fn result_json(&self) -> String {
         serde_json::to_string(&self.sim().result()).expect("results serialise")
     }
+
+    /// Save the policy's current model as safetensors at `path`; False if
+    /// the policy has none (not a learned policy, or not trained yet).
+    fn save_model(&self, path: &str) -> PyResult<bool> {
+        match self.sim().engine().policy_model() {
+            Some(t) => t
+                .save(std::path::Path::new(path))
+                .map(|_| true)
+                .map_err(to_py),
+            None => Ok(false),
+        }
+    }
 }
 
 /// Registered policies and victim selectors, as JSON.
@@ -306,6 +318,8 @@ fn bench_kernels(py: Python<'_>, scale: f64) -> Vec<(String, f64)> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    #[cfg(feature = "learn")]
+    wafer_learn::install();
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;

@@ -234,6 +234,9 @@ impl Engine {
                 &self.batch,
                 &mut self.out,
             );
+            if let Some(e) = self.policy.take_error() {
+                return Err(e);
+            }
             for i in 0..len as usize {
                 let (l, g) = (self.batch[i].lba, self.out[i]);
                 if self.future.is_some() {
@@ -551,5 +554,15 @@ impl Engine {
     /// What the policy reports about its run-time decisions.
     pub fn policy_state(&self) -> Option<serde_json::Value> {
         self.policy.state()
+    }
+
+    /// What the policy's online training did, if it learns.
+    pub fn policy_training(&self) -> Option<crate::model::train::TrainingStats> {
+        self.policy.training()
+    }
+
+    /// The policy's current model, if it has one.
+    pub fn policy_model(&self) -> Option<crate::model::Tensors> {
+        self.policy.model()
     }
 }

@@ -8,20 +8,24 @@
 pub mod assisted;
 mod autostream;
 mod base;
+pub mod dogi;
 mod equal_partition;
 mod midas;
 pub mod nodap;
 mod oracle_hotcold;
 mod oracle_sort;
+mod sealed;
 mod sepbit;
 mod two_r;
 
 use serde_json::Value;
 
 use crate::device::Geometry;
-use crate::error::{lookup, Result};
+use crate::error::{lookup, Error, Result};
 use crate::ftl::{Ftl, GroupId, SegmentId};
 use crate::future::{Annotation, Future, NEVER};
+use crate::model::train::TrainingStats;
+use crate::model::Tensors;
 use crate::sim::RunConfig;
 use std::sync::Arc;
 
@@ -193,6 +197,20 @@ pub trait Placement: Send {
     fn predicted_user_class(&self, _i: usize, group: GroupId) -> Option<u8> {
         self.predicted_class(group, false)
     }
+    /// An error the policy met that stops the run (e.g. its online training
+    /// diverged); the engine asks after every [`Placement::place_user`] and
+    /// stops before applying that batch, so the results so far stand.
+    fn take_error(&mut self) -> Option<Error> {
+        None
+    }
+    /// What the policy's online training did (learned policies).
+    fn training(&self) -> Option<TrainingStats> {
+        None
+    }
+    /// The policy's current model, ready to save (learned policies).
+    fn model(&self) -> Option<Tensors> {
+        None
+    }
 }
 
 /// A registered policy.
@@ -213,6 +231,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
     two_r::INFO,
     sepbit::INFO,
     midas::INFO,
+    dogi::INFO,
     nodap::INFO,
     oracle_hotcold::INFO,
     oracle_sort::INFO,
@@ -220,9 +239,22 @@ pub const REGISTRY: &[PolicyInfo] = &[
     equal_partition::INFO,
 ];
 
+/// Policies that train online: they need the process's trainer
+/// ([`crate::model::train`]), so wafer-core's own tests leave them to
+/// wafer-learn's.
+pub const LEARNED: &[&str] = &["dogi"];
+
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
+    if let Some(stage) = dogi::Dogi::stage_of(name) {
+        let mut p = params.clone();
+        if !p.is_object() {
+            p = serde_json::json!({});
+        }
+        p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
+        return build("dogi", &p, geo);
+    }
     if let Some((base, user, gc)) = assisted::parse(name)? {
         let inner = build(base, params, geo)?;
         return Ok(Box::new(assisted::Assisted::new(

@@ -85,3 +85,35 @@ fn zero_writes_is_an_error() {
     });
     assert!(e.contains("writes"), "{e}");
 }
+
+#[test]
+fn a_learned_policy_without_a_trainer_is_a_clear_error() {
+    // wafer-core alone links no trainer (wafer-learn installs candle's).
+    let cfg = RunConfig {
+        device: DeviceConfig {
+            logical_blocks: 4096,
+            segment_blocks: 16,
+            op: 0.3,
+            ..Default::default()
+        },
+        policy: "dogi".into(),
+        writes: 20_000,
+        params: serde_json::json!({"min_examples": 16, "retrain": 1.5}),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(cfg).unwrap();
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("no trainer") && e.contains("dogi"), "{e}");
+    // The writes before the training point stand.
+    assert!(
+        sim.result().user_writes >= 6144 - 4096,
+        "{}",
+        sim.result().user_writes
+    );
+    let e = err(RunConfig {
+        policy: "dogi".into(),
+        params: serde_json::json!({"retrain": 0}),
+        ..Default::default()
+    });
+    assert!(e.contains("needs a trained model"), "{e}");
+}

@@ -59,7 +59,7 @@
 //! * Open segments of groups dropped by a shrinking configuration stay open
 //!   until the chain grows back (at most `max_groups` segments).
 
-mod model;
+pub(crate) mod model;
 
 use std::collections::VecDeque;
 

@@ -39,17 +39,17 @@
 
 pub mod search;
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
-use crate::ftl::{GroupId, SegState, SegmentId};
+use crate::ftl::{GroupId, SegmentId};
 use crate::future::{accuracy::class_of, remaining, Annotation};
 use crate::params;
 use crate::sim::RunConfig;
@@ -169,10 +169,8 @@ pub struct NoDap {
     p: Params,
     birs: Vec<u64>,
     sizes: Vec<u32>,
-    /// Sealed segments per group, oldest first, tagged with their seal_seq
-    /// (stale entries are skipped when met).
-    fifo: Vec<VecDeque<(SegmentId, u64)>>,
-    sealed: Vec<u32>,
+    /// Sealed segments per group, oldest first.
+    fifo: SealedFifo,
     /// Sum of each group's sealed segments over victim choices (mean size).
     size_sum: Vec<u64>,
     choices: u64,
@@ -205,8 +203,7 @@ impl NoDap {
             p,
             birs: Vec::new(),
             sizes: Vec::new(),
-            fifo: Vec::new(),
-            sealed: Vec::new(),
+            fifo: SealedFifo::default(),
             size_sum: Vec::new(),
             choices: 0,
             rules: VictimRules::default(),
@@ -220,8 +217,7 @@ impl NoDap {
         let n = birs.len() + 1;
         self.sizes = if sizes.is_empty() { vec![0; n] } else { sizes };
         self.birs = birs;
-        self.fifo = vec![VecDeque::new(); n];
-        self.sealed = vec![0; n];
+        self.fifo = SealedFifo::new(n);
         self.size_sum = vec![0; n];
     }
 
@@ -232,19 +228,6 @@ impl NoDap {
     #[inline(always)]
     fn group_of(&self, lifetime: u64) -> GroupId {
         class_of(&self.birs, lifetime) as GroupId
-    }
-
-    /// Oldest sealed segment of group `g` (dropping stale queue entries).
-    fn oldest(&mut self, ctx: &Ctx, g: usize) -> Option<SegmentId> {
-        let segs = &ctx.ftl.segs;
-        while let Some(&(s, seq)) = self.fifo[g].front() {
-            let i = s as usize;
-            if segs.state[i] == SegState::Sealed && segs.seal_seq[i] == seq {
-                return Some(s);
-            }
-            self.fifo[g].pop_front();
-        }
-        None
     }
 }
 
@@ -294,10 +277,10 @@ impl Placement for NoDap {
         let segs = &ctx.ftl.segs;
         self.choices += 1;
         for g in 0..n {
-            self.size_sum[g] += self.sealed[g] as u64;
+            self.size_sum[g] += self.fifo.count[g] as u64;
         }
         for g in 0..n - 1 {
-            if let Some(s) = self.oldest(ctx, g) {
+            if let Some(s) = self.fifo.oldest(ctx, g) {
                 let i = s as usize;
                 if ctx.now() - segs.open_time[i] > self.birs[g] && segs.valid[i] <= max_valid {
                     self.rules.expired += 1;
@@ -306,8 +289,8 @@ impl Placement for NoDap {
             }
         }
         for g in 0..n - 1 {
-            if self.sizes[g] > 0 && self.sealed[g] > self.sizes[g] {
-                if let Some(s) = self.oldest(ctx, g) {
+            if self.sizes[g] > 0 && self.fifo.count[g] > self.sizes[g] {
+                if let Some(s) = self.fifo.oldest(ctx, g) {
                     if segs.valid[s as usize] <= max_valid {
                         self.rules.over_size += 1;
                         return Some(s);
@@ -331,19 +314,8 @@ impl Placement for NoDap {
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         match *ev {
-            Event::Sealed { seg, group } => {
-                let g = group as usize;
-                if g < self.n() {
-                    self.fifo[g].push_back((seg, ctx.ftl.segs.seal_seq[seg as usize]));
-                    self.sealed[g] += 1;
-                }
-            }
-            Event::Collected { seg, .. } => {
-                let g = ctx.ftl.segs.group[seg as usize] as usize;
-                if g < self.n() {
-                    self.sealed[g] -= 1;
-                }
-            }
+            Event::Sealed { seg, group } => self.fifo.sealed(ctx, seg, group as usize),
+            Event::Collected { seg, .. } => self.fifo.collected(ctx, seg),
             Event::Window { .. } => {}
         }
     }
@@ -357,7 +329,7 @@ impl Placement for NoDap {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.fifo.iter().map(|q| q.capacity() * 16).sum::<usize>() + self.n() * 32
+        self.fifo.memory_bytes() + self.n() * 28
     }
 
     fn state(&self) -> Option<Value> {

@@ -2,17 +2,22 @@
 //! replay_speed -- LOGICAL_BLOCKS DRIVE_WRITES [WORKLOAD] [POLICY] [VICTIM]
 //! [PARAMS_JSON]`.
 //! The reported numbers in docs/PERFORMANCE.md come from `wafer bench`.
+//! Lives in wafer-learn so the learned policies can train online here too.
 
 use wafer_core::{DeviceConfig, RunConfig, Simulation};
 
 fn main() {
+    wafer_learn::install();
     let args: Vec<String> = std::env::args().collect();
     let logical: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let dw: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(8);
     let cfg = RunConfig {
         device: DeviceConfig {
             logical_blocks: logical,
-            op: 0.1,
+            op: std::env::var("WAFER_OP")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0.1),
             ..Default::default()
         },
         workload: args.get(3).cloned().unwrap_or_else(|| "uniform".into()),
@@ -38,6 +43,20 @@ fn main() {
         r.elapsed_seconds,
         r.engine_bytes_per_physical_block
     );
+    if std::env::var_os("WAFER_GROUPS").is_some() {
+        for g in &r.groups {
+            println!(
+                "group {}: user {} gc {} segments {} valid {}",
+                g.group, g.user_writes, g.gc_writes, g.segments, g.valid_blocks
+            );
+        }
+    }
+    if let Some(t) = r.training {
+        println!(
+            "training: {}",
+            serde_json::to_string(&t).expect("serialises")
+        );
+    }
     if let Some(state) = r.policy_state {
         println!("policy state: {state}");
     }

@@ -1,0 +1,103 @@
+//! The seam between the engine and the training side. Learned policies train
+//! online, at their window boundaries, through a [`Trainer`]; wafer-learn
+//! implements it with candle and installs it once per process
+//! (`wafer_learn::install()`, which the Python extension calls on import).
+//! The engine crate itself does not depend on candle, so it builds fast and
+//! its tests run without it; a learned policy asked to train in a process
+//! with no trainer fails with a clear error instead.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::Tensors;
+use crate::error::{Error, Result};
+
+/// Settings of one classifier training.
+#[derive(Clone, Debug)]
+pub struct TrainSpec {
+    /// Passes over the examples.
+    pub epochs: usize,
+    /// Examples per optimiser step.
+    pub batch: usize,
+    /// AdamW learning rate.
+    pub lr: f64,
+    /// Seed of the initial weights and of the batch order.
+    pub seed: u64,
+}
+
+impl Default for TrainSpec {
+    fn default() -> Self {
+        TrainSpec {
+            epochs: 20,
+            batch: 256,
+            lr: 1e-2,
+            seed: 1,
+        }
+    }
+}
+
+/// Trains the small models of the learned policies.
+pub trait Trainer: Send + Sync {
+    /// Train an MLP classifier of widths `sizes` (ReLU between layers) on
+    /// `x` (rows of `sizes[0]` features) and labels `y` (< the last width)
+    /// with cross-entropy; returns its tensors under `prefix` (the
+    /// [`super::Mlp`] layout) and the last epoch's mean loss. A loss that
+    /// turns non-finite is an [`Error::Model`] saying training diverged.
+    fn train_mlp(
+        &self,
+        prefix: &str,
+        sizes: &[usize],
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)>;
+}
+
+static TRAINER: OnceLock<Box<dyn Trainer>> = OnceLock::new();
+
+/// Install the process's trainer (the first installation wins).
+pub fn install(t: Box<dyn Trainer>) {
+    let _ = TRAINER.set(t);
+}
+
+/// The installed trainer, or an error naming `policy` and how to get one.
+pub fn trainer(policy: &str) -> Result<&'static dyn Trainer> {
+    TRAINER
+        .get()
+        .map(|b| b.as_ref())
+        .ok_or_else(|| Error::Model {
+            file: format!("{policy} online training"),
+            reason: "no trainer in this process: wafer-learn (candle) is not linked; \
+                 call wafer_learn::install(), or give a trained model and set retrain to 0"
+                .into(),
+        })
+}
+
+/// What a policy's online training did, for the run's statistics.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct TrainingStats {
+    /// Trainings run.
+    pub trainings: u64,
+    /// Wall time spent training [s].
+    pub seconds: f64,
+    /// Examples in the last training.
+    pub last_examples: u64,
+    /// Mean loss of the last training's last epoch.
+    pub last_loss: Option<f32>,
+}
+
+impl TrainingStats {
+    /// Time `f` (one training of `examples` examples) and count it.
+    pub fn time<T>(&mut self, examples: usize, f: impl FnOnce() -> Result<(T, f32)>) -> Result<T> {
+        let t = Instant::now();
+        let r = f();
+        self.seconds += t.elapsed().as_secs_f64();
+        let (v, loss) = r?;
+        self.trainings += 1;
+        self.last_examples = examples as u64;
+        self.last_loss = Some(loss);
+        Ok(v)
+    }
+}

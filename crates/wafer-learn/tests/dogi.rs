@@ -1,0 +1,164 @@
+//! DOGI end to end with the candle trainer: FTL invariants under random
+//! operations, online training (reported, reproducible), the ablations'
+//! order, models saved and reloaded, and bad models or diverging training
+//! as clear errors that keep the results so far.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use wafer_core::ftl::Engine;
+use wafer_core::{policy, victim, DeviceConfig, Op, Request, RunConfig, RunResult, Simulation};
+
+/// Small-device settings so that DOGI trains within a few thousand writes.
+fn quick() -> Value {
+    json!({"min_examples": 32, "min_samples": 2000, "retrain": 0.3, "epochs": 3})
+}
+
+fn cfg(policy: &str, workload: &str, params: Value) -> RunConfig {
+    RunConfig {
+        device: DeviceConfig {
+            logical_blocks: 1 << 15,
+            op: 0.1,
+            segment_blocks: 64,
+            ..Default::default()
+        },
+        policy: policy.into(),
+        victim: "greedy".into(),
+        workload: workload.into(),
+        writes: 6 << 15,
+        seed: 5,
+        params,
+        ..Default::default()
+    }
+}
+
+fn run(c: RunConfig) -> RunResult {
+    wafer_learn::install();
+    let mut sim = Simulation::new(c).expect("valid config");
+    sim.run().expect("run completes");
+    sim.engine().check().expect("invariants hold at the end");
+    sim.result()
+}
+
+fn waf(r: &RunResult) -> f64 {
+    r.steady_waf.or(r.waf).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_for_random_operation_sequences(
+        ops in prop::collection::vec((0u8..10, 0u64..600, 1u32..20), 1..3000),
+        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp"]),
+        vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
+        seg in prop::sample::select(vec![4u32, 7]),
+        prefill in any::<bool>(),
+    ) {
+        wafer_learn::install();
+        let cfg = DeviceConfig { logical_blocks: 600, op: 0.5, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
+        let geo = cfg.geometry().unwrap();
+        let params = json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2});
+        let mut e = Engine::new(&cfg, geo, policy::build(pol, &params, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap()).unwrap();
+        if prefill { e.prefill().unwrap(); }
+        let mut writes = 0u64;
+        for (kind, lba, len) in ops {
+            let len = len.min((600 - lba) as u32);
+            let op = match kind { 0 => Op::Trim, 1 => Op::Read, _ => Op::Write };
+            e.submit(&Request { time_ns: 0, lba, blocks: len, op }).unwrap();
+            if op == Op::Write { writes += len as u64 }
+        }
+        e.check().unwrap();
+        prop_assert_eq!(e.stats.c.user_writes, writes);
+        prop_assert_eq!(e.stats.c.victim_valid_blocks, e.stats.c.gc_writes);
+    }
+}
+
+#[test]
+fn dogi_trains_online_reproducibly_and_its_components_help() {
+    let mut c = cfg("dogi", "zipf:1.0", quick());
+    c.accuracy = true;
+    let r = run(c.clone());
+    let t = r.training.expect("training reported");
+    assert!(t.trainings >= 5, "{t:?}");
+    assert!(t.seconds > 0.0 && t.last_loss.is_some_and(f32::is_finite));
+    let state = r.policy_state.as_ref().unwrap();
+    assert_eq!(state["parameters"], 1610, "{state}");
+    assert_eq!(state["model_on"], true);
+    let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+    assert_eq!(acc.confusion.len(), 11, "hot + ten categories");
+    assert!(acc.accuracy > 0.3, "{}", acc.accuracy);
+    // Same input, same seed: same result, same model.
+    let again = run(c);
+    assert_eq!(again.gc_writes, r.gc_writes);
+    assert_eq!(again.training.unwrap().last_loss, t.last_loss);
+    let full = waf(&r);
+    let user = waf(&run(cfg("dogi+User", "zipf:1.0", quick())));
+    let base = waf(&run(cfg("base", "zipf:1.0", Value::Null)));
+    assert!(full < user, "dogi {full:.3} vs dogi+User {user:.3}");
+    assert!(full < base, "dogi {full:.3} vs base {base:.3}");
+    let nodap = waf(&run(cfg("nodap", "zipf:1.0", Value::Null)));
+    assert!(nodap <= full, "nodap {nodap:.3} vs dogi {full:.3}");
+}
+
+#[test]
+fn a_saved_model_reloads_and_bad_models_are_clear_errors() {
+    wafer_learn::install();
+    let dir = std::env::temp_dir().join(format!("wafer-dogi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut sim = Simulation::new(cfg("dogi", "zipf:1.0", quick())).unwrap();
+    sim.run().unwrap();
+    let model = sim.engine().policy_model().expect("a trained model");
+    assert_eq!(model.metadata["policy"], "dogi");
+    let path = dir.join("dogi.safetensors");
+    model.save(&path).unwrap();
+    // Frozen model, no online training: runs from the first write.
+    let p = json!({"model": path.to_str().unwrap(), "retrain": 0});
+    let r = run(cfg("dogi", "zipf:1.0", p));
+    assert_eq!(r.training.unwrap().trainings, 0);
+    assert_eq!(r.policy_state.unwrap()["placed"]["base"], 0);
+    // Wrong shape, another policy's model, a corrupt file.
+    let mut wrong = model.clone();
+    wrong.insert("mlp.0.weight", &[32, 5], vec![0.0; 160]);
+    let mut other = model.clone();
+    other.metadata.insert("policy".into(), "phftl".into());
+    let bytes = model.to_bytes();
+    let cases = [
+        ("wrong.safetensors", wrong.to_bytes(), "needs [32, 6]"),
+        ("other.safetensors", other.to_bytes(), "policy 'phftl'"),
+        (
+            "corrupt.safetensors",
+            bytes[..100].to_vec(),
+            "corrupt.safetensors",
+        ),
+    ];
+    for (name, content, want) in cases {
+        let f = dir.join(name);
+        std::fs::write(&f, content).unwrap();
+        let p = json!({"model": f.to_str().unwrap()});
+        let e = Simulation::new(cfg("dogi", "zipf:1.0", p)).err().unwrap();
+        assert!(matches!(e, wafer_core::Error::Model { .. }), "{e}");
+        assert!(e.to_string().contains(want), "{name}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn diverging_training_stops_the_run_and_keeps_the_results() {
+    wafer_learn::install();
+    let mut p = quick();
+    p["lr"] = json!(1e30);
+    p["retrain"] = json!(1.5); // after the prefill
+    let mut sim = Simulation::new(cfg("dogi", "zipf:1.0", p)).unwrap();
+    let e = sim.run().unwrap_err().to_string();
+    assert!(e.contains("diverged") || e.contains("non-finite"), "{e}");
+    let r = sim.result();
+    assert!(
+        r.user_writes > 0 && r.user_writes < 6 << 15,
+        "{}",
+        r.user_writes
+    );
+    assert!(r.waf.is_some());
+    sim.engine()
+        .check()
+        .expect("the state is consistent where it stopped");
+}
