@@ -12,7 +12,7 @@ def wafer(*args, ok=True):
     return p
 
 
-SMALL = ["--logical-blocks", "16384", "--segment-blocks", "64", "--writes", "60000"]
+SMALL = ["--logical-blocks", "16384", "--segment-blocks", "32", "--writes", "60000"]
 
 
 def test_replay_json_has_the_documented_keys():

@@ -19,7 +19,7 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import Device, compare, parse_size, policies, replay, victims
+from .api import Device, compare, parse_size, policies, replay, train, victims
 from .result import RunResult, format_table
 from .traces import Selection, TraceStats
 
@@ -41,5 +41,6 @@ __all__ = [
     "parse_size",
     "policies",
     "replay",
+    "train",
     "victims",
 ]

@@ -200,6 +200,7 @@ def replay(
     accuracy: bool = False,
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
+    save_model: str | os.PathLike | None = None,
 ) -> RunResult:
     """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
     under ``policy``.
@@ -219,9 +220,17 @@ def replay(
     offline search (:func:`wafer.oracle.search`), reported in
     ``result.raw["nodap_search"]``.
 
+    Learned policies (``dogi``) train online during the replay (reported in
+    ``result.training``); ``save_model=PATH`` writes the policy's final model
+    as safetensors (see :func:`train`).
+
     The simulation runs in Rust without the GIL, in chunks; ``progress=True``
     draws a progress bar on stderr for runs longer than two seconds and
     ``on_step(written, total)`` is called after every chunk.
+
+    An error during the replay (a bad trace line, a diverging training) is
+    raised with the results up to that point in ``error.partial`` (a
+    :class:`RunResult`), so nothing measured is lost.
     """
     kw = dict(trace=trace, format=format, selection=selection, remap=remap, writes=writes,
               device=device, victim=victim, seed=seed)
@@ -248,13 +257,38 @@ def replay(
             bar.update(sim.written)
             if on_step:
                 on_step(sim.written, total)
+    except _core.WaferError as e:
+        e.partial = RunResult.from_json(sim.result_json(), config)
+        raise
     finally:
         bar.close()
     r = RunResult.from_json(sim.result_json(), config)
+    if save_model is not None and not sim.save_model(str(save_model)):
+        raise _core.PolicyError(f"policy {policy} has no model to save (not a learned policy, "
+                                "or it never had enough labelled samples to train)")
     if found is not None:
         r.raw["nodap_search"] = {k: found[k] for k in ("groups", "birs", "sizes", "waf", "stopped", "per_groups")}
         r.raw["nodap_search"]["trials"] = len(found["trials"])
     return r
+
+
+def train(
+    policy: str,
+    workload: str = "zipf:1.0",
+    *,
+    out: str | os.PathLike = "model.safetensors",
+    **kwargs: Any,
+) -> RunResult:
+    """Replay ``workload`` (or a ``trace=`` file) under the learned ``policy``
+    with its online training, and write its final model to ``out``
+    (safetensors, with the policy's name in the metadata). Start a later run
+    from it with ``params={"model": out}`` (add ``"retrain": 0`` to keep it
+    frozen). Keyword arguments are those of :func:`replay`."""
+    learned = [p["name"] for p in _registry()["policies"] if p.get("learned")]
+    base = policy.split("+")[0]
+    if base not in learned:
+        raise _core.PolicyError(f"'{policy}' does not learn; learned policies: {', '.join(learned)}")
+    return replay(policy, workload, save_model=out, **kwargs)
 
 
 def compare(

@@ -188,6 +188,11 @@ def _print_result(r: RunResult) -> None:
     if found:
         rows.append(("nodap search", f"{found['groups']} groups, BIRs {_short(found['birs'])}, "
                                      f"sizes {_short(found['sizes'])}, {found['trials']} trials; {found['stopped']}"))
+    tr = r.training
+    if tr:
+        loss = f", last loss {tr['last_loss']:.3f}" if tr.get("last_loss") is not None else ""
+        rows.append(("online training", f"{tr['trainings']} trainings, {tr['seconds']:.2f} s, "
+                                        f"{tr['last_examples']} examples last{loss}"))
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
@@ -213,6 +218,8 @@ def _short(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     if isinstance(v, list):
+        if any(isinstance(x, dict) for x in v):
+            return f"[{len(v)} entries; see --json]"
         return "[" + " ".join(_short(x) for x in v) + "]"
     return str(v)
 
@@ -288,7 +295,9 @@ DEMO_WORKLOAD = "zipf:1.0"
 def cmd_demo(a: argparse.Namespace) -> int:
     from .report import write_report
 
-    dev = Device(logical_blocks=a.logical_blocks or (1 << 16 if a.quick else 1 << 20), op=0.1)
+    # The quick device has 64-block segments: enough segments for DOGI's 13 groups.
+    dev = Device(logical_blocks=a.logical_blocks or (1 << 16 if a.quick else 1 << 20), op=0.1,
+                 **({"segment_blocks": 64} if a.quick else {}))
     writes = 6 * dev.resolved_logical_blocks()
     if not a.json:
         print(f"wafer demo: every policy on {DEMO_WORKLOAD}, {dev.resolved_logical_blocks()} blocks of 4 KiB, "
@@ -417,6 +426,20 @@ def cmd_oracle_annotate(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(a: argparse.Namespace) -> int:
+    from .api import train
+
+    dev = _device(a)
+    r = train(a.policy, a.workload, out=a.out, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
+              params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
+    if a.json:
+        print(json.dumps({"model": a.out, "result": r.to_dict()}))
+        return 0
+    _print_result(r)
+    print(f"\nmodel: {a.out}  (use: --policy {a.policy} --param model={a.out} [--param retrain=0])")
+    return 0
+
+
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from . import reproduce
 
@@ -446,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer replay --policy midas --workload zipf:1.0 --accuracy   prediction accuracy vs the truth\n"
                "  wafer oracle search hm_0.csv.gz -o nodap.json   NoDaP's near-optimal configuration\n"
                "  wafer compare --policies midas,midas+ngc,nodap --workload zipf:1.0   oracle-assisted variants\n"
+               "  wafer train dogi --workload zipf:1.0 -o dogi.safetensors   a learned policy's model\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
                "  wafer bench --quick\n",
     )
@@ -535,6 +559,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace(oa)
     oa.set_defaults(func=cmd_oracle_annotate)
 
+    tr = sub.add_parser(
+        "train", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
+        help="train a learned policy's model on a trace or workload and save it (safetensors)",
+        description="Replay the stream under a learned policy (dogi) with its online training, then write "
+                    "its final model. A later run starts from it with --param model=FILE (and keeps it frozen "
+                    "with --param retrain=0). Weights trained elsewhere (e.g. PyTorch) load when their tensor "
+                    "names follow the documented layout (README, 'Learned policies').")
+    tr.add_argument("policy", help="learned policy (dogi, dogi+User, ...)")
+    tr.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to train on (or --workload SPEC)")
+    tr.add_argument("--out", "-o", default="model.safetensors", metavar="FILE",
+                    help="where to write the model (default model.safetensors)")
+    tr.add_argument("--victim", default="greedy", help="victim selector (default greedy)")
+    tr.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
+    _add_run(tr, default_workload="zipf:1.0")
+    _add_device(tr)
+    _add_trace(tr)
+    tr.set_defaults(func=cmd_train)
+
     from .reproduce import EXPERIMENTS
 
     rp = sub.add_parser("reproduce", help="re-run an experiment behind docs/FIDELITY.md",
@@ -564,6 +606,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return a.func(a)
     except _core.WaferError as e:
+        partial = getattr(e, "partial", None)
+        if partial is not None and partial.user_writes > 0:
+            if getattr(a, "json", False):
+                print(json.dumps({"error": str(e), "partial": partial.to_dict()}))
+            else:
+                print(f"results up to the error ({partial.user_writes} user writes):")
+                _print_result(partial)
         print(f"wafer: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -54,6 +54,18 @@ EXPERIMENTS = {
         ops=[0.07, 0.10, 0.28],
         accuracy=True,
     ),
+    "learned": Experiment(
+        description="Learned placement (issue #7, DOGI §5.2-5.3): WAF and lifetime-prediction accuracy of base, "
+                    "sepbit, midas, phftl, ml-dt, DOGI and its ablations (+User, +Grp; +GC is DOGI) and NoDaP "
+                    "(searched), with online training; FIO-like zipf:1.0, a varmail-like dynamic workload "
+                    "(phase: the hot set moves), hotcold and uniform; cost-benefit victims (the paper's baselines; "
+                    "MiDAS, DOGI and NoDaP choose their own), 10% OP (the paper's) and 28%.",
+        policies=["base", "sepbit", "midas", "phftl", "ml-dt", "dogi+User", "dogi+Grp", "dogi", "nodap"],
+        victims=["cost-benefit"],
+        workloads=["zipf:1.0", "phase", "hotcold:0.9:0.1", "uniform"],
+        ops=[0.10, 0.28],
+        accuracy=True,
+    ),
 }
 
 
@@ -90,6 +102,9 @@ def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]
                         acc = r.accuracy or {}
                         row["user_accuracy"] = (acc.get("user") or {}).get("accuracy")
                         row["gc_accuracy"] = (acc.get("gc") or {}).get("accuracy")
+                    if r.training:
+                        row["training_seconds"] = r.training["seconds"]
+                        row["trainings"] = r.training["trainings"]
                     if "nodap_search" in r.raw:
                         row["nodap"] = r.raw["nodap_search"]
                     rows.append(row)

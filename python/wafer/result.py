@@ -79,6 +79,13 @@ class RunResult:
         return self.raw.get("accuracy")
 
     @property
+    def training(self) -> dict[str, Any] | None:
+        """What a learned policy's online training did: ``trainings``,
+        ``seconds`` (wall time, part of ``elapsed_seconds``),
+        ``last_examples``, ``last_loss``; ``None`` for other policies."""
+        return self.raw.get("training")
+
+    @property
     def victim_valid_histogram(self) -> list[int]:
         """Victims per valid-ratio bin [0, .05), [.05, .1), ... [.95, 1]."""
         return self.raw["victim_valid_histogram"]
@@ -137,6 +144,10 @@ def format_table(results: Iterable[RunResult]) -> str:
         ]
         for r in rows
     ]
+    if any(r.training for r in rows):
+        head.append("train s")
+        for b, r in zip(body, rows):
+            b.append(_fmt((r.training or {}).get("seconds"), 2))
     if any(r.accuracy for r in rows):
         head += ["user acc", "GC acc"]
         for b, r in zip(body, rows):

@@ -143,7 +143,10 @@ impl Simulation {
 fn registry_json() -> String {
     let policies: Vec<_> = policy::REGISTRY
         .iter()
-        .map(|p| serde_json::json!({"name": p.name, "description": p.description, "defaults": (p.defaults)()}))
+        .map(|p| {
+            serde_json::json!({"name": p.name, "description": p.description, "defaults": (p.defaults)(),
+                               "learned": policy::LEARNED.contains(&p.name)})
+        })
         .collect();
     let selectors: Vec<_> = victim::SELECTORS
         .iter()

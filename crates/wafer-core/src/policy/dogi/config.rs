@@ -37,77 +37,104 @@ use crate::policy::midas::model::last_group_waf;
 /// Categories of the ML model.
 pub const CLASSES: usize = 10;
 
-/// Actual lifetimes of one set of categories, sorted, for survival and
-/// mean-excess queries.
+/// Sorted values with prefix sums.
+#[derive(Clone, Debug, Default)]
+struct Sorted {
+    v: Vec<u64>,
+    prefix: Vec<f64>,
+}
+
+impl Sorted {
+    fn new(mut v: Vec<u64>) -> Self {
+        v.sort_unstable();
+        let mut prefix = Vec::with_capacity(v.len() + 1);
+        prefix.push(0.0);
+        let mut s = 0.0;
+        for &x in &v {
+            s += x as f64;
+            prefix.push(s);
+        }
+        Sorted { v, prefix }
+    }
+
+    /// Index of the first value above `t`.
+    fn above(&self, t: u64) -> usize {
+        self.v.partition_point(|&x| x <= t)
+    }
+
+    /// Values above `t`.
+    fn count_above(&self, t: u64) -> usize {
+        self.v.len() - self.above(t)
+    }
+
+    /// Σ min(x - a, u) over the values above `a`.
+    fn sum_min(&self, a: u64, u: u64) -> f64 {
+        let lo = self.above(a);
+        let hi = self.above(a.saturating_add(u));
+        let inside = (self.prefix[hi] - self.prefix[lo]) - (hi - lo) as f64 * a as f64;
+        inside + (self.v.len() - hi) as f64 * u as f64
+    }
+}
+
+/// Lifetimes of the blocks of one set of categories: those that died
+/// (exact) and those still alive when the log was taken (their age, a
+/// lower bound: censored). A censored record counts as living beyond `t`
+/// when its age is; where its age says nothing (below the question's
+/// bound) it is left out, and its age stands in for its lifetime in means.
 #[derive(Clone, Debug, Default)]
 struct Lives {
-    /// Finite lifetimes, ascending.
-    finite: Vec<u64>,
-    /// Prefix sums of `finite`.
-    prefix: Vec<f64>,
-    /// Records whose block outlived the log (lifetime ≥ the last bound).
-    never: usize,
+    dead: Sorted,
+    alive: Sorted,
 }
 
 impl Lives {
-    fn new(mut finite: Vec<u64>, never: usize) -> Self {
-        finite.sort_unstable();
-        let mut prefix = Vec::with_capacity(finite.len() + 1);
-        prefix.push(0.0);
-        let mut s = 0.0;
-        for &l in &finite {
-            s += l as f64;
-            prefix.push(s);
-        }
+    fn new(dead: Vec<u64>, alive: Vec<u64>) -> Self {
         Lives {
-            finite,
-            prefix,
-            never,
+            dead: Sorted::new(dead),
+            alive: Sorted::new(alive),
         }
     }
 
     fn total(&self) -> usize {
-        self.finite.len() + self.never
+        self.dead.v.len() + self.alive.v.len()
     }
 
-    /// Records living longer than `t`.
+    /// Records known to live longer than `t`.
     fn beyond(&self, t: u64) -> usize {
-        self.finite.len() - self.finite.partition_point(|&l| l <= t) + self.never
+        self.dead.count_above(t) + self.alive.count_above(t)
     }
 
-    /// P(L > b | L > a) (0 with no record beyond `a`).
+    /// P(L > b | L > a), b ≥ a: censored records younger than b are left
+    /// out (0 with no record beyond `a`).
     fn survive(&self, a: u64, b: u64) -> f64 {
-        let n = self.beyond(a);
+        let live = self.alive.count_above(b);
+        let n = self.dead.count_above(a) + live;
         if n == 0 {
             0.0
         } else {
-            self.beyond(b) as f64 / n as f64
+            (self.dead.count_above(b) + live) as f64 / n as f64
         }
     }
 
-    /// E[min(L - a, u) | L > a].
+    /// E[min(L - a, u) | L > a] (ages for the censored).
     fn mean_min(&self, a: u64, u: u64) -> f64 {
         let n = self.beyond(a);
         if n == 0 {
             return 0.0;
         }
-        let lo = self.finite.partition_point(|&l| l <= a);
-        let hi = self.finite.partition_point(|&l| l <= a.saturating_add(u));
-        let inside = (self.prefix[hi] - self.prefix[lo]) - (hi - lo) as f64 * a as f64;
-        let capped = (n - (hi - lo)) as f64 * u as f64;
-        (inside + capped) / n as f64
+        (self.dead.sum_min(a, u) + self.alive.sum_min(a, u)) / n as f64
     }
 
-    /// Mean remaining lifetime E[L - a | L > a] of the records that die
-    /// within the log; [`NEVER`] when most of those beyond `a` never do.
+    /// Mean remaining lifetime E[L - a | L > a] of the records that died
+    /// beyond `a` (the paper averages actual invalidation times); [`NEVER`]
+    /// when more records beyond `a` are still alive than died there.
     fn mean_excess(&self, a: u64) -> u64 {
-        let lo = self.finite.partition_point(|&l| l <= a);
-        let k = self.finite.len() - lo;
-        if k == 0 || self.never > k {
+        let n = self.dead.count_above(a);
+        if n == 0 || self.alive.count_above(a) > n {
             return NEVER;
         }
-        let s = self.prefix[self.finite.len()] - self.prefix[lo] - k as f64 * a as f64;
-        (s / k as f64).round().max(1.0) as u64
+        let s = self.dead.sum_min(a, NEVER / 2);
+        (s / n as f64).round().max(1.0) as u64
     }
 }
 
@@ -120,15 +147,15 @@ pub struct PLog {
 }
 
 impl PLog {
-    /// From `(category, lifetime)` records; lifetime [`NEVER`] for a block
-    /// that outlived the last category bound.
-    pub fn new(records: impl IntoIterator<Item = (u8, u64)>) -> Self {
-        let mut cat: Vec<(Vec<u64>, usize)> = vec![(Vec::new(), 0); CLASSES];
+    /// From `(category, lifetime, alive)` records: `alive` marks a block
+    /// still alive when the log was taken, `lifetime` then being its age.
+    pub fn new(records: impl IntoIterator<Item = (u8, u64, bool)>) -> Self {
+        let mut cat: Vec<(Vec<u64>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); CLASSES];
         let mut n = 0;
-        for (c, l) in records {
+        for (c, l, alive) in records {
             let e = &mut cat[(c as usize).min(CLASSES - 1)];
-            if l == NEVER {
-                e.1 += 1;
+            if alive {
+                e.1.push(l);
             } else {
                 e.0.push(l);
             }
@@ -136,12 +163,12 @@ impl PLog {
         }
         let ranges = (0..CLASSES)
             .map(|a| {
-                let (mut finite, mut never) = (Vec::new(), 0);
+                let (mut dead, mut alive) = (Vec::new(), Vec::new());
                 (a..CLASSES)
                     .map(|b| {
-                        finite.extend_from_slice(&cat[b].0);
-                        never += cat[b].1;
-                        Lives::new(finite.clone(), never)
+                        dead.extend_from_slice(&cat[b].0);
+                        alive.extend_from_slice(&cat[b].1);
+                        Lives::new(dead.clone(), alive.clone())
                     })
                     .collect()
             })
@@ -362,14 +389,18 @@ mod tests {
 
     #[test]
     fn lives_queries() {
-        let l = Lives::new(vec![30, 10, 20], 1);
+        let l = Lives::new(vec![30, 10, 20], vec![100]);
         assert_eq!(l.beyond(15), 3);
         assert!((l.survive(0, 15) - 0.75).abs() < 1e-12);
-        // min(L, 25) over 10, 20, 25, 25
+        // min(L, 25) over 10, 20, 25 and the censored 25
         assert!((l.mean_min(0, 25) - 20.0).abs() < 1e-12);
-        // beyond 15: 20, 30 finite; one never, fewer than the finite ones
+        // beyond 15: 20, 30 dead (one alive, fewer): (5 + 15) / 2
         assert_eq!(l.mean_excess(15), 10);
-        assert_eq!(Lives::new(vec![5], 3).mean_excess(0), NEVER);
+        assert_eq!(Lives::new(vec![20], vec![30, 40]).mean_excess(15), NEVER);
+        // A censored record younger than the question is left out.
+        let young = Lives::new(vec![10, 40], vec![12]);
+        assert!((young.survive(0, 20) - 0.5).abs() < 1e-12);
+        assert_eq!(Lives::new(vec![5], vec![]).mean_excess(10), NEVER);
     }
 
     #[test]
@@ -390,8 +421,8 @@ mod tests {
         let bounds: Vec<u64> = (0..9).map(|k| 100u64 << k).collect();
         let exact = PLog::new(
             (0..500)
-                .map(|i| (0u8, 10 + i % 80))
-                .chain((0..500).map(|_| (9u8, NEVER))),
+                .map(|i| (0u8, 10 + i % 80, false))
+                .chain((0..500).map(|_| (9u8, 100_000, true))),
         );
         let c = search(&exact, &bounds, &inputs()).unwrap();
         assert!(c.groups() >= 2, "{c:?}");
@@ -404,8 +435,8 @@ mod tests {
         // copies half its blocks.
         let noisy = PLog::new(
             (0..500)
-                .map(|i| (0u8, if i % 2 == 0 { 50 } else { NEVER }))
-                .chain((0..500).map(|_| (9u8, NEVER))),
+                .map(|i| (0u8, if i % 2 == 0 { 50 } else { 100_000 }, i % 2 == 1))
+                .chain((0..500).map(|_| (9u8, 100_000, true))),
         );
         let split_noisy = estimate(&noisy, &bounds, 1, &inputs()).unwrap();
         assert!(split_noisy > split, "{split_noisy} vs {split}");
@@ -416,9 +447,9 @@ mod tests {
         let bounds: Vec<u64> = (0..9).map(|k| 100u64 << k).collect();
         let c = choice(0b1_1111_1111, &bounds, 1.0);
         // Category 0 (bound 100): survivors die at 150 on average: 50 more.
-        let log = PLog::new((0..10).map(|i| (0u8, if i < 5 { 50 } else { 150 })));
+        let log = PLog::new((0..10).map(|i| (0u8, if i < 5 { 50 } else { 150 }, false)));
         assert_eq!(relocation(&log, &c)[0], 0, "back to G1");
-        let log = PLog::new((0..10).map(|i| (0u8, if i < 5 { 50 } else { 450 })));
+        let log = PLog::new((0..10).map(|i| (0u8, if i < 5 { 50 } else { 450 }, false)));
         assert_eq!(relocation(&log, &c)[0], 2, "350 more: G3 = [200, 400)");
     }
 }

@@ -2,10 +2,10 @@
 //! Log-Structured Systems" (FAST'26, §4, Fig. 5).
 //!
 //! Groups: G_hot (id 0), G_frzn (id 1), the intermediate groups G1..GN
-//! (ids 2..2+N, N ≤ 10, warm to cold), and the baseline design's non-hot
-//! user group (id 12) and two age-ordered GC groups (13, 14), used before
-//! the first model, after an accuracy collapse (fallback) and by the
-//! ablations.
+//! (ids 2..2+N, N ≤ 10, warm to cold). The baseline design (before the
+//! first model, after an accuracy collapse, and in the ablations) has a
+//! non-hot user group (G1's id) and two age-ordered GC groups (G_frzn's id
+//! and 12).
 //! * **Hot filter** (§4.2.1, Fig. 6): a user block whose latest invalidation
 //!   time (time since its LBA's previous write) is below μ goes to G_hot.
 //!   Every window of n user writes, μ grows by d if the window's WAF fell,
@@ -55,6 +55,9 @@
 //!   younger unlabelled samples are left out (their lifetime is unknown).
 //! * G_hot's blocks found valid at GC go to G1 (age-based); blocks with no
 //!   category (written in fallback) are relocated by age.
+//! * The hot filter starts moving μ after two drive-writes (a prefill and
+//!   one more): until then WAF climbs whatever μ is, and following it would
+//!   only shrink μ.
 //! * The configuration model is ours (the paper omits its details): see
 //!   [`config`].
 //! * Prediction accuracy (with `--accuracy`): user classes are {hot,
@@ -182,13 +185,15 @@ impl Default for Params {
     }
 }
 
-/// Group ids.
+/// Group ids. The base design (warm-up, fallback, ablations) reuses ids:
+/// its non-hot user group is G1's, its first GC group G_frzn's, so the
+/// engine reserves open and free segments for 13 groups, not 15.
 const HOT: GroupId = 0;
 const FROZEN: GroupId = 1;
 const FIRST: GroupId = 2;
-const BASE_COLD: GroupId = 12;
-const BASE_GC: [GroupId; 2] = [13, 14];
-const GROUPS: usize = 15;
+const BASE_COLD: GroupId = FIRST;
+const BASE_GC: [GroupId; 2] = [FROZEN, 12];
+const GROUPS: usize = 13;
 
 /// Per-LBA metadata byte: the category of the last user write (low 4 bits),
 /// and two flags.
@@ -452,19 +457,23 @@ impl Dogi {
         self.next_train = self.next_train.saturating_add(self.retrain_every);
         let now = ctx.now();
         let s = &self.samples;
-        let (mut x, mut y, mut lives) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut x, mut y, mut lives, mut alive) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut right, mut scored) = (0u64, 0u64);
         for i in 0..s.len() {
             // A sample still alive is labelled by its age, a lower bound
             // (the class it has reached), once that is past c1; the log
-            // counts it as never dying (conservative: more misprediction).
+            // keeps it as censored at that age.
             let (label, life) = if s.life[i] != NEVER {
                 (class_of(&self.bounds, s.life[i]) as u32, s.life[i])
             } else if now - s.time[i] >= self.bounds[0] {
-                (class_of(&self.bounds, now - s.time[i]) as u32, NEVER)
+                (
+                    class_of(&self.bounds, now - s.time[i]) as u32,
+                    now - s.time[i],
+                )
             } else {
                 continue;
             };
+            alive.push(s.life[i] == NEVER);
             if s.pred[i] != NO_PRED {
                 scored += 1;
                 right += (s.pred[i] as u32 == label) as u64;
@@ -517,8 +526,8 @@ impl Dogi {
         // PLog: the new model's categories of the latest samples.
         let log = PLog::new(
             x.chunks_exact(FEATURES)
-                .zip(&lives)
-                .map(|(r, &l)| (mlp.classify(r) as u8, l)),
+                .zip(lives.iter().zip(&alive))
+                .map(|(r, (&l, &a))| (mlp.classify(r) as u8, l, a)),
         );
         self.mlp = Some(mlp);
         if self.p.stage != Stage::User {
@@ -576,6 +585,11 @@ impl Dogi {
             return;
         }
         let waf = (u + g) as f64 / u as f64;
+        if self.hf_next < 2 * self.capacity {
+            // Still warming up (WAF climbs after a prefill whatever μ is).
+            self.hf_prev = Some(waf);
+            return;
+        }
         if let Some(prev) = self.hf_prev {
             let step = ((self.p.hot_step * self.capacity as f64).round() as u64).max(1);
             if (waf - prev).abs() >= self.p.hot_deadband * prev {
@@ -809,7 +823,7 @@ impl Placement for Dogi {
         let from = b.from_group;
         if !self.own_victims() || self.p.stage == Stage::Grp {
             // The base design: first GC to the first GC group, then the second.
-            return if from == BASE_GC[0] || from == BASE_GC[1] || from == FROZEN {
+            return if from == BASE_GC[0] || from == BASE_GC[1] {
                 BASE_GC[1]
             } else {
                 BASE_GC[0]
