@@ -14,6 +14,7 @@ mod midas;
 pub mod nodap;
 mod oracle_hotcold;
 mod oracle_sort;
+mod sampler;
 mod sealed;
 mod sepbit;
 mod two_r;

@@ -73,13 +73,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::sampler::{Sampler, NO_PRED};
 use super::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegState, SegmentId};
 use crate::future::accuracy::class_of;
-use crate::future::NEVER;
 use crate::model::train::{self, TrainSpec, TrainingStats};
 use crate::model::{BatchScratch, Mlp, Tensors};
 use crate::params;
@@ -202,29 +202,11 @@ const CAT_NONE: u8 = 15;
 const RELOCATED: u8 = 0x10;
 const UPDATED: u8 = 0x20;
 const NO_SLOT: u32 = u32::MAX;
-const NO_PRED: u8 = u8::MAX;
 
 fn bad(reason: impl Into<String>) -> Error {
     Error::Parameter {
         policy: "dogi".into(),
         reason: reason.into(),
-    }
-}
-
-/// The sampled non-hot blocks, a ring of the latest ones.
-#[derive(Default)]
-struct Samples {
-    x: Vec<f32>,
-    pred: Vec<u8>,
-    time: Vec<u64>,
-    life: Vec<u64>,
-    lba: Vec<u32>,
-    next: usize,
-}
-
-impl Samples {
-    fn len(&self) -> usize {
-        self.time.len()
     }
 }
 
@@ -244,9 +226,7 @@ pub struct Dogi {
     segment: u32,
     feats: FeatureState,
     meta: Vec<u8>,
-    slot: Vec<u32>,
-    samples: Samples,
-    sample_cap: usize,
+    samples: Sampler,
     nonhot: u64,
     // Hot filter.
     mu: u64,
@@ -351,9 +331,7 @@ impl Dogi {
             segment: geo.segment_blocks,
             feats: FeatureState::new(geo.logical_blocks, chunk_blocks),
             meta: vec![CAT_NONE; geo.logical_blocks as usize],
-            slot: vec![NO_SLOT; geo.logical_blocks as usize],
-            samples: Samples::default(),
-            sample_cap,
+            samples: Sampler::new(FEATURES, sample_cap, geo.logical_blocks),
             nonhot: 0,
             mu,
             mu_max,
@@ -456,31 +434,21 @@ impl Dogi {
     fn retrain(&mut self, ctx: &Ctx) {
         self.next_train = self.next_train.saturating_add(self.retrain_every);
         let now = ctx.now();
-        let s = &self.samples;
         let (mut x, mut y, mut lives, mut alive) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut right, mut scored) = (0u64, 0u64);
-        for i in 0..s.len() {
-            // A sample still alive is labelled by its age, a lower bound
-            // (the class it has reached), once that is past c1; the log
-            // keeps it as censored at that age.
-            let (label, life) = if s.life[i] != NEVER {
-                (class_of(&self.bounds, s.life[i]) as u32, s.life[i])
-            } else if now - s.time[i] >= self.bounds[0] {
-                (
-                    class_of(&self.bounds, now - s.time[i]) as u32,
-                    now - s.time[i],
-                )
-            } else {
-                continue;
-            };
-            alive.push(s.life[i] == NEVER);
-            if s.pred[i] != NO_PRED {
+        // A sample still alive is labelled by its age, a lower bound (the
+        // class it has reached), once that is past c1; the log keeps it as
+        // censored at that age.
+        for e in self.samples.examples(now, self.bounds[0]) {
+            let label = class_of(&self.bounds, e.life) as u32;
+            if e.pred != NO_PRED {
                 scored += 1;
-                right += (s.pred[i] as u32 == label) as u64;
+                right += (e.pred as u32 == label) as u64;
             }
-            x.extend_from_slice(&s.x[i * FEATURES..(i + 1) * FEATURES]);
+            x.extend_from_slice(e.x);
             y.push(label);
-            lives.push(life);
+            lives.push(e.life);
+            alive.push(e.alive);
         }
         if scored >= 100 {
             self.live_accuracy = Some(right as f64 / scored as f64);
@@ -605,42 +573,6 @@ impl Dogi {
         self.hf_prev = Some(waf);
     }
 
-    /// Record a sample of the block at batch row `i`.
-    fn sample(&mut self, i: usize, lba: u32, time: u64, pred: u8) -> u32 {
-        let s = &mut self.samples;
-        let row = &self.x[i * FEATURES..(i + 1) * FEATURES];
-        let k = if s.len() < self.sample_cap {
-            s.x.extend_from_slice(row);
-            s.pred.push(pred);
-            s.time.push(time);
-            s.life.push(NEVER);
-            s.lba.push(lba);
-            s.len() - 1
-        } else {
-            let k = s.next;
-            s.next = (k + 1) % self.sample_cap;
-            let old = s.lba[k] as usize;
-            if self.slot[old] == k as u32 {
-                self.slot[old] = NO_SLOT;
-            }
-            s.x[k * FEATURES..(k + 1) * FEATURES].copy_from_slice(row);
-            (s.pred[k], s.time[k], s.life[k], s.lba[k]) = (pred, time, NEVER, lba);
-            k
-        };
-        k as u32
-    }
-
-    /// The block of `lba` died at `now`: label its pending sample.
-    #[inline]
-    fn died(&mut self, lba: u32, now: u64) {
-        let k = self.slot[lba as usize];
-        if k != NO_SLOT {
-            let k = k as usize;
-            self.samples.life[k] = now - self.samples.time[k];
-            self.slot[lba as usize] = NO_SLOT;
-        }
-    }
-
     /// The current model's tensors, with metadata saying what they are for.
     pub fn model_tensors(&self) -> Option<Tensors> {
         let mlp = self.mlp.as_ref()?;
@@ -750,7 +682,9 @@ impl Placement for Dogi {
                     self.cats[i] = pred;
                 }
                 if sampled {
-                    self.batch_slot[i] = self.sample(i, writes[i].lba, writes[i].time, pred);
+                    let row = &self.x[i * FEATURES..(i + 1) * FEATURES];
+                    self.batch_slot[i] =
+                        self.samples.push(row, pred, writes[i].time, writes[i].lba);
                 }
             }
         }
@@ -778,10 +712,8 @@ impl Placement for Dogi {
         let (cat, slot) = (self.cats[i], self.batch_slot[i]);
         let l = lba as usize;
         let updated = self.feats.last.get(lba) != crate::features::LastWrite::NEVER;
-        self.died(lba, time);
-        if slot != NO_SLOT {
-            self.slot[l] = slot;
-        }
+        self.samples
+            .written(lba, time, (slot != NO_SLOT).then_some(slot));
         let keep = self.meta[l] & UPDATED;
         self.meta[l] = cat | keep | if updated { UPDATED } else { 0 };
         self.feats.record(lba, time);
@@ -810,11 +742,11 @@ impl Placement for Dogi {
     fn prefetch(&self, lba: u32) {
         self.feats.prefetch(lba);
         crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
-        crate::ftl::prefetch::prefetch(&self.slot, lba as usize);
+        self.samples.prefetch(lba);
     }
 
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
-        self.died(lba, ctx.now());
+        self.samples.died(lba, ctx.now());
     }
 
     fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
@@ -950,14 +882,9 @@ impl Placement for Dogi {
     }
 
     fn memory_bytes(&self) -> usize {
-        let s = &self.samples;
         self.feats.memory_bytes()
             + self.meta.capacity()
-            + self.slot.capacity() * 4
-            + s.x.capacity() * 4
-            + s.pred.capacity()
-            + (s.time.capacity() + s.life.capacity()) * 8
-            + s.lba.capacity() * 4
+            + self.samples.memory_bytes()
             + self.fifo.memory_bytes()
     }
 
