@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap};
-use wafer_core::model::train::Trainer;
+use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, RNN};
+use wafer_core::model::train::{SeqShape, Trainer};
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
@@ -86,12 +86,158 @@ impl Trainer for Candle {
     ) -> Result<(Tensors, f32)> {
         train_mlp(prefix, sizes, x, y, spec)
     }
+
+    fn train_gru(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        train_gru(
+            prefix,
+            shape.inputs,
+            shape.width,
+            shape.classes,
+            shape.steps,
+            x,
+            y,
+            spec,
+        )
+    }
+
+    fn train_tcn(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        levels: usize,
+        kernel: usize,
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        train_tcn(
+            prefix,
+            shape.inputs,
+            shape.width,
+            levels,
+            kernel,
+            shape.classes,
+            shape.steps,
+            x,
+            y,
+            spec,
+        )
+    }
 }
 
 /// Install candle as this process's trainer (idempotent): learned policies
 /// can then train online during a replay.
 pub fn install() {
     wafer_core::model::train::install(Box::new(Candle));
+}
+
+fn bad(reason: String) -> Error {
+    Error::Model {
+        file: "training".into(),
+        reason,
+    }
+}
+
+/// Seeded uniform(-1/√fan_in, 1/√fan_in) values (PyTorch's default range).
+fn seeded(rng: &mut Rng, n: usize, fan_in: usize) -> Vec<f32> {
+    let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+    (0..n)
+        .map(|_| ((rng.next_f64() * 2.0 - 1.0) * bound) as f32)
+        .collect()
+}
+
+/// A var map holding `init` (so candle's layers pick these values up
+/// instead of drawing their own, unseeded ones).
+fn var_map(init: &Tensors) -> Result<VarMap> {
+    let vm = VarMap::new();
+    {
+        let mut data = vm.data().lock().expect("var map lock");
+        for (name, t) in to_candle(init)? {
+            data.insert(name, candle_core::Var::from_tensor(&t).map_err(err)?);
+        }
+    }
+    Ok(vm)
+}
+
+/// The trained variables as wafer tensors.
+fn trained(vm: &VarMap) -> Result<Tensors> {
+    let data = vm.data().lock().expect("var map lock");
+    let m: HashMap<String, Tensor> = data
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
+        .collect();
+    from_candle(&m)
+}
+
+/// Minimise cross-entropy of `forward(x batch)` against `y` with AdamW over
+/// seeded shuffled batches; `x` holds `y.len()` rows of `row` values and is
+/// reshaped to `[batch, shape...]`. Returns the last epoch's mean loss; a
+/// non-finite loss is an error (diverged).
+fn fit(
+    vm: &VarMap,
+    forward: impl Fn(&Tensor) -> candle_core::Result<Tensor>,
+    x: &[f32],
+    shape: &[usize],
+    y: &[u32],
+    spec: &TrainSpec,
+) -> Result<f32> {
+    let n = y.len();
+    let row: usize = shape.iter().product();
+    if x.len() != n * row || n == 0 {
+        return Err(bad(format!(
+            "{} input values for {n} labels of {row} values",
+            x.len()
+        )));
+    }
+    let mut opt = AdamW::new(
+        vm.all_vars(),
+        ParamsAdamW {
+            lr: spec.lr,
+            ..Default::default()
+        },
+    )
+    .map_err(err)?;
+    let mut dims = vec![n];
+    dims.extend_from_slice(shape);
+    let xs = Tensor::from_vec(x.to_vec(), dims, &Device::Cpu).map_err(err)?;
+    let ys = Tensor::from_vec(y.to_vec(), n, &Device::Cpu).map_err(err)?;
+    let mut rng = Rng::new(spec.seed ^ 0x5eed);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut last = f32::NAN;
+    for _ in 0..spec.epochs.max(1) {
+        for i in (1..n).rev() {
+            order.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let (mut sum, mut steps) = (0f32, 0);
+        for chunk in order.chunks(spec.batch.max(1)) {
+            let idx = Tensor::from_vec(chunk.to_vec(), chunk.len(), &Device::Cpu).map_err(err)?;
+            let (bx, by) = (
+                xs.index_select(&idx, 0).map_err(err)?,
+                ys.index_select(&idx, 0).map_err(err)?,
+            );
+            let loss = forward(&bx)
+                .and_then(|logits| candle_nn::loss::cross_entropy(&logits, &by))
+                .map_err(err)?;
+            let l = loss.to_scalar::<f32>().map_err(err)?;
+            if !l.is_finite() {
+                return Err(bad(format!(
+                    "loss became {l}: training diverged (lower the learning rate)"
+                )));
+            }
+            opt.backward_step(&loss).map_err(err)?;
+            sum += l;
+            steps += 1;
+        }
+        last = sum / steps as f32;
+    }
+    Ok(last)
 }
 
 /// Train an MLP classifier of widths `sizes` on `x` (rows of `sizes[0]`
@@ -105,84 +251,201 @@ pub fn train_mlp(
     y: &[u32],
     cfg: &TrainConfig,
 ) -> Result<(Tensors, f32)> {
-    let (n, d) = (y.len(), sizes[0]);
-    if x.len() != n * d || n == 0 {
-        return Err(Error::Model {
-            file: "training".into(),
-            reason: format!("{} feature values for {n} labels of {d} features", x.len()),
-        });
-    }
-    let init = init_mlp(prefix, sizes, cfg.seed);
-    let vm = VarMap::new();
-    {
-        let mut data = vm.data().lock().expect("var map lock");
-        for (name, t) in to_candle(&init)? {
-            data.insert(name, candle_core::Var::from_tensor(&t).map_err(err)?);
-        }
-    }
+    let vm = var_map(&init_mlp(prefix, sizes, cfg.seed))?;
     let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
-    let layers: Vec<candle_nn::Linear> = sizes
+    let layers = linears(&vb, prefix, sizes)?;
+    let loss = fit(&vm, |xs| mlp_forward(&layers, xs), x, &[sizes[0]], y, cfg)?;
+    Ok((trained(&vm)?, loss))
+}
+
+fn linears(vb: &VarBuilder, prefix: &str, sizes: &[usize]) -> Result<Vec<candle_nn::Linear>> {
+    sizes
         .windows(2)
         .enumerate()
         .map(|(i, w)| candle_nn::linear(w[0], w[1], vb.pp(format!("{prefix}.{i}"))))
         .collect::<candle_core::Result<_>>()
-        .map_err(err)?;
-    let forward = |xs: &Tensor| -> candle_core::Result<Tensor> {
-        let mut h = xs.clone();
-        for (i, l) in layers.iter().enumerate() {
-            h = l.forward(&h)?;
-            if i + 1 < layers.len() {
-                h = h.relu()?;
-            }
+        .map_err(err)
+}
+
+fn mlp_forward(layers: &[candle_nn::Linear], xs: &Tensor) -> candle_core::Result<Tensor> {
+    let mut h = xs.clone();
+    for (i, l) in layers.iter().enumerate() {
+        h = l.forward(&h)?;
+        if i + 1 < layers.len() {
+            h = h.relu()?;
         }
-        Ok(h)
-    };
-    let mut opt = AdamW::new(
-        vm.all_vars(),
-        ParamsAdamW {
-            lr: cfg.lr,
-            ..Default::default()
-        },
-    )
-    .map_err(err)?;
-    let xs = Tensor::from_vec(x.to_vec(), (n, d), &Device::Cpu).map_err(err)?;
-    let ys = Tensor::from_vec(y.to_vec(), n, &Device::Cpu).map_err(err)?;
-    let mut rng = Rng::new(cfg.seed ^ 0x5eed);
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    let mut last = f32::NAN;
-    for _ in 0..cfg.epochs.max(1) {
-        for i in (1..n).rev() {
-            order.swap(i, rng.below(i as u64 + 1) as usize);
-        }
-        let (mut sum, mut steps) = (0f32, 0);
-        for chunk in order.chunks(cfg.batch.max(1)) {
-            let idx = Tensor::from_vec(chunk.to_vec(), chunk.len(), &Device::Cpu).map_err(err)?;
-            let (bx, by) = (
-                xs.index_select(&idx, 0).map_err(err)?,
-                ys.index_select(&idx, 0).map_err(err)?,
-            );
-            let loss = forward(&bx)
-                .and_then(|logits| candle_nn::loss::cross_entropy(&logits, &by))
-                .map_err(err)?;
-            opt.backward_step(&loss).map_err(err)?;
-            let l = loss.to_scalar::<f32>().map_err(err)?;
-            if !l.is_finite() {
-                return Err(Error::Model {
-                    file: "training".into(),
-                    reason: format!("loss became {l}: training diverged (lower the learning rate)"),
-                });
-            }
-            sum += l;
-            steps += 1;
-        }
-        last = sum / steps as f32;
     }
-    let data = vm.data().lock().expect("var map lock");
-    let trained: HashMap<String, Tensor> = data
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_tensor().clone()))
-        .collect();
-    Ok((from_candle(&trained)?, last))
+    Ok(h)
+}
+
+/// Train a GRU sequence classifier: a GRU cell (`{prefix}.cell`, the
+/// [`wafer_core::model::GruCell`] layout, candle's `_l0` names) run from a
+/// zero state over `steps` inputs of `inputs` values (oldest first; `x`
+/// holds `y.len()` such sequences), then a linear head `{prefix}.head.0` on
+/// the last hidden state into `classes` logits.
+#[allow(clippy::too_many_arguments)]
+pub fn train_gru(
+    prefix: &str,
+    inputs: usize,
+    hidden: usize,
+    classes: usize,
+    steps: usize,
+    x: &[f32],
+    y: &[u32],
+    spec: &TrainSpec,
+) -> Result<(Tensors, f32)> {
+    let mut rng = Rng::new(spec.seed);
+    let mut init = Tensors::default();
+    let c = format!("{prefix}.cell");
+    init.insert(
+        &format!("{c}.weight_ih_l0"),
+        &[3 * hidden, inputs],
+        seeded(&mut rng, 3 * hidden * inputs, hidden),
+    );
+    init.insert(
+        &format!("{c}.weight_hh_l0"),
+        &[3 * hidden, hidden],
+        seeded(&mut rng, 3 * hidden * hidden, hidden),
+    );
+    init.insert(
+        &format!("{c}.bias_ih_l0"),
+        &[3 * hidden],
+        seeded(&mut rng, 3 * hidden, hidden),
+    );
+    init.insert(
+        &format!("{c}.bias_hh_l0"),
+        &[3 * hidden],
+        seeded(&mut rng, 3 * hidden, hidden),
+    );
+    init.insert(
+        &format!("{prefix}.head.0.weight"),
+        &[classes, hidden],
+        seeded(&mut rng, classes * hidden, hidden),
+    );
+    init.insert(
+        &format!("{prefix}.head.0.bias"),
+        &[classes],
+        vec![0.0; classes],
+    );
+    let vm = var_map(&init)?;
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+    let gru = candle_nn::rnn::gru(inputs, hidden, Default::default(), vb.pp(&c)).map_err(err)?;
+    let head = linears(&vb, &format!("{prefix}.head"), &[hidden, classes])?;
+    let forward = |xs: &Tensor| -> candle_core::Result<Tensor> {
+        let b = xs.dim(0)?;
+        let mut state = gru.zero_state(b)?;
+        for t in 0..steps {
+            state = gru.step(&xs.narrow(1, t, 1)?.squeeze(1)?, &state)?;
+        }
+        mlp_forward(&head, &state.h)
+    };
+    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    Ok((trained(&vm)?, loss))
+}
+
+/// Train a TCN sequence classifier: `levels` causal dilated conv1d levels
+/// of `channels` channels and kernel `kernel` (`{prefix}.tcn`, the
+/// [`wafer_core::model::Tcn`] layout) over windows of `steps` inputs of
+/// `inputs` values (oldest first), then a linear head `{prefix}.head.0` on
+/// the last step into `classes` logits.
+#[allow(clippy::too_many_arguments)]
+pub fn train_tcn(
+    prefix: &str,
+    inputs: usize,
+    channels: usize,
+    levels: usize,
+    kernel: usize,
+    classes: usize,
+    steps: usize,
+    x: &[f32],
+    y: &[u32],
+    spec: &TrainSpec,
+) -> Result<(Tensors, f32)> {
+    let mut rng = Rng::new(spec.seed);
+    let mut init = Tensors::default();
+    let p = format!("{prefix}.tcn");
+    for l in 0..levels {
+        let cin = if l == 0 { inputs } else { channels };
+        init.insert(
+            &format!("{p}.{l}.weight"),
+            &[channels, cin, kernel],
+            seeded(&mut rng, channels * cin * kernel, cin * kernel),
+        );
+        init.insert(
+            &format!("{p}.{l}.bias"),
+            &[channels],
+            seeded(&mut rng, channels, cin * kernel),
+        );
+        if cin != channels {
+            init.insert(
+                &format!("{p}.{l}.downsample.weight"),
+                &[channels, cin, 1],
+                seeded(&mut rng, channels * cin, cin),
+            );
+            init.insert(
+                &format!("{p}.{l}.downsample.bias"),
+                &[channels],
+                seeded(&mut rng, channels, cin),
+            );
+        }
+    }
+    init.insert(
+        &format!("{prefix}.head.0.weight"),
+        &[classes, channels],
+        seeded(&mut rng, classes * channels, channels),
+    );
+    init.insert(
+        &format!("{prefix}.head.0.bias"),
+        &[classes],
+        vec![0.0; classes],
+    );
+    let vm = var_map(&init)?;
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+    let mut convs = Vec::with_capacity(levels);
+    for l in 0..levels {
+        let cin = if l == 0 { inputs } else { channels };
+        let d = 1 << l;
+        let cfg = candle_nn::Conv1dConfig {
+            dilation: d,
+            ..Default::default()
+        };
+        let conv = candle_nn::conv1d(cin, channels, kernel, cfg, vb.pp(format!("{p}.{l}")))
+            .map_err(err)?;
+        let down = if cin != channels {
+            Some(
+                candle_nn::conv1d(
+                    cin,
+                    channels,
+                    1,
+                    Default::default(),
+                    vb.pp(format!("{p}.{l}.downsample")),
+                )
+                .map_err(err)?,
+            )
+        } else {
+            None
+        };
+        convs.push((conv, down, (kernel - 1) * d));
+    }
+    let head = linears(&vb, &format!("{prefix}.head"), &[channels, classes])?;
+    let forward = |xs: &Tensor| -> candle_core::Result<Tensor> {
+        // [B, T, I] -> [B, I, T]; causal: (K-1)·d zeros on the left only
+        // (padding both sides and cutting the end fails candle's backward
+        // pass once the padding reaches the window's length).
+        let mut h = xs.transpose(1, 2)?.contiguous()?;
+        for (conv, down, pad) in &convs {
+            let y = conv.forward(&h.pad_with_zeros(2, *pad, 0)?)?.relu()?;
+            let res = match down {
+                Some(d) => d.forward(&h)?,
+                None => h.clone(),
+            };
+            h = (y + res)?.relu()?;
+        }
+        let last = h.narrow(2, steps - 1, 1)?.squeeze(2)?;
+        mlp_forward(&head, &last)
+    };
+    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    Ok((trained(&vm)?, loss))
 }
 
 /// The trained classifier as the engine's kernel.

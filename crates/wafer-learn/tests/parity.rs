@@ -267,3 +267,54 @@ fn diverging_training_is_an_error() {
         "{e}"
     );
 }
+
+/// Sequences of 6 steps of 3 values; the class is the sign of the first
+/// step's first value, so the model must carry it through the sequence.
+fn memory_task(n: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut rng = Rng::new(11);
+    let x = rand_vec(&mut rng, n * 6 * 3, 1.0);
+    let y = x.chunks(18).map(|s| (s[0] > 0.0) as u32).collect();
+    (x, y)
+}
+
+#[test]
+fn trained_sequence_classifiers_run_in_the_kernels() {
+    use wafer_core::model::train::TrainSpec;
+    let (x, y) = memory_task(800);
+    let spec = TrainSpec {
+        epochs: 30,
+        batch: 64,
+        lr: 1e-2,
+        seed: 4,
+    };
+    let right = |pred: &dyn Fn(&[f32]) -> usize| {
+        x.chunks(18)
+            .zip(&y)
+            .filter(|(s, &l)| pred(s) == l as usize)
+            .count() as f64
+            / y.len() as f64
+    };
+    // GRU: step the cell over the sequence, the head on the last state.
+    let (t, _) = wafer_learn::train_gru("m", 3, 8, 2, 6, &x, &y, &spec).unwrap();
+    let (t2, _) = wafer_learn::train_gru("m", 3, 8, 2, 6, &x, &y, &spec).unwrap();
+    assert_eq!(t.tensors, t2.tensors, "seeded");
+    let cell = std::cell::RefCell::new(GruCell::load(&t, "m.cell", 3, 8).unwrap());
+    let head = std::cell::RefCell::new(Mlp::load(&t, "m.head", &[8, 2]).unwrap());
+    let acc = right(&|s| {
+        let mut h = vec![0f32; 8];
+        for step in s.chunks(3) {
+            cell.borrow_mut().step(step, &mut h);
+        }
+        head.borrow_mut().classify(&h)
+    });
+    assert!(acc > 0.9, "GRU accuracy {acc}");
+    // TCN: the window, the head on the last step.
+    let (t, _) = wafer_learn::train_tcn("m", 3, 8, 3, 2, 2, 6, &x, &y, &spec).unwrap();
+    let tcn = std::cell::RefCell::new(Tcn::load(&t, "m.tcn", 3, 8, 3, 2).unwrap());
+    let head = std::cell::RefCell::new(Mlp::load(&t, "m.head", &[8, 2]).unwrap());
+    let acc = right(&|s| {
+        let out = tcn.borrow_mut().forward(s, 6).to_vec();
+        head.borrow_mut().classify(&out)
+    });
+    assert!(acc > 0.9, "TCN accuracy {acc}");
+}

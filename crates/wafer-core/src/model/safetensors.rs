@@ -113,6 +113,18 @@ impl Tensors {
         Self::from_bytes(&bytes, &s)
     }
 
+    /// Read the model file of `policy`: when its metadata names a policy,
+    /// it must be this one.
+    pub fn load_for(path: &str, policy: &str) -> Result<Self> {
+        let t = Self::load(Path::new(path))?;
+        match t.metadata.get("policy") {
+            Some(p) if p != policy => {
+                Err(bad(path, format!("a model for policy '{p}', not {policy}")))
+            }
+            _ => Ok(t),
+        }
+    }
+
     /// Serialise as safetensors.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut header = Map::new();

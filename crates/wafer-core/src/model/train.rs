@@ -53,6 +53,49 @@ pub trait Trainer: Send + Sync {
         y: &[u32],
         spec: &TrainSpec,
     ) -> Result<(Tensors, f32)>;
+
+    /// Train a GRU sequence classifier: a [`super::GruCell`] under
+    /// `{prefix}.cell` (hidden `shape.width`) run from a zero state over
+    /// each sequence of `x`, and a linear head `{prefix}.head.0` on its last
+    /// hidden state.
+    fn train_gru(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)>;
+
+    /// Train a TCN sequence classifier: a [`super::Tcn`] under
+    /// `{prefix}.tcn` (`shape.width` channels, `levels` levels, `kernel`)
+    /// over each window of `x`, and a linear head `{prefix}.head.0` on the
+    /// last step.
+    #[allow(clippy::too_many_arguments)]
+    fn train_tcn(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        levels: usize,
+        kernel: usize,
+        x: &[f32],
+        y: &[u32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)>;
+}
+
+/// The shape of a sequence classifier's data: `x` holds sequences of
+/// `steps` inputs of `inputs` values each, oldest first.
+#[derive(Clone, Copy, Debug)]
+pub struct SeqShape {
+    /// Values per step.
+    pub inputs: usize,
+    /// Steps per sequence.
+    pub steps: usize,
+    /// Hidden width (GRU) or channels (TCN).
+    pub width: usize,
+    /// Output classes.
+    pub classes: usize,
 }
 
 static TRAINER: OnceLock<Box<dyn Trainer>> = OnceLock::new();

@@ -11,9 +11,11 @@ mod base;
 pub mod dogi;
 mod equal_partition;
 mod midas;
+mod ml_dt;
 pub mod nodap;
 mod oracle_hotcold;
 mod oracle_sort;
+mod phftl;
 mod sampler;
 mod sealed;
 mod sepbit;
@@ -232,6 +234,8 @@ pub const REGISTRY: &[PolicyInfo] = &[
     two_r::INFO,
     sepbit::INFO,
     midas::INFO,
+    phftl::INFO,
+    ml_dt::INFO,
     dogi::INFO,
     nodap::INFO,
     oracle_hotcold::INFO,
@@ -243,7 +247,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
 /// Policies that train online: they need the process's trainer
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
-pub const LEARNED: &[&str] = &["dogi"];
+pub const LEARNED: &[&str] = &["phftl", "ml-dt", "dogi"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).

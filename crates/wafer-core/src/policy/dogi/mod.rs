@@ -68,8 +68,6 @@
 pub mod config;
 pub mod features;
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -313,7 +311,7 @@ impl Dogi {
         sizes.extend(&p.hidden);
         sizes.push(CLASSES);
         let mlp = match &p.model {
-            Some(path) => Some(load_model(path, &sizes)?),
+            Some(path) => Some(Mlp::load(&Tensors::load_for(path, "dogi")?, "mlp", &sizes)?),
             None => None,
         };
         if mlp.is_none() && retrain_every == 0 {
@@ -590,21 +588,6 @@ impl Dogi {
         }
         Some(t)
     }
-}
-
-/// Load a DOGI model file: it must be DOGI's (metadata `policy`, when
-/// present) and have the MLP's shapes.
-fn load_model(path: &str, sizes: &[usize]) -> Result<Mlp> {
-    let t = Tensors::load(Path::new(path))?;
-    if let Some(p) = t.metadata.get("policy") {
-        if p != "dogi" {
-            return Err(Error::Model {
-                file: path.into(),
-                reason: format!("a model for policy '{p}', not dogi"),
-            });
-        }
-    }
-    Mlp::load(&t, "mlp", sizes)
 }
 
 impl Placement for Dogi {

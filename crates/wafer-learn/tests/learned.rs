@@ -1,7 +1,7 @@
-//! DOGI end to end with the candle trainer: FTL invariants under random
-//! operations, online training (reported, reproducible), the ablations'
-//! order, models saved and reloaded, and bad models or diverging training
-//! as clear errors that keep the results so far.
+//! The learned policies end to end with the candle trainer: FTL invariants
+//! under random operations, online training (reported, reproducible),
+//! DOGI's ablations' order, models saved and reloaded, and bad models or
+//! diverging training as clear errors that keep the results so far.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -49,7 +49,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_random_operation_sequences(
         ops in prop::collection::vec((0u8..10, 0u64..600, 1u32..20), 1..3000),
-        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp"]),
+        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp", "phftl", "ml-dt"]),
         vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
         seg in prop::sample::select(vec![4u32, 7]),
         prefill in any::<bool>(),
@@ -58,6 +58,7 @@ proptest! {
         let cfg = DeviceConfig { logical_blocks: 600, op: 0.5, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
         let geo = cfg.geometry().unwrap();
         let params = json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2});
+        let params = if pol.starts_with("dogi") { params } else { json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 1}) };
         let mut e = Engine::new(&cfg, geo, policy::build(pol, &params, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap()).unwrap();
         if prefill { e.prefill().unwrap(); }
         let mut writes = 0u64;
@@ -161,4 +162,50 @@ fn diverging_training_stops_the_run_and_keeps_the_results() {
     sim.engine()
         .check()
         .expect("the state is consistent where it stopped");
+}
+
+#[test]
+fn phftl_and_ml_dt_train_online_save_and_reload() {
+    wafer_learn::install();
+    let dir = std::env::temp_dir().join(format!("wafer-seq-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = json!({"min_examples": 64, "retrain": 0.5, "epochs": 2});
+    for (policy, classes) in [("phftl", 2), ("ml-dt", 19)] {
+        let mut c = cfg(policy, "zipf:1.0", p.clone());
+        c.device.logical_blocks = 1 << 13;
+        c.device.segment_blocks = 16;
+        c.writes = 4 << 13;
+        c.accuracy = true;
+        let mut sim = Simulation::new(c.clone()).unwrap();
+        sim.run().unwrap();
+        sim.engine().check().unwrap();
+        let r = sim.result();
+        assert!(r.training.unwrap().trainings >= 3, "{policy}");
+        let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+        assert_eq!(acc.confusion.len(), classes, "{policy}");
+        assert!(
+            acc.accuracy > 1.0 / classes as f64,
+            "{policy}: {}",
+            acc.accuracy
+        );
+        let again = run(c.clone());
+        assert_eq!(
+            again.gc_writes, r.gc_writes,
+            "{policy}: same seed, same run"
+        );
+        let model = sim.engine().policy_model().unwrap();
+        assert_eq!(model.metadata["policy"], policy);
+        let f = dir.join(format!("{policy}.safetensors"));
+        model.save(&f).unwrap();
+        c.params = json!({"model": f.to_str().unwrap(), "retrain": 0});
+        assert_eq!(run(c.clone()).training.unwrap().trainings, 0);
+        // Another policy's model is refused.
+        let other = if policy == "phftl" { "ml-dt" } else { "phftl" };
+        let mut o = cfg(other, "zipf:1.0", json!({"model": f.to_str().unwrap()}));
+        o.device.logical_blocks = 1 << 13;
+        o.device.segment_blocks = 16;
+        let e = Simulation::new(o).err().unwrap().to_string();
+        assert!(e.contains(&format!("a model for policy '{policy}'")), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
