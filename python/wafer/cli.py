@@ -283,6 +283,8 @@ def cmd_policies(a: argparse.Namespace) -> int:
                 print(f"  {'':<16}   (no parameters)")
     print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes)")
     print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
+    print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
+    print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
     print("victim selectors (--victim):")
     for v in vs:
         print(f"  {v['name']:<16} {v['description']}")

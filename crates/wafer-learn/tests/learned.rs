@@ -209,3 +209,40 @@ fn phftl_and_ml_dt_train_online_save_and_reload() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ml_dt_with_nodap_groups() {
+    // DOGI §3.2: ML-DT's predictions in NoDaP's searched groups; with the
+    // exact lifetimes as well (+nu) it can only do better.
+    let p = json!({"min_examples": 64, "retrain": 0.5, "epochs": 2});
+    let mut c = cfg("ml-dt+ngrp", "zipf:1.0", p.clone());
+    c.device.logical_blocks = 1 << 13;
+    c.device.segment_blocks = 16;
+    c.writes = 4 << 13;
+    c.accuracy = true;
+    let r = run(c.clone());
+    let state = r.policy_state.as_ref().unwrap();
+    let birs = state["assist"]["nodap_groups"].as_array().unwrap().len();
+    assert!(birs >= 1, "{state}");
+    let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+    assert_eq!(acc.confusion.len(), birs + 1);
+    c.policy = "ml-dt+nu+ngrp".into();
+    let exact = run(c);
+    assert_eq!(
+        exact
+            .accuracy
+            .as_ref()
+            .unwrap()
+            .user
+            .as_ref()
+            .unwrap()
+            .accuracy,
+        1.0
+    );
+    assert!(
+        waf(&exact) <= waf(&r) + 1e-9,
+        "{} vs {}",
+        waf(&exact),
+        waf(&r)
+    );
+}

@@ -532,6 +532,69 @@ impl Tcn {
         let last = steps.saturating_sub(1) * cmax;
         &self.a[last..last + c]
     }
+
+    /// Incremental inference over an unbounded stream: feed one step of
+    /// `inputs` channels, get that step's output. Each level keeps a ring of
+    /// the last (K-1)·d + 1 inputs it saw, so a step costs one column of
+    /// every level instead of the whole window. The stream starts from zeros,
+    /// (zero activations before the first step), and it agrees with
+    /// [`Tcn::forward`] over a window of at least the receptive field once
+    /// that window holds only real steps.
+    pub fn step<'a>(&self, st: &'a mut TcnStream, x: &[f32]) -> &'a [f32] {
+        let k = self.kernel;
+        if st.rings.is_empty() {
+            st.rings = self
+                .levels
+                .iter()
+                .map(|l| vec![0.0; ((k - 1) * l.dilation + 1) * l.cin])
+                .collect();
+            let cmax = self
+                .levels
+                .iter()
+                .map(|l| l.cout.max(l.cin))
+                .max()
+                .unwrap_or(0);
+            st.cur = vec![0.0; cmax];
+            st.next = vec![0.0; cmax];
+        }
+        let t = st.steps;
+        st.steps += 1;
+        st.cur[..x.len()].copy_from_slice(x);
+        for (lv, ring) in self.levels.iter().zip(st.rings.iter_mut()) {
+            let span = (k - 1) * lv.dilation + 1;
+            let slot = |back: usize| ((t + span - back) % span) * lv.cin;
+            let at = slot(0);
+            ring[at..at + lv.cin].copy_from_slice(&st.cur[..lv.cin]);
+            for o in 0..lv.cout {
+                let mut s = lv.b[o];
+                for j in 0..k {
+                    let r = slot((k - 1 - j) * lv.dilation);
+                    let w = &lv.w[o * lv.cin * k..(o + 1) * lv.cin * k];
+                    for (i, &xi) in ring[r..r + lv.cin].iter().enumerate() {
+                        s += w[i * k + j] * xi;
+                    }
+                }
+                let h = s.max(0.0);
+                let res = match &lv.down {
+                    Some((w, b)) => b[o] + dot(&w[o * lv.cin..(o + 1) * lv.cin], &st.cur[..lv.cin]),
+                    None => st.cur[o],
+                };
+                st.next[o] = (h + res).max(0.0);
+            }
+            std::mem::swap(&mut st.cur, &mut st.next);
+        }
+        let c = self.levels.last().map_or(0, |l| l.cout);
+        &st.cur[..c]
+    }
+}
+
+/// The state of one stream fed to [`Tcn::step`].
+#[derive(Clone, Debug, Default)]
+pub struct TcnStream {
+    rings: Vec<Vec<f32>>,
+    cur: Vec<f32>,
+    next: Vec<f32>,
+    steps: usize,
 }
 
 #[cfg(test)]
@@ -544,6 +607,45 @@ mod tests {
             t.insert(n, s, v.clone());
         }
         t
+    }
+
+    #[test]
+    fn tcn_steps_equal_the_window() {
+        let mut rng = crate::rng::Rng::new(8);
+        let mut r = |n: usize| {
+            (0..n)
+                .map(|_| rng.next_f64() as f32 - 0.5)
+                .collect::<Vec<_>>()
+        };
+        let (cin, c, k, levels) = (4, 6, 3, 3);
+        let mut t = Tensors::default();
+        for l in 0..levels {
+            let i = if l == 0 { cin } else { c };
+            t.insert(&format!("n.{l}.weight"), &[c, i, k], r(c * i * k));
+            t.insert(&format!("n.{l}.bias"), &[c], r(c));
+        }
+        t.insert("n.0.downsample.weight", &[c, cin, 1], r(c * cin));
+        t.insert("n.0.downsample.bias", &[c], r(c));
+        let mut tcn = Tcn::load(&t, "n", cin, c, levels, k).unwrap();
+        let window = tcn.receptive_field();
+        let xs = r(40 * cin);
+        let mut st = TcnStream::default();
+        let mut win = vec![0f32; window * cin];
+        for s in 0..40 {
+            let x = &xs[s * cin..(s + 1) * cin];
+            let inc = tcn.step(&mut st, x).to_vec();
+            win.copy_within(cin.., 0);
+            win[(window - 1) * cin..].copy_from_slice(x);
+            let full = tcn.forward(&win, window).to_vec();
+            if s + 1 < window {
+                // The window still holds zero inputs where the stream has
+                // nothing (zero activations): they agree once it is full.
+                continue;
+            }
+            for (a, b) in inc.iter().zip(&full) {
+                assert!((a - b).abs() < 1e-5, "step {s}: {inc:?} vs {full:?}");
+            }
+        }
     }
 
     #[test]

@@ -21,9 +21,16 @@
 //! would put it (a size-capped FIFO group would otherwise cycle the same
 //! blocks).
 //!
-//! `+ngrp` (NoDaP's group configuration with the policy's predictions) needs
-//! a policy that predicts multi-class lifetimes (ML-DT, DOGI) and is not
-//! offered yet.
+//! `+ngrp` (DOGI §3.2, `ml-dt+ngrp`): NoDaP's group configuration with the
+//! policy's own predictions. NoDaP's offline search ([`super::nodap::search`])
+//! runs on the stream first; a user block then goes to the NoDaP group whose
+//! BIR holds its predicted lifetime (the geometric middle of the predicted
+//! class's range), its other components unchanged (ML-DT's single GC group
+//! and victims; NoDaP's size caps are not applied, its victim rule being
+//! NoDaP's). With `+nu` / `+ngc` as well, the exact (remaining) lifetime
+//! picks the NoDaP group (`ml-dt+nu+ngrp`, `ml-dt+ngc+ngrp`). Only ML-DT
+//! takes it, as in the paper: the hot/non-hot policies predict no lifetime
+//! classes to map, and DOGI's GC groups share ids with NoDaP's.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -48,6 +55,8 @@ pub struct Assisted {
     /// Destinations of GC-written blocks: the groups that received GC writes.
     gc_bins: Bins,
     medians: Vec<Option<u64>>,
+    /// `+ngrp`: NoDaP's searched BIR bounds once prepared.
+    grp: Option<Vec<u64>>,
 }
 
 /// Groups ordered by median lifetime, and the lifetime axis cut between them.
@@ -126,22 +135,34 @@ fn intern(name: &str) -> &'static str {
     n
 }
 
+/// Which components an assisted variant takes from NoDaP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Assists {
+    /// User placement by exact lifetime (`+nu`).
+    pub user: bool,
+    /// GC relocation by exact remaining lifetime (`+ngc`).
+    pub gc: bool,
+    /// NoDaP's group configuration (`+ngrp`).
+    pub grp: bool,
+}
+
 /// Split `name` into a base policy and its oracle-assist suffixes, if it has any.
-pub fn parse(name: &str) -> Result<Option<(&str, bool, bool)>> {
+pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
     let mut parts = name.split('+');
     let base = parts.next().unwrap_or_default();
-    let (mut user, mut gc) = (false, false);
+    let mut a = Assists::default();
     let mut any = false;
     for s in parts {
         any = true;
         match s {
-            "nu" => user = true,
-            "ngc" => gc = true,
+            "nu" => a.user = true,
+            "ngc" => a.gc = true,
+            "ngrp" if base == "ml-dt" => a.grp = true,
             "ngrp" => {
                 return Err(Error::Parameter {
                     policy: name.into(),
-                    reason: "+ngrp (NoDaP's group configuration) needs a policy that predicts \
-                             multi-class lifetimes (ML-DT, DOGI), which wafer does not have yet"
+                    reason: "+ngrp (NoDaP's group configuration) applies to ml-dt, the policy \
+                             with multi-class lifetime predictions and one GC group (DOGI §3.2)"
                         .into(),
                 })
             }
@@ -150,7 +171,7 @@ pub fn parse(name: &str) -> Result<Option<(&str, bool, bool)>> {
                     policy: name.into(),
                     reason: format!(
                         "unknown oracle assist '+{other}'; known: +nu (NoDaP user placement), \
-                         +ngc (NoDaP GC relocation)"
+                         +ngc (NoDaP GC relocation), +ngrp (NoDaP groups, ml-dt)"
                     ),
                 })
             }
@@ -164,21 +185,33 @@ pub fn parse(name: &str) -> Result<Option<(&str, bool, bool)>> {
             ),
         });
     }
-    Ok(any.then_some((base, user, gc)))
+    Ok(any.then_some((base, a)))
+}
+
+/// A lifetime standing for class `k` of `bounds`: the geometric middle of
+/// its range (half the first bound, twice the last).
+fn representative(bounds: &[u64], k: usize) -> u64 {
+    match (k.checked_sub(1).map(|j| bounds[j]), bounds.get(k)) {
+        (None, Some(&hi)) => (hi / 2).max(1),
+        (Some(lo), Some(&hi)) => (lo as f64 * hi as f64).sqrt().round() as u64,
+        (Some(lo), None) => lo.saturating_mul(2),
+        (None, None) => NEVER,
+    }
 }
 
 impl Assisted {
     /// Wrap `inner` (registered as `base`) under the full name `name`.
-    pub fn new(inner: Box<dyn Placement>, name: &str, base: &str, user: bool, gc: bool) -> Self {
+    pub fn new(inner: Box<dyn Placement>, name: &str, base: &str, a: Assists) -> Self {
         Assisted {
             inner,
             name: intern(name),
             base: base.to_string(),
-            user,
-            gc,
+            user: a.user,
+            gc: a.gc,
             user_bins: Bins::default(),
             gc_bins: Bins::default(),
             medians: Vec::new(),
+            grp: a.grp.then(Vec::new),
         }
     }
 
@@ -188,6 +221,17 @@ impl Assisted {
             false if self.user => Some(&self.user_bins),
             _ => None,
         }
+    }
+
+    /// `+ngrp`: NoDaP's configuration for this stream.
+    fn prepare_groups(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
+        let opts = super::nodap::search::Options {
+            min_gain: 0.05,
+            max_groups: 10,
+        };
+        let r = super::nodap::search::search(run, ann, &opts, &mut |_| {})?;
+        self.grp = Some(r.birs);
+        Ok(())
     }
 }
 
@@ -204,6 +248,9 @@ impl Placement for Assisted {
 
     fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
         self.inner.prepare(run, ann)?;
+        if self.grp.is_some() {
+            return self.prepare_groups(run, ann);
+        }
         let mut c = run.clone();
         c.policy = self.base.clone();
         c.accuracy = false;
@@ -230,6 +277,20 @@ impl Placement for Assisted {
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         self.inner.place_user(ctx, writes, out);
+        if let Some(birs) = &self.grp {
+            let classes = self.inner.class_bounds(false);
+            for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
+                let life = match (self.user, ctx.future) {
+                    (true, Some(f)) => remaining(f.batch_death(i), w.time),
+                    _ => match self.inner.predicted_user_class(i, *g) {
+                        Some(k) => representative(classes, k as usize),
+                        None => continue,
+                    },
+                };
+                *g = class_of(birs, life) as GroupId;
+            }
+            return;
+        }
         if let (true, Some(f)) = (self.user, ctx.future) {
             let active = self.inner.active_groups();
             for (i, (w, g)) in writes.iter().zip(out.iter_mut()).enumerate() {
@@ -246,6 +307,9 @@ impl Placement for Assisted {
     }
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
         let g = self.inner.place_gc(ctx, b);
+        if let (Some(birs), true, Some(f)) = (&self.grp, self.gc, ctx.future) {
+            return class_of(birs, remaining(f.live_death(b.lba), ctx.now())) as GroupId;
+        }
         match (self.gc, ctx.future) {
             (true, Some(f)) => {
                 let life = remaining(f.live_death(b.lba), ctx.now());
@@ -285,16 +349,23 @@ impl Placement for Assisted {
                 "user_destinations": self.bins(false),
                 "gc_destinations": self.bins(true),
                 "median_lifetimes": self.medians,
+                "nodap_groups": self.grp,
             }
         }))
     }
     fn class_bounds(&self, gc: bool) -> &[u64] {
+        if let (Some(b), false) = (&self.grp, gc && !self.gc) {
+            return b;
+        }
         match self.bins(gc) {
             Some(b) => &b.bounds,
             None => self.inner.class_bounds(gc),
         }
     }
     fn predicted_user_class(&self, i: usize, group: GroupId) -> Option<u8> {
+        if self.grp.is_some() {
+            return Some(group as u8);
+        }
         if self.user {
             self.predicted_class(group, false)
         } else {
@@ -302,6 +373,9 @@ impl Placement for Assisted {
         }
     }
     fn predicted_class(&self, group: GroupId, gc: bool) -> Option<u8> {
+        if self.grp.is_some() {
+            return (!gc || self.gc).then_some(group as u8);
+        }
         match self.bins(gc) {
             Some(b) => b.class(group),
             None => self.inner.predicted_class(group, gc),
@@ -316,13 +390,24 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(parse("midas").unwrap(), None);
-        assert_eq!(parse("midas+ngc").unwrap(), Some(("midas", false, true)));
+        let a = |user, gc, grp| Assists { user, gc, grp };
+        assert_eq!(
+            parse("midas+ngc").unwrap(),
+            Some(("midas", a(false, true, false)))
+        );
         assert_eq!(
             parse("sepbit+nu+ngc").unwrap(),
-            Some(("sepbit", true, true))
+            Some(("sepbit", a(true, true, false)))
+        );
+        assert_eq!(
+            parse("ml-dt+ngc+ngrp").unwrap(),
+            Some(("ml-dt", a(false, true, true)))
         );
         let e = parse("midas+ngrp").unwrap_err().to_string();
-        assert!(e.contains("multi-class"), "{e}");
+        assert!(e.contains("applies to ml-dt"), "{e}");
+        assert_eq!(representative(&[10, 40], 0), 5);
+        assert_eq!(representative(&[10, 40], 1), 20);
+        assert_eq!(representative(&[10, 40], 2), 80);
         let e = parse("midas+xyz").unwrap_err().to_string();
         assert!(e.contains("+nu") && e.contains("+ngc"), "{e}");
         assert!(std::ptr::eq(intern("a+nu"), intern("a+nu")));

@@ -260,10 +260,10 @@ pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Place
         p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
         return build("dogi", &p, geo);
     }
-    if let Some((base, user, gc)) = assisted::parse(name)? {
+    if let Some((base, assists)) = assisted::parse(name)? {
         let inner = build(base, params, geo)?;
         return Ok(Box::new(assisted::Assisted::new(
-            inner, name, base, user, gc,
+            inner, name, base, assists,
         )));
     }
     let info = lookup("policy", REGISTRY, name, |p| p.name)?;
