@@ -19,3 +19,6 @@ def test_bench_quick_runs():
     names = [k["kernel"] for k in out["kernels"]]
     assert any(n.startswith("MLP") for n in names) and all(k["ns_per_call"] > 0 for k in out["kernels"])
     assert {p["policy"] for p in out["policies"]} >= {"nodap", "oracle-sort"}
+    learned = {e["policy"]: e for e in out["learned"]}
+    assert set(learned) == {"dogi", "phftl", "ml-dt"}
+    assert all(e["trainings"] > 0 and e["frozen_user_writes_per_second"] > 0 for e in learned.values())

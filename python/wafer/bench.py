@@ -4,6 +4,8 @@
   1Mi-block and a 32Mi-block logical device: user writes per second (GC
   included), steady-state WAF, engine bytes per physical block;
 * every policy on the 1Mi-block device (zipf:1.0), so policy cost is visible;
+* learned policies: training time per retraining, and replay speed with the
+  trained model frozen (inference included, training not);
 * every workload generator: blocks generated per second;
 * trace reading: MSR text lines parsed per second, and native (Arrow IPC)
   requests read per second, on a generated 2M-request MSR trace;
@@ -37,12 +39,14 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", workload: str = "uniform") -> dict:
+def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", workload: str = "uniform",
+            params: dict | None = None, save_model: str | None = None) -> dict:
     # nodap with DOGI's ladder: its offline search would replay the stream a hundred times.
-    params = {"search": False} if policy == "nodap" else None
+    if policy == "nodap":
+        params = {"search": False}
     runs = [replay(policy, workload, device=Device(logical_blocks=logical, op=0.1), writes=drive_writes * logical,
-                   params=params)
-            for _ in range(repeat)]
+                   params=params, save_model=save_model if i == 0 else None)
+            for i in range(repeat)]
     speeds = [r.user_writes_per_second for r in runs]
     r = runs[0]
     return {
@@ -56,6 +60,28 @@ def _engine(logical: int, drive_writes: int, repeat: int, policy: str = "base", 
         "user_writes_per_second_median": statistics.median(speeds),
         "ns_per_user_write": 1e9 / max(speeds),
         "engine_bytes_per_physical_block": r.engine_bytes_per_physical_block,
+        "training": r.training,
+    }
+
+
+def _learned(name: str, online: dict, base: dict, logical: int, repeat: int, model: str) -> dict:
+    """A learned policy's costs: its online training (from ``online``, a run
+    that trained), and its replay with that run's final model frozen (no
+    training), whose extra time per user write over ``base`` on the same
+    workload is the inference (and feature) cost."""
+    frozen = _engine(logical, 4, repeat, policy=name, workload="zipf:1.0", params={"model": model, "retrain": 0})
+    t = online["training"] or {}
+    n = max(t.get("trainings", 0), 1)
+    return {
+        "policy": name,
+        "logical_blocks": logical,
+        "trainings": t.get("trainings", 0),
+        "training_seconds": t.get("seconds", 0.0),
+        "seconds_per_training": t.get("seconds", 0.0) / n,
+        "examples_per_training": t.get("last_examples", 0),
+        "frozen_user_writes_per_second": frozen["user_writes_per_second_best"],
+        "frozen_steady_waf": frozen["steady_waf"],
+        "ns_per_user_write_over_base": max(frozen["ns_per_user_write"] - base["ns_per_user_write"], 0.0),
     }
 
 
@@ -90,8 +116,18 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     out["engine"].append(_engine(1 << 20, 8, repeat))
     if not quick:
         out["engine"].append(_engine(1 << 25, 3, 1))
-    for p in policies():
-        out["policies"].append(_engine(1 << 20, 4, repeat, policy=p["name"], workload="zipf:1.0"))
+    out["learned"] = []
+    with tempfile.TemporaryDirectory() as d:
+        for p in policies():
+            model = os.path.join(d, f"{p['name']}.safetensors") if p.get("learned") else None
+            out["policies"].append(_engine(1 << 20, 4, 1 if model else repeat, policy=p["name"], workload="zipf:1.0",
+                                           save_model=model))
+        base = next(e for e in out["policies"] if e["policy"] == "base")
+        for p in policies():
+            if p.get("learned"):
+                online = next(e for e in out["policies"] if e["policy"] == p["name"])
+                out["learned"].append(_learned(p["name"], online, base, 1 << 20, repeat,
+                                               os.path.join(d, f"{p['name']}.safetensors")))
     for spec in GENERATOR_SPECS:
         best = 0.0
         for _ in range(repeat):
@@ -114,6 +150,11 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
               f"{e['user_writes_per_second_best'] / 1e6:6.2f} M user writes/s (median "
               f"{e['user_writes_per_second_median'] / 1e6:.2f}), {e['ns_per_user_write']:.0f} ns/write, "
               f"steady WAF {e['steady_waf']:.3f}, {e['engine_bytes_per_physical_block']:.2f} B/physical block")
+    print("\nlearned policies (zipf:1.0, 1Mi blocks; speeds above include online training):")
+    for e in out["learned"]:
+        print(f"  {e['policy']:<10} frozen model: {e['frozen_user_writes_per_second'] / 1e6:6.2f} M user writes/s, "
+              f"+{e['ns_per_user_write_over_base']:.0f} ns/write over base (features + inference); training: "
+              f"{e['trainings']} x {e['seconds_per_training']:.2f} s ({e['examples_per_training']} examples)")
     print("\nworkload generators (requests of 1 block):")
     for g in out["generators"]:
         print(f"  {g['spec']:<22} {g['blocks_per_second'] / 1e6:7.1f} M blocks/s")

@@ -564,11 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser(
         "train", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
         help="train a learned policy's model on a trace or workload and save it (safetensors)",
-        description="Replay the stream under a learned policy (dogi) with its online training, then write "
+        description="Replay the stream under a learned policy (dogi, phftl, ml-dt) with its online training, then write "
                     "its final model. A later run starts from it with --param model=FILE (and keeps it frozen "
                     "with --param retrain=0). Weights trained elsewhere (e.g. PyTorch) load when their tensor "
                     "names follow the documented layout (README, 'Learned policies').")
-    tr.add_argument("policy", help="learned policy (dogi, dogi+User, ...)")
+    tr.add_argument("policy", help="learned policy: dogi (or dogi+User, dogi+Grp), phftl, ml-dt")
     tr.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to train on (or --workload SPEC)")
     tr.add_argument("--out", "-o", default="model.safetensors", metavar="FILE",
                     help="where to write the model (default model.safetensors)")
