@@ -246,3 +246,17 @@ fn ml_dt_with_nodap_groups() {
         waf(&r)
     );
 }
+
+#[test]
+fn dogi_falls_back_to_the_base_design_when_accuracy_collapses() {
+    // Demand 99% live accuracy: the second model is judged by the first one's
+    // write-time predictions, falls short, and DOGI returns to two user and
+    // two GC groups with the configured victim selector.
+    let mut p = quick();
+    p["fallback_accuracy"] = json!(0.99);
+    let r = run(cfg("dogi", "zipf:1.0", p));
+    let s = r.policy_state.unwrap();
+    assert!(s["fallbacks"].as_u64().unwrap() >= 1, "{s}");
+    assert_eq!(s["model_on"], false);
+    assert!(s["victims"]["selector"].as_u64().unwrap() > 0);
+}
