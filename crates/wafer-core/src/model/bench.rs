@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{BatchScratch, GruCell, LstmCell, Mlp, Tcn, Tensors};
+use super::{BatchScratch, GruCell, LstmCell, Mlp, Tcn, TcnStream, Tensors};
 use crate::rng::Rng;
 
 fn rand(rng: &mut Rng, n: usize) -> Vec<f32> {
@@ -121,6 +121,14 @@ pub fn measure(scale: f64) -> Vec<(String, f64)> {
         time(n(3e4), |i| {
             let o = (i as usize % 500) * 16;
             black_box(tcn.forward(black_box(&xs[o..o + 16 * cin]), 16));
+        }),
+    ));
+    let mut stream = TcnStream::default();
+    out.push((
+        "TCN 3 levels, k=3, 16 channels, one incremental step".to_string(),
+        time(n(2e5), |i| {
+            let o = (i as usize % 1000) * cin;
+            black_box(tcn.step(&mut stream, black_box(&xs[o..o + cin])));
         }),
     ));
     out
