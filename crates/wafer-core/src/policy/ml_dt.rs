@@ -30,6 +30,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::online::Online;
 use super::sampler::{Sampler, NO_PRED};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
@@ -38,7 +39,7 @@ use crate::features::request::{inputs, INPUTS};
 use crate::features::LastWrite;
 use crate::ftl::GroupId;
 use crate::future::accuracy::class_of;
-use crate::model::train::{self, SeqShape, TrainSpec, TrainingStats};
+use crate::model::train::{SeqShape, TrainingStats};
 use crate::model::{Mlp, Tcn, TcnStream, Tensors};
 use crate::params;
 
@@ -143,18 +144,9 @@ pub struct MlDt {
     /// The last `window` writes' inputs, oldest first.
     window: Vec<f32>,
     model: Option<Model>,
-    samples: Sampler,
-    writes: u64,
-    retrain_every: u64,
-    next_train: u64,
-    training: TrainingStats,
-    error: Option<Error>,
-    pending: Vec<u32>,
+    online: Online,
     preds: Vec<u8>,
-    cursor: usize,
 }
-
-const NO_SLOT: u32 = u32::MAX;
 
 impl MlDt {
     fn new(p: Params, geo: &Geometry) -> Result<Self> {
@@ -187,52 +179,39 @@ impl MlDt {
             None => None,
         };
         let retrain_every = (p.retrain * c as f64).round() as u64;
-        if model.is_none() && retrain_every == 0 {
-            return Err(bad(
-                "retrain 0 (no online training) needs a trained model: give model=PATH",
-            ));
-        }
         let cap = ((p.samples * c as f64) as usize).max(p.min_samples);
         let width = p.window * INPUTS;
+        let samples = Sampler::new(width, cap, c);
+        let online = Online::new(
+            "ml-dt",
+            samples,
+            p.sample_every,
+            retrain_every,
+            model.is_some(),
+        )?;
         Ok(MlDt {
             capacity: c,
             last: LastWrite::new(c),
             bounds,
             window: vec![0.0; width],
             model,
-            samples: Sampler::new(width, cap, c),
-            writes: 0,
-            retrain_every,
-            next_train: if retrain_every == 0 {
-                u64::MAX
-            } else {
-                retrain_every
-            },
-            training: TrainingStats::default(),
-            error: None,
-            pending: Vec::new(),
+            online,
             preds: Vec::new(),
-            cursor: 0,
             p,
         })
     }
 
     fn retrain(&mut self, now: u64) {
-        self.next_train = self.next_train.saturating_add(self.retrain_every);
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        for e in self.samples.examples(now, self.bounds[0]) {
+        for e in self.online.samples.examples(now, self.bounds[0]) {
             x.extend_from_slice(e.x);
             y.push(class_of(&self.bounds, e.life) as u32);
         }
         if y.len() < self.p.min_examples || y.iter().all(|&c| c == y[0]) {
             return;
         }
-        let trainer = match train::trainer("ml-dt") {
-            Ok(t) => t,
-            Err(e) => {
-                self.error = Some(e);
-                return;
-            }
+        let Some(trainer) = self.online.trainer() else {
+            return;
         };
         let shape = SeqShape {
             inputs: INPUTS,
@@ -240,31 +219,21 @@ impl MlDt {
             width: self.p.channels,
             classes: CLASSES,
         };
-        let spec = TrainSpec {
-            epochs: self.p.epochs,
-            batch: self.p.batch,
-            lr: self.p.lr,
-            seed: self.p.seed.wrapping_add(self.training.trainings),
-        };
-        let (levels, kernel) = (self.p.levels, self.p.kernel);
-        let r = self.training.time(y.len(), || {
-            trainer.train_tcn("tcn", shape, levels, kernel, &x, &y, &spec)
+        let spec = self
+            .online
+            .spec(self.p.epochs, self.p.batch, self.p.lr, self.p.seed);
+        let p = &self.p;
+        let trained = self.online.train(now, y.len(), || {
+            let (t, loss) = trainer.train_tcn("tcn", shape, p.levels, p.kernel, &x, &y, &spec)?;
+            Ok((Model::load(&t, p)?, loss))
         });
-        match r.and_then(|t| Model::load(&t, &self.p)) {
-            Ok(mut m) => {
-                // Bring the new model's stream up to now: step it over the
-                // window (all it depends on).
-                for x in self.window.chunks_exact(INPUTS) {
-                    m.tcn.step(&mut m.stream, x);
-                }
-                self.model = Some(m);
+        if let Some(mut m) = trained {
+            // Bring the new model's stream up to now: step it over the
+            // window (all it depends on).
+            for x in self.window.chunks_exact(INPUTS) {
+                m.tcn.step(&mut m.stream, x);
             }
-            Err(e) => {
-                self.error = Some(Error::Model {
-                    file: format!("ml-dt training at logical time {now}"),
-                    reason: e.to_string(),
-                })
-            }
+            self.model = Some(m);
         }
     }
 }
@@ -279,13 +248,11 @@ impl Placement for MlDt {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
-        if ctx.now() >= self.next_train {
+        if self.online.due(ctx.now()) {
             self.retrain(ctx.now());
         }
-        let every = self.p.sample_every as u64;
-        self.pending.clear();
+        self.online.begin_batch();
         self.preds.clear();
-        self.cursor = 0;
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let x = inputs(&self.last, w, self.capacity);
             self.window.copy_within(INPUTS.., 0);
@@ -302,31 +269,22 @@ impl Placement for MlDt {
                 pred as GroupId
             };
             self.preds.push(pred);
-            self.writes += 1;
-            let slot = if self.writes.is_multiple_of(every) {
-                self.samples.push(&self.window, pred, w.time, w.lba)
-            } else {
-                NO_SLOT
-            };
-            self.pending.push(slot);
+            self.online.offer(&self.window, pred, w.time, w.lba);
         }
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
-        let slot = self.pending[self.cursor];
-        self.cursor += 1;
-        self.samples
-            .written(lba, time, (slot != NO_SLOT).then_some(slot));
+        self.online.written(lba, time);
         self.last.record(lba, time);
     }
 
     fn prefetch(&self, lba: u32) {
         self.last.prefetch(lba);
-        self.samples.prefetch(lba);
+        self.online.samples.prefetch(lba);
     }
 
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
-        self.samples.died(lba, ctx.now());
+        self.online.samples.died(lba, ctx.now());
     }
 
     fn place_gc(&mut self, _ctx: &Ctx, _b: &GcBlock) -> GroupId {
@@ -334,11 +292,11 @@ impl Placement for MlDt {
     }
 
     fn take_error(&mut self) -> Option<Error> {
-        self.error.take()
+        self.online.take_error()
     }
 
     fn training(&self) -> Option<TrainingStats> {
-        Some(self.training)
+        Some(self.online.training)
     }
 
     fn model(&self) -> Option<Tensors> {
@@ -364,7 +322,7 @@ impl Placement for MlDt {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.last.memory_bytes() + self.samples.memory_bytes() + self.window.capacity() * 4
+        self.last.memory_bytes() + self.online.samples.memory_bytes() + self.window.capacity() * 4
     }
 
     fn state(&self) -> Option<Value> {
@@ -372,8 +330,8 @@ impl Placement for MlDt {
             "class_bounds": self.bounds,
             "model_on": self.model.is_some(),
             "receptive_field": self.model.as_ref().map(|m| m.tcn.receptive_field()),
-            "samples": self.samples.len(),
-            "training": self.training,
+                        "samples": self.online.samples.len(),
+            "training": self.online.training,
         }))
     }
 }

@@ -13,6 +13,7 @@ mod equal_partition;
 mod midas;
 mod ml_dt;
 pub mod nodap;
+mod online;
 mod oracle_hotcold;
 mod oracle_sort;
 mod phftl;

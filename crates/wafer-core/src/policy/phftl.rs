@@ -27,6 +27,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::online::Online;
 use super::sampler::{Sampler, NO_PRED};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
@@ -34,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::features::request::{inputs, INPUTS};
 use crate::features::LastWrite;
 use crate::ftl::GroupId;
-use crate::model::train::{self, SeqShape, TrainSpec, TrainingStats};
+use crate::model::train::{SeqShape, TrainingStats};
 use crate::model::{GruCell, Mlp, Tensors};
 use crate::params;
 
@@ -131,18 +132,8 @@ pub struct Phftl {
     model: Option<Model>,
     tau: u64,
     bound: [u64; 1],
-    samples: Sampler,
-    writes: u64,
-    retrain_every: u64,
-    next_train: u64,
-    training: TrainingStats,
-    error: Option<Error>,
-    pending: Vec<u32>,
-    cursor: usize,
-    seq: Vec<f32>,
+    online: Online,
 }
-
-const NO_SLOT: u32 = u32::MAX;
 
 impl Phftl {
     fn new(p: Params, geo: &Geometry) -> Result<Self> {
@@ -170,13 +161,16 @@ impl Phftl {
             None => None,
         };
         let retrain_every = (p.retrain * c as f64).round() as u64;
-        if model.is_none() && retrain_every == 0 {
-            return Err(bad(
-                "retrain 0 (no online training) needs a trained model: give model=PATH",
-            ));
-        }
         let cap = ((p.samples * c as f64) as usize).max(p.min_samples);
         let width = p.steps * INPUTS;
+        let samples = Sampler::new(width, cap, c);
+        let online = Online::new(
+            "phftl",
+            samples,
+            p.sample_every,
+            retrain_every,
+            model.is_some(),
+        )?;
         Ok(Phftl {
             capacity: c,
             last: LastWrite::new(c),
@@ -185,33 +179,25 @@ impl Phftl {
             model,
             tau,
             bound: [tau],
-            samples: Sampler::new(width, cap, c),
-            writes: 0,
-            retrain_every,
-            next_train: if retrain_every == 0 {
-                u64::MAX
-            } else {
-                retrain_every
-            },
-            training: TrainingStats::default(),
-            error: None,
-            pending: Vec::new(),
-            cursor: 0,
-            seq: vec![0.0; width],
+            online,
             p,
         })
     }
 
     fn retrain(&mut self, now: u64) {
-        self.next_train = self.next_train.saturating_add(self.retrain_every);
-        let mut lives: Vec<u64> = self.samples.examples(now, 0).map(|e| e.life).collect();
+        let mut lives: Vec<u64> = self
+            .online
+            .samples
+            .examples(now, 0)
+            .map(|e| e.life)
+            .collect();
         if lives.len() < self.p.min_examples {
             return;
         }
         lives.sort_unstable();
         let tau = lives[lives.len() / 2].max(1);
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        for e in self.samples.examples(now, 0) {
+        for e in self.online.samples.examples(now, 0) {
             if e.alive && e.life < tau {
                 continue;
             }
@@ -221,12 +207,8 @@ impl Phftl {
         if y.len() < self.p.min_examples || y.iter().all(|&c| c == y[0]) {
             return;
         }
-        let trainer = match train::trainer("phftl") {
-            Ok(t) => t,
-            Err(e) => {
-                self.error = Some(e);
-                return;
-            }
+        let Some(trainer) = self.online.trainer() else {
+            return;
         };
         let shape = SeqShape {
             inputs: INPUTS,
@@ -234,27 +216,18 @@ impl Phftl {
             width: self.p.hidden,
             classes: 2,
         };
-        let spec = TrainSpec {
-            epochs: self.p.epochs,
-            batch: self.p.batch,
-            lr: self.p.lr,
-            seed: self.p.seed.wrapping_add(self.training.trainings),
-        };
-        let r = self
-            .training
-            .time(y.len(), || trainer.train_gru("gru", shape, &x, &y, &spec));
-        match r.and_then(|t| Model::load(&t, self.p.hidden)) {
-            Ok(m) => {
-                self.model = Some(m);
-                self.tau = tau;
-                self.bound = [tau];
-            }
-            Err(e) => {
-                self.error = Some(Error::Model {
-                    file: format!("phftl training at logical time {now}"),
-                    reason: e.to_string(),
-                })
-            }
+        let spec = self
+            .online
+            .spec(self.p.epochs, self.p.batch, self.p.lr, self.p.seed);
+        let hidden = self.p.hidden;
+        let trained = self.online.train(now, y.len(), || {
+            let (t, loss) = trainer.train_gru("gru", shape, &x, &y, &spec)?;
+            Ok((Model::load(&t, hidden)?, loss))
+        });
+        if let Some(m) = trained {
+            self.model = Some(m);
+            self.tau = tau;
+            self.bound = [tau];
         }
     }
 }
@@ -269,13 +242,11 @@ impl Placement for Phftl {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
-        if ctx.now() >= self.next_train {
+        if self.online.due(ctx.now()) {
             self.retrain(ctx.now());
         }
         let (hd, width) = (self.p.hidden, self.p.steps * INPUTS);
-        let every = self.p.sample_every as u64;
-        self.pending.clear();
-        self.cursor = 0;
+        self.online.begin_batch();
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let x = inputs(&self.last, w, self.capacity);
             let l = w.lba as usize;
@@ -293,33 +264,23 @@ impl Placement for Phftl {
                 0 => 0,
                 _ => 1,
             };
-            self.writes += 1;
-            let slot = if self.writes.is_multiple_of(every) {
-                self.seq.copy_from_slice(hist);
-                self.samples.push(&self.seq, pred, w.time, w.lba)
-            } else {
-                NO_SLOT
-            };
-            self.pending.push(slot);
+            self.online.offer(hist, pred, w.time, w.lba);
         }
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
-        let slot = self.pending[self.cursor];
-        self.cursor += 1;
-        self.samples
-            .written(lba, time, (slot != NO_SLOT).then_some(slot));
+        self.online.written(lba, time);
         self.last.record(lba, time);
     }
 
     fn prefetch(&self, lba: u32) {
         self.last.prefetch(lba);
-        self.samples.prefetch(lba);
+        self.online.samples.prefetch(lba);
         crate::ftl::prefetch::prefetch(&self.h, lba as usize * self.p.hidden);
     }
 
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
-        self.samples.died(lba, ctx.now());
+        self.online.samples.died(lba, ctx.now());
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
@@ -335,11 +296,11 @@ impl Placement for Phftl {
     }
 
     fn take_error(&mut self) -> Option<Error> {
-        self.error.take()
+        self.online.take_error()
     }
 
     fn training(&self) -> Option<TrainingStats> {
-        Some(self.training)
+        Some(self.online.training)
     }
 
     fn model(&self) -> Option<Tensors> {
@@ -366,15 +327,15 @@ impl Placement for Phftl {
     fn memory_bytes(&self) -> usize {
         self.last.memory_bytes()
             + (self.h.capacity() + self.hist.capacity()) * 4
-            + self.samples.memory_bytes()
+            + self.online.samples.memory_bytes()
     }
 
     fn state(&self) -> Option<Value> {
         Some(json!({
             "tau": self.tau,
             "model_on": self.model.is_some(),
-            "samples": self.samples.len(),
-            "training": self.training,
+                        "samples": self.online.samples.len(),
+            "training": self.online.training,
         }))
     }
 }

@@ -71,6 +71,7 @@ pub mod features;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::online::Online;
 use super::sampler::{Sampler, NO_PRED};
 use super::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
@@ -78,7 +79,7 @@ use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegState, SegmentId};
 use crate::future::accuracy::class_of;
-use crate::model::train::{self, TrainSpec, TrainingStats};
+use crate::model::train::TrainingStats;
 use crate::model::{BatchScratch, Mlp, Tensors};
 use crate::params;
 use config::{Choice, Inputs, PLog, CLASSES};
@@ -199,7 +200,6 @@ const CAT_HOT: u8 = 10;
 const CAT_NONE: u8 = 15;
 const RELOCATED: u8 = 0x10;
 const UPDATED: u8 = 0x20;
-const NO_SLOT: u32 = u32::MAX;
 
 fn bad(reason: impl Into<String>) -> Error {
     Error::Parameter {
@@ -224,8 +224,7 @@ pub struct Dogi {
     segment: u32,
     feats: FeatureState,
     meta: Vec<u8>,
-    samples: Sampler,
-    nonhot: u64,
+    online: Online,
     // Hot filter.
     mu: u64,
     mu_max: u64,
@@ -243,14 +242,10 @@ pub struct Dogi {
     reloc: [u8; CLASSES],
     user_bounds: Vec<u64>,
     gc_bounds: Vec<u64>,
-    retrain_every: u64,
-    next_train: u64,
     next_bitmap: u64,
     bitmap_every: u64,
     next_frozen: u64,
     frozen_every: u64,
-    training: TrainingStats,
-    error: Option<Error>,
     // Per batch.
     x: Vec<f32>,
     xb: Vec<f32>,
@@ -258,7 +253,8 @@ pub struct Dogi {
     scratch: BatchScratch,
     rows: Vec<u16>,
     cats: Vec<u8>,
-    batch_slot: Vec<u32>,
+    /// The prediction made for each block of the batch (or NO_PRED).
+    bpred: Vec<u8>,
     cursor: usize,
     // Bookkeeping.
     fifo: SealedFifo,
@@ -314,11 +310,14 @@ impl Dogi {
             Some(path) => Some(Mlp::load(&Tensors::load_for(path, "dogi")?, "mlp", &sizes)?),
             None => None,
         };
-        if mlp.is_none() && retrain_every == 0 {
-            return Err(bad(
-                "retrain 0 (no online training) needs a trained model: give model=PATH",
-            ));
-        }
+        let samples = Sampler::new(FEATURES, sample_cap, geo.logical_blocks);
+        let online = Online::new(
+            "dogi",
+            samples,
+            p.sample_every,
+            retrain_every,
+            mlp.is_some(),
+        )?;
         let mut d = Dogi {
             name: match p.stage {
                 Stage::User => "dogi+User",
@@ -329,8 +328,7 @@ impl Dogi {
             segment: geo.segment_blocks,
             feats: FeatureState::new(geo.logical_blocks, chunk_blocks),
             meta: vec![CAT_NONE; geo.logical_blocks as usize],
-            samples: Sampler::new(FEATURES, sample_cap, geo.logical_blocks),
-            nonhot: 0,
+            online,
             mu,
             mu_max,
             hf_window: frac(p.hot_window, "hot_window")?.max(1),
@@ -346,25 +344,17 @@ impl Dogi {
             bounds,
             user_bounds: Vec::new(),
             gc_bounds: Vec::new(),
-            retrain_every,
-            next_train: if retrain_every == 0 {
-                u64::MAX
-            } else {
-                retrain_every
-            },
             bitmap_every: frac(p.bitmap_window, "bitmap_window")?.max(1),
             next_bitmap: frac(p.bitmap_window, "bitmap_window")?.max(1),
             frozen_every: frac(p.frozen_reset, "frozen_reset")?.max(1),
             next_frozen: frac(p.frozen_reset, "frozen_reset")?.max(1),
-            training: TrainingStats::default(),
-            error: None,
             x: Vec::new(),
             xb: Vec::new(),
             preds: Vec::new(),
             scratch: BatchScratch::default(),
             rows: Vec::new(),
             cats: Vec::new(),
-            batch_slot: Vec::new(),
+            bpred: Vec::new(),
             cursor: 0,
             fifo: SealedFifo::new(GROUPS),
             hot_in: 0,
@@ -430,14 +420,13 @@ impl Dogi {
 
     /// Train a new model on the samples, then reconfigure.
     fn retrain(&mut self, ctx: &Ctx) {
-        self.next_train = self.next_train.saturating_add(self.retrain_every);
         let now = ctx.now();
         let (mut x, mut y, mut lives, mut alive) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut right, mut scored) = (0u64, 0u64);
         // A sample still alive is labelled by its age, a lower bound (the
         // class it has reached), once that is past c1; the log keeps it as
         // censored at that age.
-        for e in self.samples.examples(now, self.bounds[0]) {
+        for e in self.online.samples.examples(now, self.bounds[0]) {
             let label = class_of(&self.bounds, e.life) as u32;
             if e.pred != NO_PRED {
                 scored += 1;
@@ -455,32 +444,19 @@ impl Dogi {
         if y.len() < self.p.min_examples || classes < 2 {
             return;
         }
-        let trainer = match train::trainer("dogi") {
-            Ok(t) => t,
-            Err(e) => {
-                self.error = Some(e);
-                return;
-            }
+        let Some(trainer) = self.online.trainer() else {
+            return;
         };
-        let spec = TrainSpec {
-            epochs: self.p.epochs,
-            batch: self.p.batch,
-            lr: self.p.lr,
-            seed: self.p.seed.wrapping_add(self.training.trainings),
-        };
-        let sizes = self.sizes.clone();
-        let trained = self
-            .training
-            .time(y.len(), || trainer.train_mlp("mlp", &sizes, &x, &y, &spec));
-        let mut mlp = match trained.and_then(|t| Mlp::load(&t, "mlp", &sizes)) {
-            Ok(m) => m,
-            Err(e) => {
-                self.error = Some(Error::Model {
-                    file: format!("dogi training at logical time {now}"),
-                    reason: e.to_string(),
-                });
-                return;
-            }
+        let spec = self
+            .online
+            .spec(self.p.epochs, self.p.batch, self.p.lr, self.p.seed);
+        let sizes = &self.sizes;
+        let trained = self.online.train(now, y.len(), || {
+            let (t, loss) = trainer.train_mlp("mlp", sizes, &x, &y, &spec)?;
+            Ok((Mlp::load(&t, "mlp", sizes)?, loss))
+        });
+        let Some(mut mlp) = trained else {
+            return;
         };
         let was = self.use_model;
         self.use_model = !self
@@ -582,7 +558,7 @@ impl Dogi {
             ("features", FEATURES.to_string()),
             ("classes", CLASSES.to_string()),
             ("hidden", format!("{:?}", self.p.hidden)),
-            ("trainings", self.training.trainings.to_string()),
+            ("trainings", self.online.training.trainings.to_string()),
         ] {
             t.metadata.insert(k.into(), v);
         }
@@ -600,15 +576,15 @@ impl Placement for Dogi {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
-        if ctx.now() >= self.next_train {
+        if self.online.due(ctx.now()) {
             self.retrain(ctx);
         }
         let n = writes.len();
         self.x.resize(n * FEATURES, 0.0);
         self.cats.clear();
         self.rows.clear();
-        self.batch_slot.clear();
-        self.batch_slot.resize(n, NO_SLOT);
+        self.bpred.clear();
+        self.bpred.resize(n, NO_PRED);
         self.cursor = 0;
         for (i, w) in writes.iter().enumerate() {
             let hot = self
@@ -625,14 +601,13 @@ impl Placement for Dogi {
         }
         // ML-Alloc: batched inference of the non-hot rows (only the sampled
         // ones while the model is off, to keep measuring its accuracy).
-        let every = self.p.sample_every as u64;
         let mut rows = std::mem::take(&mut self.rows);
-        for chunk in rows.chunks(self.p.infer_batch) {
+        for (c, chunk) in rows.chunks(self.p.infer_batch).enumerate() {
+            let first = (c * self.p.infer_batch) as u64;
+            let sampled = |o: &Online, j: usize| o.will_sample(first + j as u64);
             self.xb.clear();
-            let first = self.nonhot;
             for (j, &r) in chunk.iter().enumerate() {
-                let sampled = (first + 1 + j as u64).is_multiple_of(every);
-                if self.use_model || sampled {
+                if self.use_model || sampled(&self.online, j) {
                     let i = r as usize;
                     self.xb
                         .extend_from_slice(&self.x[i * FEATURES..(i + 1) * FEATURES]);
@@ -652,27 +627,29 @@ impl Placement for Dogi {
                 }
             }
             let mut k = 0;
-            for &r in chunk {
+            for (j, &r) in chunk.iter().enumerate() {
                 let i = r as usize;
-                self.nonhot += 1;
-                let sampled = self.nonhot.is_multiple_of(every);
-                let mut pred = NO_PRED;
-                if self.use_model || sampled {
-                    pred = self.preds[k];
+                if self.use_model || sampled(&self.online, j) {
+                    self.bpred[i] = self.preds[k];
                     k += 1;
                 }
                 if self.use_model {
-                    self.cats[i] = pred;
-                }
-                if sampled {
-                    let row = &self.x[i * FEATURES..(i + 1) * FEATURES];
-                    self.batch_slot[i] =
-                        self.samples.push(row, pred, writes[i].time, writes[i].lba);
+                    self.cats[i] = self.bpred[i];
                 }
             }
         }
         rows.clear();
         self.rows = rows;
+        // Sampling, in block order: one non-hot block in `sample_every`.
+        self.online.begin_batch();
+        for (i, w) in writes.iter().enumerate() {
+            if self.cats[i] == CAT_HOT {
+                self.online.skip();
+            } else {
+                let row = &self.x[i * FEATURES..(i + 1) * FEATURES];
+                self.online.offer(row, self.bpred[i], w.time, w.lba);
+            }
+        }
         for (&c, g) in self.cats.iter().zip(out.iter_mut()) {
             *g = if c == CAT_HOT {
                 self.placed[0] += 1;
@@ -692,11 +669,10 @@ impl Placement for Dogi {
     fn on_user_write(&mut self, lba: u32, time: u64, group: GroupId) {
         let i = self.cursor;
         self.cursor += 1;
-        let (cat, slot) = (self.cats[i], self.batch_slot[i]);
+        let cat = self.cats[i];
         let l = lba as usize;
         let updated = self.feats.last.get(lba) != crate::features::LastWrite::NEVER;
-        self.samples
-            .written(lba, time, (slot != NO_SLOT).then_some(slot));
+        self.online.written(lba, time);
         let keep = self.meta[l] & UPDATED;
         self.meta[l] = cat | keep | if updated { UPDATED } else { 0 };
         self.feats.record(lba, time);
@@ -725,11 +701,11 @@ impl Placement for Dogi {
     fn prefetch(&self, lba: u32) {
         self.feats.prefetch(lba);
         crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
-        self.samples.prefetch(lba);
+        self.online.samples.prefetch(lba);
     }
 
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
-        self.samples.died(lba, ctx.now());
+        self.online.samples.died(lba, ctx.now());
     }
 
     fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
@@ -823,11 +799,11 @@ impl Placement for Dogi {
     }
 
     fn take_error(&mut self) -> Option<Error> {
-        self.error.take()
+        self.online.take_error()
     }
 
     fn training(&self) -> Option<TrainingStats> {
-        Some(self.training)
+        Some(self.online.training)
     }
 
     fn model(&self) -> Option<Tensors> {
@@ -867,7 +843,7 @@ impl Placement for Dogi {
     fn memory_bytes(&self) -> usize {
         self.feats.memory_bytes()
             + self.meta.capacity()
-            + self.samples.memory_bytes()
+            + self.online.samples.memory_bytes()
             + self.fifo.memory_bytes()
     }
 
@@ -885,10 +861,10 @@ impl Placement for Dogi {
             "parameters": self.mlp.as_ref().map(|m| m.parameters()),
             "live_accuracy": self.live_accuracy,
             "fallbacks": self.fallbacks,
-            "samples": self.samples.len(),
+            "samples": self.online.samples.len(),
             "placed": {"hot": self.placed[0], "model": self.placed[1], "base": self.placed[2]},
             "victims": self.victims,
-            "training": self.training,
+            "training": self.online.training,
             "configurations": self.history,
         }))
     }
