@@ -153,6 +153,29 @@ fn seeded(rng: &mut Rng, n: usize, fan_in: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Add `name` of `shape` to `init`, seeded as [`seeded`] with `fan_in`.
+fn put(init: &mut Tensors, rng: &mut Rng, name: &str, shape: &[usize], fan_in: usize) {
+    let n = shape.iter().product();
+    init.insert(name, shape, seeded(rng, n, fan_in));
+}
+
+/// The linear head `{prefix}.head.0` from `width` features to `classes`
+/// logits (bias zero).
+fn put_head(init: &mut Tensors, rng: &mut Rng, prefix: &str, width: usize, classes: usize) {
+    put(
+        init,
+        rng,
+        &format!("{prefix}.head.0.weight"),
+        &[classes, width],
+        width,
+    );
+    init.insert(
+        &format!("{prefix}.head.0.bias"),
+        &[classes],
+        vec![0.0; classes],
+    );
+}
+
 /// A var map holding `init` (so candle's layers pick these values up
 /// instead of drawing their own, unseeded ones).
 fn var_map(init: &Tensors) -> Result<VarMap> {
@@ -297,36 +320,16 @@ pub fn train_gru(
     let mut rng = Rng::new(spec.seed);
     let mut init = Tensors::default();
     let c = format!("{prefix}.cell");
-    init.insert(
-        &format!("{c}.weight_ih_l0"),
-        &[3 * hidden, inputs],
-        seeded(&mut rng, 3 * hidden * inputs, hidden),
-    );
-    init.insert(
-        &format!("{c}.weight_hh_l0"),
-        &[3 * hidden, hidden],
-        seeded(&mut rng, 3 * hidden * hidden, hidden),
-    );
-    init.insert(
-        &format!("{c}.bias_ih_l0"),
-        &[3 * hidden],
-        seeded(&mut rng, 3 * hidden, hidden),
-    );
-    init.insert(
-        &format!("{c}.bias_hh_l0"),
-        &[3 * hidden],
-        seeded(&mut rng, 3 * hidden, hidden),
-    );
-    init.insert(
-        &format!("{prefix}.head.0.weight"),
-        &[classes, hidden],
-        seeded(&mut rng, classes * hidden, hidden),
-    );
-    init.insert(
-        &format!("{prefix}.head.0.bias"),
-        &[classes],
-        vec![0.0; classes],
-    );
+    let g = 3 * hidden;
+    for (name, shape) in [
+        ("weight_ih_l0", vec![g, inputs]),
+        ("weight_hh_l0", vec![g, hidden]),
+        ("bias_ih_l0", vec![g]),
+        ("bias_hh_l0", vec![g]),
+    ] {
+        put(&mut init, &mut rng, &format!("{c}.{name}"), &shape, hidden);
+    }
+    put_head(&mut init, &mut rng, prefix, hidden, classes);
     let vm = var_map(&init)?;
     let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
     let gru = candle_nn::rnn::gru(inputs, hidden, Default::default(), vb.pp(&c)).map_err(err)?;
@@ -366,39 +369,34 @@ pub fn train_tcn(
     let p = format!("{prefix}.tcn");
     for l in 0..levels {
         let cin = if l == 0 { inputs } else { channels };
-        init.insert(
+        let fan = cin * kernel;
+        put(
+            &mut init,
+            &mut rng,
             &format!("{p}.{l}.weight"),
             &[channels, cin, kernel],
-            seeded(&mut rng, channels * cin * kernel, cin * kernel),
+            fan,
         );
-        init.insert(
+        put(
+            &mut init,
+            &mut rng,
             &format!("{p}.{l}.bias"),
             &[channels],
-            seeded(&mut rng, channels, cin * kernel),
+            fan,
         );
         if cin != channels {
-            init.insert(
-                &format!("{p}.{l}.downsample.weight"),
+            let d = format!("{p}.{l}.downsample");
+            put(
+                &mut init,
+                &mut rng,
+                &format!("{d}.weight"),
                 &[channels, cin, 1],
-                seeded(&mut rng, channels * cin, cin),
+                cin,
             );
-            init.insert(
-                &format!("{p}.{l}.downsample.bias"),
-                &[channels],
-                seeded(&mut rng, channels, cin),
-            );
+            put(&mut init, &mut rng, &format!("{d}.bias"), &[channels], cin);
         }
     }
-    init.insert(
-        &format!("{prefix}.head.0.weight"),
-        &[classes, channels],
-        seeded(&mut rng, classes * channels, channels),
-    );
-    init.insert(
-        &format!("{prefix}.head.0.bias"),
-        &[classes],
-        vec![0.0; classes],
-    );
+    put_head(&mut init, &mut rng, prefix, channels, classes);
     let vm = var_map(&init)?;
     let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
     let mut convs = Vec::with_capacity(levels);

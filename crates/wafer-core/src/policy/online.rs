@@ -141,13 +141,16 @@ impl Online {
         (self.seen + 1 + ahead).is_multiple_of(self.every)
     }
 
-    /// The next block of the batch was applied at `time` (call in order).
+    /// The next block of the batch was applied at `time` (call in order);
+    /// returns its position in the batch.
     #[inline]
-    pub fn written(&mut self, lba: u32, time: u64) {
-        let slot = self.pending[self.cursor];
+    pub fn written(&mut self, lba: u32, time: u64) -> usize {
+        let i = self.cursor;
         self.cursor += 1;
+        let slot = self.pending[i];
         self.samples
             .written(lba, time, (slot != NO_SLOT).then_some(slot));
+        i
     }
 
     /// The error to stop the run on, once.

@@ -185,19 +185,15 @@ impl Phftl {
     }
 
     fn retrain(&mut self, now: u64) {
-        let mut lives: Vec<u64> = self
-            .online
-            .samples
-            .examples(now, 0)
-            .map(|e| e.life)
-            .collect();
-        if lives.len() < self.p.min_examples {
+        let examples: Vec<_> = self.online.samples.examples(now, 0).collect();
+        if examples.len() < self.p.min_examples {
             return;
         }
+        let mut lives: Vec<u64> = examples.iter().map(|e| e.life).collect();
         lives.sort_unstable();
         let tau = lives[lives.len() / 2].max(1);
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        for e in self.online.samples.examples(now, 0) {
+        for e in &examples {
             if e.alive && e.life < tau {
                 continue;
             }

@@ -255,7 +255,6 @@ pub struct Dogi {
     cats: Vec<u8>,
     /// The prediction made for each block of the batch (or NO_PRED).
     bpred: Vec<u8>,
-    cursor: usize,
     // Bookkeeping.
     fifo: SealedFifo,
     hot_in: u64,
@@ -299,9 +298,10 @@ impl Dogi {
         let mu_max = first - 1;
         let mu = frac(p.hot_init, "hot_init")?.clamp(1, mu_max);
         let retrain_every = frac(p.retrain, "retrain")?;
-        let sample_cap = (frac(p.samples, "samples")? as usize)
-            .max(p.min_samples)
-            .max(1);
+        let sample_cap = (frac(p.samples, "samples")? as usize).max(p.min_samples);
+        let hf_window = frac(p.hot_window, "hot_window")?.max(1);
+        let bitmap_every = frac(p.bitmap_window, "bitmap_window")?.max(1);
+        let frozen_every = frac(p.frozen_reset, "frozen_reset")?.max(1);
         let chunk_blocks = (p.chunk_bytes / geo.block_size as u64).max(1) as u32;
         let mut sizes = vec![FEATURES];
         sizes.extend(&p.hidden);
@@ -331,8 +331,8 @@ impl Dogi {
             online,
             mu,
             mu_max,
-            hf_window: frac(p.hot_window, "hot_window")?.max(1),
-            hf_next: frac(p.hot_window, "hot_window")?.max(1),
+            hf_window,
+            hf_next: hf_window,
             hf_prev: None,
             hf_user: 0,
             hf_gc: 0,
@@ -344,10 +344,10 @@ impl Dogi {
             bounds,
             user_bounds: Vec::new(),
             gc_bounds: Vec::new(),
-            bitmap_every: frac(p.bitmap_window, "bitmap_window")?.max(1),
-            next_bitmap: frac(p.bitmap_window, "bitmap_window")?.max(1),
-            frozen_every: frac(p.frozen_reset, "frozen_reset")?.max(1),
-            next_frozen: frac(p.frozen_reset, "frozen_reset")?.max(1),
+            bitmap_every,
+            next_bitmap: bitmap_every,
+            frozen_every,
+            next_frozen: frozen_every,
             x: Vec::new(),
             xb: Vec::new(),
             preds: Vec::new(),
@@ -355,7 +355,6 @@ impl Dogi {
             rows: Vec::new(),
             cats: Vec::new(),
             bpred: Vec::new(),
-            cursor: 0,
             fifo: SealedFifo::new(GROUPS),
             hot_in: 0,
             hot_out: 0,
@@ -367,9 +366,6 @@ impl Dogi {
             placed: [0; 3],
             p,
         };
-        if d.p.stage == Stage::User {
-            d.choice = Choice::identity(&d.bounds);
-        }
         d.refresh_bounds();
         Ok(d)
     }
@@ -585,7 +581,6 @@ impl Placement for Dogi {
         self.rows.clear();
         self.bpred.clear();
         self.bpred.resize(n, NO_PRED);
-        self.cursor = 0;
         for (i, w) in writes.iter().enumerate() {
             let hot = self
                 .feats
@@ -667,12 +662,9 @@ impl Placement for Dogi {
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, group: GroupId) {
-        let i = self.cursor;
-        self.cursor += 1;
-        let cat = self.cats[i];
+        let cat = self.cats[self.online.written(lba, time)];
         let l = lba as usize;
         let updated = self.feats.last.get(lba) != crate::features::LastWrite::NEVER;
-        self.online.written(lba, time);
         let keep = self.meta[l] & UPDATED;
         self.meta[l] = cat | keep | if updated { UPDATED } else { 0 };
         self.feats.record(lba, time);
