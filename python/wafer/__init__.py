@@ -13,6 +13,7 @@ from ._core import (
     ConfigError,
     ModelError,
     PolicyError,
+    ResourceError,
     SimulationError,
     TraceError,
     WaferError,
@@ -20,7 +21,7 @@ from ._core import (
     __version__,
 )
 from .api import Device, compare, parse_size, policies, replay, train, victims
-from .result import RunResult, format_table
+from .result import ResultSet, RunResult, format_table
 from .traces import Selection, TraceStats
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "Device",
     "ModelError",
     "PolicyError",
+    "ResourceError",
+    "ResultSet",
     "RunResult",
     "Selection",
     "SimulationError",

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from . import _core
 from .progress import Progress
-from .result import RunResult
+from .result import ResultSet, RunResult
 from .traces import Selection
 
 _SIZE_UNITS = {
@@ -65,7 +65,12 @@ class Device:
     (SepBIT's log-structured store: GC while the log's garbage proportion
     exceeds ``gp_threshold``, collecting only segments with more garbage than
     ``segment_gp_threshold``; sized automatically, OP unused). ``segment_size``
-    (bytes or ``"512MiB"``) may replace ``segment_blocks``.
+    (bytes or ``"512MiB"``) may replace ``segment_blocks``; with neither, a
+    device sized from a trace's footprint gets segments of 256 blocks or
+    smaller, so that its spare space holds at least 32 of them.
+
+    An impossible device (``op=0``, a block size that is not a power of
+    two, ...) raises :class:`ConfigError` at construction.
     """
 
     logical_blocks: int | None = None
@@ -73,7 +78,7 @@ class Device:
     physical_blocks: int | None = None
     op: float = _DEFAULT_DEVICE["op"]
     block_size: int = _DEFAULT_DEVICE["block_size"]
-    segment_blocks: int = _DEFAULT_DEVICE["segment_blocks"]
+    segment_blocks: int | None = None
     gc_low: int = _DEFAULT_DEVICE["gc_low"]
     gc_high: int = _DEFAULT_DEVICE["gc_high"]
     prefill: bool = _DEFAULT_DEVICE["prefill"]
@@ -84,6 +89,16 @@ class Device:
     gp_threshold: float = _DEFAULT_DEVICE["gp_threshold"]
     segment_gp_threshold: float = _DEFAULT_DEVICE["segment_gp_threshold"]
     segment_size: int | str | None = None
+
+    def __post_init__(self) -> None:
+        cfg = self.to_config()
+        if not self.size_given():
+            cfg["logical_blocks"] = _DEFAULT_DEVICE["logical_blocks"]
+        _core.check_device(json.dumps(cfg))
+
+    def segment_given(self) -> bool:
+        """Whether the segment size was set (else the engine may fit it)."""
+        return self.segment_blocks is not None or self.segment_size is not None
 
     def size_given(self) -> bool:
         """Whether the logical size was set (else a trace sizes the device)."""
@@ -108,6 +123,8 @@ class Device:
         d["logical_blocks"] = self.resolved_logical_blocks()
         if self.segment_size is not None:
             d["segment_blocks"] = max(1, -(-parse_size(self.segment_size) // self.block_size))
+        elif self.segment_blocks is None:
+            d["segment_blocks"] = _DEFAULT_DEVICE["segment_blocks"]
         return d
 
 
@@ -131,21 +148,30 @@ def _chunk(total: int) -> int:
 
 ALL = 1 << 63
 
+#: The workload ``replay``, ``compare`` and ``train`` use when none is given:
+#: Zipf(1.0), FIO-like, skewed enough for placement to matter.
+DEFAULT_WORKLOAD = "zipf:1.0"
+
 
 def run_config(
     policy: str = "base",
-    workload: str = "uniform",
+    workload: str = DEFAULT_WORKLOAD,
     *,
     trace: str | os.PathLike | None = None,
     format: str | None = None,
     selection: Selection | None = None,
     remap: bool = False,
+    address_space: bool = False,
+    repeat: int = 1,
     writes: int | None = None,
+    drive_writes: float | None = None,
     device: Device | None = None,
     victim: str = "greedy",
     seed: int = 1,
     params: dict[str, Any] | None = None,
     accuracy: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    memory_limit: int | str | None = None,
 ) -> dict[str, Any]:
     """The engine's run configuration (a JSON-ready dict) for these arguments
     (see :func:`replay`)."""
@@ -153,6 +179,14 @@ def run_config(
     if trace is None and os.path.isfile(str(workload)):
         trace = workload
     dev = device.to_config()
+    if writes is not None and int(writes) < 1:
+        raise _core.ConfigError(f"invalid run configuration: writes: {writes}; must be at least 1 user block")
+    if int(repeat) < 1:
+        raise _core.ConfigError(f"invalid run configuration: repeat: {repeat}; must be at least 1 pass")
+    if drive_writes is not None and not (float(drive_writes) > 0 and float(drive_writes) != float("inf")):
+        raise _core.ConfigError(f"invalid run configuration: drive_writes: {drive_writes}; must be a number > 0")
+    if writes is not None and drive_writes is not None:
+        raise _core.ConfigError("invalid run configuration: drive_writes: give writes or drive_writes, not both")
     if trace is not None:
         total = int(writes) if writes is not None else ALL
         trace_cfg: dict[str, Any] | None = {
@@ -161,7 +195,12 @@ def run_config(
             "selection": json.loads((selection or Selection()).to_json()),
             "remap": bool(remap),
             "capacity_from_trace": not device.size_given(),
+            "address_space": bool(address_space),
+            "repeat": int(repeat),
         }
+        # A device sized from a small footprint gets segments that fit it,
+        # unless the user chose the segment size.
+        dev["fit_segments"] = not device.size_given() and not device.segment_given() and not address_space
         workload = str(trace)
     else:
         total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
@@ -173,9 +212,12 @@ def run_config(
         "victim": victim,
         "workload": workload,
         "writes": total,
+        "drive_writes": None if drive_writes is None else float(drive_writes),
         "seed": int(seed),
         "trace": trace_cfg,
         "accuracy": bool(accuracy),
+        "cache_dir": None if cache_dir is None else str(cache_dir),
+        "memory_limit": None if memory_limit is None else parse_size(memory_limit),
     }
 
 
@@ -186,18 +228,23 @@ def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
 
 def replay(
     policy: str = "base",
-    workload: str = "uniform",
+    workload: str = DEFAULT_WORKLOAD,
     *,
     trace: str | os.PathLike | None = None,
     format: str | None = None,
     selection: Selection | None = None,
     remap: bool = False,
+    address_space: bool = False,
+    repeat: int = 1,
     writes: int | None = None,
+    drive_writes: float | None = None,
     device: Device | None = None,
     victim: str = "greedy",
     seed: int = 1,
     params: dict[str, Any] | None = None,
     accuracy: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    memory_limit: int | str | None = None,
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
     save_model: str | os.PathLike | None = None,
@@ -206,14 +253,27 @@ def replay(
     under ``policy``.
 
     ``writes`` is the number of user blocks to write (default: 4 drive-writes
-    of a synthetic workload; the whole trace). A trace's format is detected
+    of a synthetic workload; the whole trace), or ``drive_writes`` that many
+    times the logical capacity (a trace's footprint once it is sized). A trace's format is detected
     unless ``format`` is given; ``selection`` picks a device, time window,
-    first N requests, reads; ``remap`` maps the touched blocks to a dense
-    range. Without a logical size in ``device`` a trace sizes the device from
-    its footprint. A ``workload`` that names an existing file is a trace.
+    first N requests, reads. A ``workload`` that names an existing file is a
+    trace.
+
+    Without a logical size in ``device`` a trace sizes the device from its
+    footprint: the blocks it reads or writes, mapped densely (``address_space
+    =True`` keeps its addresses and sizes the device to the highest one).
+    With a size given, blocks keep their addresses unless ``remap=True``.
+    ``repeat=K`` replays the trace K times in a row (timestamps shifted), so
+    a short trace reaches a steady state. ``result.warnings`` says when a
+    number means little (GC never ran, warm-up not reached, odd timestamps).
+
+    Before anything is allocated, the run's memory is estimated; a run that
+    needs more than the machine has (or ``memory_limit``, bytes or
+    ``"8GiB"``) raises :class:`ResourceError` saying which flag helps.
 
     ``accuracy=True`` annotates the stream with every block's death time
-    (cached next to a trace) and scores the policy's lifetime predictions:
+    (cached for a trace in ``cache_dir``, default ``~/.cache/wafer``) and
+    scores the policy's lifetime predictions:
     ``result.accuracy``, per-group lifetimes, per-window accuracy columns.
     Oracle policies (``nodap``, ``oracle-*``, ``POLICY+nu``/``+ngc``) always
     get the annotation; ``nodap`` without ``birs``/``config`` first runs its
@@ -232,8 +292,9 @@ def replay(
     raised with the results up to that point in ``error.partial`` (a
     :class:`RunResult`), so nothing measured is lost.
     """
-    kw = dict(trace=trace, format=format, selection=selection, remap=remap, writes=writes,
-              device=device, victim=victim, seed=seed)
+    kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
+              repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
+              cache_dir=cache_dir, memory_limit=memory_limit)
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search
@@ -243,13 +304,13 @@ def replay(
                        progress=progress, **kw)
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, params=params, accuracy=accuracy, **kw)
-    total = config["writes"]
     oracle = policy == "nodap" or policy.startswith("oracle-") or "+" in policy
     if progress and config["trace"] and (accuracy or oracle) and sys.stderr.isatty():
         # The annotation runs inside the constructor; say why a big trace takes a while.
         sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
-                         "(or reusing the cached annotation next to it) ...\n")
+                         "(or reusing its cached annotation) ...\n")
     sim = _core.Simulation(json.dumps(config))
+    total = sim.total
     bar = Progress(total if total < ALL else None, f"{policy}/{victim}", enabled=progress)
     chunk = _chunk(total if total < ALL else 1 << 26)
     try:
@@ -274,7 +335,7 @@ def replay(
 
 def train(
     policy: str,
-    workload: str = "zipf:1.0",
+    workload: str = DEFAULT_WORKLOAD,
     *,
     out: str | os.PathLike = "model.safetensors",
     **kwargs: Any,
@@ -293,18 +354,28 @@ def train(
 
 def compare(
     policies: Iterable[str] | None = None,
-    workload: str = "uniform",
+    workload: str = DEFAULT_WORKLOAD,
     *,
     victims: Iterable[str] = ("greedy",),
     **kwargs: Any,
-) -> list[RunResult]:
+) -> ResultSet:
     """Replay the same workload, device and seed under several policies (all
     registered ones by default) and victim selectors. Keyword arguments are
-    those of :func:`replay`; ``params`` may map a policy name to its parameters."""
+    those of :func:`replay`; ``params`` may map a policy name to its parameters.
+
+    A run that cannot complete (a policy that does not fit the device, a bad
+    parameter) becomes a row whose ``error`` says why; the others still run.
+    The result is a :class:`ResultSet`: a list of :class:`RunResult` with
+    ``to_pandas()`` / ``to_arrow()`` of the summary, one row per run."""
     names = list(policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
     params = kwargs.pop("params", None) or {}
-    out = []
+    out = ResultSet()
     for v in victims:
         for name in names:
-            out.append(replay(name, workload, victim=v, params=params.get(name), **kwargs))
+            try:
+                out.append(replay(name, workload, victim=v, params=params.get(name), **kwargs))
+            except _core.WaferError as e:
+                partial = getattr(e, "partial", None)
+                out.append(RunResult.failed(name, v, str(kwargs.get("trace") or workload),
+                                            int(kwargs.get("seed", 1)), str(e), partial))
     return out

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from . import _core, traces
-from .api import Device, compare, policies, replay, victims
+from .api import DEFAULT_WORKLOAD, Device, compare, policies, replay, victims
 from .result import RunResult, format_table
 
 EPILOG_WORKLOADS = """\
@@ -24,11 +24,37 @@ workload specs (--workload):
                           mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
 
-traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
-  blkparse[:Q|:D], mqsim, disksim, ssdsim, native (see `wafer traces formats`);
-  gzip/xz/zstd read transparently; the format is detected unless --format is given;
-  without --logical-blocks/--capacity the device is sized from the trace's footprint.
+traces (--trace FILE, or --workload FILE): see `wafer traces formats` for every layout
+  (msr, alibaba, tencent, spc, fiu, blkparse, mqsim, disksim, native, ...); gzip/xz/zstd
+  read transparently; the format is detected unless --format is given.
+  Device size: without --logical-blocks/--capacity the device is the trace's footprint
+  (the blocks it reads or writes, mapped densely; segments shrink to fit a small one);
+  --address-space keeps its addresses and sizes the device to the highest one.
+  --repeat K replays a short trace K times so GC reaches a steady state; results warn
+  when GC never ran or the warm-up was not reached.
 """
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (the flag is named by argparse on error)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
+    return v
 
 
 def _add_device(p: argparse.ArgumentParser) -> None:
@@ -42,8 +68,8 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
     g.add_argument("--block-size", type=int, default=d.block_size, metavar="BYTES", help="block (page) size (default 4096)")
     seg = g.add_mutually_exclusive_group()
-    seg.add_argument("--segment-blocks", type=int, default=d.segment_blocks, metavar="N",
-                     help=f"segment (superblock) size in blocks (default {d.segment_blocks})")
+    seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
+                     help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
     seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
     g.add_argument("--gc-low", type=int, default=d.gc_low, metavar="N", help="GC starts below N free segments")
     g.add_argument("--gc-high", type=int, default=d.gc_high, metavar="N", help="GC stops at N free segments")
@@ -64,17 +90,23 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
 
 
-def _add_run(p: argparse.ArgumentParser, default_workload: str = "uniform") -> None:
+def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
     g = p.add_argument_group("run")
     g.add_argument("--workload", default=default_workload, metavar="SPEC",
                    help=f"synthetic workload spec (default {default_workload}); see below")
     n = g.add_mutually_exclusive_group()
-    n.add_argument("--writes", type=int, metavar="N", help="user blocks to write (default: 4 drive-writes)")
-    n.add_argument("--drive-writes", type=float, metavar="K", help="user writes as a multiple of the logical capacity")
+    n.add_argument("--writes", type=_positive_int, metavar="N",
+                   help="user blocks to write (default: 4 drive-writes; a trace: all of it)")
+    n.add_argument("--drive-writes", type=_positive_float, metavar="K",
+                   help="user writes as a multiple of the logical capacity")
     g.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     g.add_argument("--accuracy", action="store_true",
                    help="annotate every block's death time (cached next to a trace) and score the policy's "
                         "lifetime predictions: accuracy, precision, recall, F1, confusion, per window")
+    g.add_argument("--cache-dir", metavar="DIR",
+                   help="where lifetime annotations of traces are cached (default $WAFER_CACHE_DIR or ~/.cache/wafer)")
+    g.add_argument("--memory-limit", metavar="SIZE",
+                   help="refuse runs estimated to need more memory than this, e.g. 8GiB (default: what is available)")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -85,7 +117,7 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", metavar="ID", help="keep one device / volume: N, or MAJ,MIN for fiu and blkparse")
     g.add_argument("--start", type=float, metavar="SECONDS", help="skip requests before this time (s after the first)")
     g.add_argument("--end", type=float, metavar="SECONDS", help="stop at this time (s after the first)")
-    g.add_argument("--max-requests", type=int, metavar="N", help="keep the first N selected requests")
+    g.add_argument("--max-requests", type=_positive_int, metavar="N", help="keep the first N selected requests")
     g.add_argument("--drop-reads", action="store_true", help="leave read requests out")
     g.add_argument("--skip-bad", action="store_true",
                    help="skip malformed lines and report how many (default: stop at the first, naming it)")
@@ -96,7 +128,12 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
     _add_selection(p)
     g = p.add_argument_group("trace")
     g.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
-    g.add_argument("--remap", action="store_true", help="map the trace's touched blocks to a dense range")
+    g.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
+                   help="replay the trace K times in a row, timestamps shifted (default 1)")
+    g.add_argument("--address-space", action="store_true",
+                   help="size the device to the trace's highest block, addresses kept (default: its footprint)")
+    g.add_argument("--remap", action="store_true",
+                   help="with --capacity/--logical-blocks: map the blocks the trace touches densely")
 
 
 def _selection(a: argparse.Namespace) -> traces.Selection:
@@ -108,9 +145,11 @@ def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
     if getattr(a, "trace_file", None):
         a.trace = a.trace or a.trace_file
     path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
+    extra = {"cache_dir": a.cache_dir, "memory_limit": a.memory_limit}
     if path is None:
-        return {}
-    return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap}
+        return extra
+    return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap,
+            "address_space": a.address_space, "repeat": a.repeat, **extra}
 
 
 def _device(a: argparse.Namespace) -> Device:
@@ -134,12 +173,9 @@ def _device(a: argparse.Namespace) -> Device:
     )
 
 
-def _writes(a: argparse.Namespace, dev: Device) -> int | None:
-    if a.drive_writes is not None:
-        if a.drive_writes <= 0:
-            raise _core.ConfigError("invalid run configuration: --drive-writes must be > 0")
-        return max(1, int(a.drive_writes * dev.resolved_logical_blocks()))
-    return a.writes
+def _writes(a: argparse.Namespace) -> dict[str, Any]:
+    """--writes or --drive-writes (the latter resolved once the device is sized)."""
+    return {"writes": a.writes, "drive_writes": a.drive_writes}
 
 
 def _params(items: list[str]) -> dict[str, Any]:
@@ -172,9 +208,16 @@ def _print_result(r: RunResult) -> None:
     t = r.raw.get("trace")
     if t:
         truncated = "; TRUNCATED" if t["truncated"] else ""
-        rows.insert(2, ("trace", f"{r.raw['trace_format']}: {t['requests']} requests from {t['lines']} lines; "
+        passes = f" in {t['passes']} passes" if t["passes"] > 1 else ""
+        rows.insert(2, ("trace", f"{t['format']}: {t['requests']} requests from {t['lines']} lines{passes}; "
                                  f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
                                  f"{t['backwards_timestamps']} timestamps raised{truncated}"))
+        geo = r.raw["geometry"]
+        how = {"footprint": "the trace's footprint, blocks mapped densely",
+               "address-space": "the trace's address space", "given": "as given"}[t["sizing"]]
+        rows.insert(3, ("device", f"{geo['logical_blocks']} logical blocks ({how}; footprint "
+                                  f"{t['footprint_blocks']}, address space {t['address_space_blocks']}), "
+                                  f"{geo['segments']} segments of {geo['segment_blocks']} blocks, OP {geo['op']:.3f}"))
     for kind, label in (("user", "accuracy (user writes)"), ("gc", "accuracy (GC writes)")):
         rep = (r.accuracy or {}).get(kind)
         if rep:
@@ -182,8 +225,8 @@ def _print_result(r: RunResult) -> None:
     ann = r.raw.get("annotation")
     if ann:
         how = "reused" if ann["reused"] else ("cached" if ann["cached"] else "scratch")
-        rows.append(("lifetime annotation", f"{ann['writes']} writes, {how}, {ann['seconds']:.2f} s"
-                                            + (f" ({ann['path']})" if ann["cached"] else "")))
+        rows.append(("lifetime annotation", f"{ann['writes']} writes, {ann['bytes'] / 2**20:.1f} MiB, {how}, "
+                                            f"{ann['seconds']:.2f} s" + (f" ({ann['path']})" if ann["cached"] else "")))
     found = r.raw.get("nodap_search")
     if found:
         rows.append(("nodap search", f"{found['groups']} groups, BIRs {_short(found['birs'])}, "
@@ -196,6 +239,10 @@ def _print_result(r: RunResult) -> None:
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
+    for warning in r.warnings:
+        rows.append(("warning", warning["message"]))
+    if r.error:
+        rows.append(("error", r.error))
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
@@ -234,7 +281,7 @@ def _write_timeseries(r: RunResult, path: str) -> None:
 
 def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
-    r = replay(a.policy, a.workload, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
+    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
                **_trace_kwargs(a))
     if a.timeseries:
@@ -248,7 +295,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
 
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
     dev = _device(a)
-    return compare(names, workload, victims=vics, writes=_writes(a, dev), device=dev, seed=a.seed,
+    return compare(names, workload, victims=vics, **_writes(a), device=dev, seed=a.seed,
                    accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
 
 
@@ -394,7 +441,7 @@ def cmd_oracle_search(a: argparse.Namespace) -> int:
     from .oracle import search
 
     dev = _device(a)
-    res = search(a.workload, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
+    res = search(a.workload, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
                  min_gain=a.min_gain, max_groups=a.max_groups, progress=not (a.quiet or a.json),
                  **_trace_kwargs(a))
     if a.out:
@@ -419,7 +466,7 @@ def cmd_oracle_annotate(a: argparse.Namespace) -> int:
     from .oracle import annotate
 
     dev = _device(a)
-    info = annotate(a.workload, writes=_writes(a, dev), device=dev, seed=a.seed, **_trace_kwargs(a))
+    info = annotate(a.workload, **_writes(a), device=dev, seed=a.seed, **_trace_kwargs(a))
     if a.json:
         print(json.dumps(info))
     else:
@@ -432,7 +479,7 @@ def cmd_train(a: argparse.Namespace) -> int:
     from .api import train
 
     dev = _device(a)
-    r = train(a.policy, a.workload, out=a.out, writes=_writes(a, dev), device=dev, victim=a.victim, seed=a.seed,
+    r = train(a.policy, a.workload, out=a.out, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
               params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
     if a.json:
         print(json.dumps({"model": a.out, "result": r.to_dict()}))

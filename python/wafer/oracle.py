@@ -8,20 +8,21 @@ import json
 from typing import Any, Callable
 
 from . import _core
-from .api import run_config
+from .api import DEFAULT_WORKLOAD, run_config
 from .progress import Progress
 
 
-def annotate(workload: str = "uniform", **kwargs: Any) -> dict[str, Any]:
+def annotate(workload: str = DEFAULT_WORKLOAD, **kwargs: Any) -> dict[str, Any]:
     """Annotate a stream with every block's death time. For a trace the
-    annotation is cached next to it (``TRACE.<hash>.wlife``) and reused by
-    later runs with the same trace, selection, block size and device size.
-    Returns ``path``, ``reused``, ``cached``, ``writes``, ``seconds``."""
+    annotation is cached in the cache folder (``cache_dir``, default
+    ``~/.cache/wafer``: ``TRACE.<hash>.wlife``) and reused by later runs with
+    the same trace, selection, repeat, block size and device size. Returns
+    ``path``, ``reused``, ``cached``, ``writes``, ``bytes``, ``seconds``."""
     return json.loads(_core.annotate_json(json.dumps(run_config("base", workload, **kwargs))))
 
 
 def search(
-    workload: str = "uniform",
+    workload: str = DEFAULT_WORKLOAD,
     *,
     min_gain: float = 0.05,
     max_groups: int = 10,

@@ -48,11 +48,35 @@ class RunResult:
     engine_bytes_per_physical_block: float
     raw: dict[str, Any] = field(repr=False)
     config: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: Why the run could not complete (a row of :func:`wafer.compare`), else None.
+    error: str | None = None
 
     @classmethod
     def from_json(cls, text: str, config: dict[str, Any] | None = None) -> RunResult:
         raw = json.loads(text)
         return cls(**{k: raw[k] for k in HEADLINE}, raw=raw, config=config or {})
+
+    @classmethod
+    def failed(cls, policy: str, victim: str, workload: str, seed: int, error: str,
+               partial: RunResult | None = None) -> RunResult:
+        """A run that stopped with ``error``; its figures are those measured up to
+        the error (``partial``), or empty."""
+        if partial is not None:
+            partial.error = error
+            return partial
+        raw: dict[str, Any] = {"warnings": [], "groups": [], "windows": []}
+        return cls(policy=policy, victim=victim, workload=workload, seed=seed, waf=None, steady_waf=None,
+                   extra_writes_per_user_write=None, user_writes=0, gc_writes=0, drive_writes=0.0,
+                   mean_victim_valid_ratio=None, elapsed_seconds=0.0, user_writes_per_second=0.0,
+                   engine_bytes_per_physical_block=0.0, raw=raw, error=error)
+
+    @property
+    def warnings(self) -> list[dict[str, str]]:
+        """Why to distrust a number of this run: ``code`` (stable, e.g.
+        ``gc-never-ran``, ``warm-up-not-reached``, ``short-steady-state``,
+        ``timestamps-out-of-order``, ``implausible-duration``,
+        ``device-larger-than-footprint``, ``segments-fitted``) and ``message``."""
+        return self.raw.get("warnings", [])
 
     @property
     def groups(self) -> list[dict[str, Any]]:
@@ -114,9 +138,46 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready: the headline keys first, then the rest."""
         d = {k: getattr(self, k) for k in HEADLINE}
+        if self.error is not None:
+            d["error"] = self.error
         for k, v in self.raw.items():
             d.setdefault(k, v)
         return d
+
+    def summary(self) -> dict[str, Any]:
+        """One flat row: the headline keys, accuracy, training time, warnings, error."""
+        row: dict[str, Any] = {k: getattr(self, k) for k in HEADLINE}
+        for kind in ("user", "gc"):
+            rep = (self.accuracy or {}).get(kind) or {}
+            row[f"{kind}_accuracy"] = rep.get("accuracy")
+            row[f"{kind}_classes"] = rep.get("classes")
+        row["train_seconds"] = (self.training or {}).get("seconds")
+        row["warnings"] = ";".join(w["code"] for w in self.warnings)
+        row["error"] = self.error
+        return row
+
+
+class ResultSet(list):
+    """The runs of a comparison (a list of :class:`RunResult`) with their
+    summary as a table: one row per run (see :meth:`RunResult.summary`)."""
+
+    def summary(self) -> dict[str, list]:
+        """The summary as columns."""
+        rows = [r.summary() for r in self]
+        cols = list(rows[0].keys()) if rows else []
+        return {c: [row[c] for row in rows] for c in cols}
+
+    def to_pandas(self):
+        """The summary as a ``pandas.DataFrame``."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary())
+
+    def to_arrow(self):
+        """The summary as a ``pyarrow.Table``."""
+        import pyarrow as pa
+
+        return pa.table(self.summary())
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -127,15 +188,28 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def format_table(results: Iterable[RunResult]) -> str:
-    """A plain-text comparison table, best steady-state WAF first."""
-    rows = sorted(results, key=lambda r: (r.steady_waf is None, r.steady_waf or r.waf or 0.0))
+def _acc(rep: dict[str, Any] | None) -> str:
+    """An accuracy cell: the share right and, after a slash, the number of classes."""
+    if not rep:
+        return "-"
+    return f"{rep['accuracy']:.3f}/{rep['classes']}"
+
+
+def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
+    """A plain-text comparison table sorted by steady-state WAF (lowest
+    first; runs without one by WAF), failed runs last; with ``legend`` a
+    footer says what the columns mean and lists every warning and error."""
+    results = list(results)
+    ok = sorted((r for r in results if r.error is None),
+                key=lambda r: (r.steady_waf is None, r.steady_waf or r.waf or 0.0))
+    failed = [r for r in results if r.error is not None]
+    rows = ok + failed
     head = ["policy", "victim", "WAF", "steady WAF", "user writes", "GC writes", "victim valid", "M writes/s"]
     body = [
         [
             r.policy,
             r.victim,
-            _fmt(r.waf),
+            _fmt(r.waf) if r.error is None else "failed",
             _fmt(r.steady_waf),
             str(r.user_writes),
             str(r.gc_writes),
@@ -144,18 +218,43 @@ def format_table(results: Iterable[RunResult]) -> str:
         ]
         for r in rows
     ]
-    if any(r.training for r in rows):
+    trained = any(r.training for r in rows)
+    if trained:
         head.append("train s")
         for b, r in zip(body, rows):
             b.append(_fmt((r.training or {}).get("seconds"), 2))
-    if any(r.accuracy for r in rows):
+    scored = any(r.accuracy for r in rows)
+    if scored:
         head += ["user acc", "GC acc"]
         for b, r in zip(body, rows):
             acc = r.accuracy or {}
-            b += [_fmt((acc.get(k) or {}).get("accuracy")) for k in ("user", "gc")]
+            b += [_acc(acc.get("user")), _acc(acc.get("gc"))]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+    out = [line(head), line(["-" * w for w in widths])] + [line(b) for b in body]
+    if not legend:
+        return "\n".join(out)
+    out += [
+        "",
+        "sorted by steady WAF, lowest first. WAF = (user + GC writes) / user writes; steady WAF: after the warm-up.",
+        "user / GC writes: blocks written by the workload / by GC relocation. victim valid: mean share of valid",
+        "blocks in the segments GC collected. M writes/s: million user block writes per second of wall time.",
+    ]
+    if trained:
+        out.append("train s: seconds of online model training (part of the run's wall time).")
+    if scored:
+        out.append("user / GC acc: share of the policy's lifetime-class predictions that were right, /N = over N "
+                   "classes; accuracies over different classes do not compare.")
+    seen: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        for w in r.warnings:
+            seen.setdefault((w["code"], w["message"]), []).append(f"{r.policy}/{r.victim}")
+    for (code, msg), who in seen.items():
+        whom = "all runs" if len(who) == len(rows) and len(rows) > 1 else ", ".join(who)
+        out.append(f"warning ({whom}): {msg}")
+    for r in failed:
+        out.append(f"failed ({r.policy}/{r.victim}): {r.error}")
+    return "\n".join(out)

@@ -66,7 +66,18 @@ pub struct DeviceConfig {
     /// `garbage-proportion` mode: only segments with more garbage than this
     /// fraction are collected.
     pub segment_gp_threshold: f64,
+    /// Shrink `segment_blocks` (halving, down to [`FIT_MIN_SEGMENT_BLOCKS`])
+    /// until the spare space holds [`FIT_SPARE_SEGMENTS`] segments: set when
+    /// the user gave no segment size and the device is small (a trace's
+    /// footprint), so that GC has segments to choose from. The result's
+    /// geometry and warnings say what was used.
+    pub fit_segments: bool,
 }
+
+/// Spare segments (physical minus logical space) a fitted device has at least.
+pub const FIT_SPARE_SEGMENTS: u64 = 32;
+/// Smallest segment a fitted device gets [blocks].
+pub const FIT_MIN_SEGMENT_BLOCKS: u32 = 16;
 
 /// Segments of slack a `garbage-proportion` log gets beyond
 /// logical / (1 - gp_threshold): room for the groups' open segments and the
@@ -90,6 +101,7 @@ impl Default for DeviceConfig {
             gc_mode: GcMode::Watermark,
             gp_threshold: 0.15,
             segment_gp_threshold: 0.15,
+            fit_segments: false,
         }
     }
 }
@@ -110,6 +122,9 @@ pub struct Geometry {
     pub block_size: u32,
     /// Effective over-provisioning: physical / logical - 1.
     pub op: f64,
+    /// The segment size asked for [blocks]; larger than `segment_blocks`
+    /// when [`DeviceConfig::fit_segments`] shrank it.
+    pub requested_segment_blocks: u32,
 }
 
 impl DeviceConfig {
@@ -221,11 +236,21 @@ impl DeviceConfig {
                 ));
             }
         }
-        let segments = physical / self.segment_blocks as u64;
-        let usable = segments * self.segment_blocks as u64;
+        let mut segment_blocks = self.segment_blocks;
+        if self.fit_segments {
+            let spare = physical - self.logical_blocks;
+            while segment_blocks > FIT_MIN_SEGMENT_BLOCKS
+                && spare / (segment_blocks as u64) < FIT_SPARE_SEGMENTS
+            {
+                segment_blocks = (segment_blocks / 2).max(FIT_MIN_SEGMENT_BLOCKS);
+            }
+        }
+        let segments = physical / segment_blocks as u64;
+        let usable = segments * segment_blocks as u64;
         Ok(Geometry {
             logical_blocks: self.logical_blocks as u32,
-            segment_blocks: self.segment_blocks,
+            segment_blocks,
+            requested_segment_blocks: self.segment_blocks,
             segments: segments as u32,
             physical_blocks: usable,
             block_size: self.block_size,
@@ -238,20 +263,35 @@ impl Geometry {
     /// Check that `reserved` segments can stay free (GC reserve plus one open
     /// segment per group) while all logical data still fits.
     pub fn check_reserve(&self, reserved: u32) -> Result<()> {
-        let usable =
-            (self.segments as u64).saturating_sub(reserved as u64) * self.segment_blocks as u64;
-        if usable <= self.logical_blocks as u64 {
-            return Err(Error::config(
-                "op",
-                format!(
-                    "over-provisioning too small: {} segments of {} blocks minus {reserved} kept free or open \
-                     cannot hold {} logical blocks plus room for GC; raise op or physical_blocks, \
-                     or use smaller segments",
-                    self.segments, self.segment_blocks, self.logical_blocks
-                ),
-            ));
+        let fits = |segments: u64, seg: u64| {
+            segments.saturating_sub(reserved as u64) * seg > self.logical_blocks as u64
+        };
+        if fits(self.segments as u64, self.segment_blocks as u64) {
+            return Ok(());
         }
-        Ok(())
+        // The flags that would fit: a smaller segment (halving), or more OP.
+        let logical = self.logical_blocks as u64;
+        let mut seg = self.segment_blocks as u64;
+        while seg > 1 && !fits(self.physical_blocks / seg, seg) {
+            seg /= 2;
+        }
+        let smaller = if fits(self.physical_blocks / seg, seg) {
+            format!("--segment-blocks {seg}, or ")
+        } else {
+            String::new()
+        };
+        let need = (reserved as u64 + logical / self.segment_blocks as u64 + 1)
+            * self.segment_blocks as u64;
+        let op = ((need as f64 / logical as f64 - 1.0) * 100.0).ceil() / 100.0;
+        Err(Error::config(
+            "op",
+            format!(
+                "over-provisioning too small: {} segments of {} blocks minus {reserved} kept free or open \
+                 cannot hold {} logical blocks plus room for GC; pass {smaller}--op {op:.2} \
+                 (or --physical-blocks {need})",
+                self.segments, self.segment_blocks, self.logical_blocks
+            ),
+        ))
     }
 }
 

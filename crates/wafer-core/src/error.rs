@@ -67,6 +67,10 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The run would need more memory than the machine has (or than the
+    /// limit allows): what it needs, what there is, which flags help.
+    #[error("not enough memory: {0}")]
+    Resources(String),
     /// An FTL invariant was broken (only reported by the checker).
     #[error("FTL invariant broken: {0}")]
     Invariant(String),

@@ -27,10 +27,13 @@ pub mod model;
 pub mod params;
 pub mod policy;
 pub mod request;
+pub mod resources;
 pub mod rng;
 pub mod sim;
+pub mod source;
 pub mod trace;
 pub mod victim;
+pub mod warnings;
 pub mod workload;
 
 pub use device::{DeviceConfig, GcMode, Geometry};

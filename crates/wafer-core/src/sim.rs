@@ -17,42 +17,10 @@ use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::model::train::TrainingStats;
 use crate::request::{Op, Request};
-use crate::trace::{self, BlockSource, ReadStats, Selection};
-use crate::workload::{self, Workload};
-use crate::{policy, victim};
-
-/// A trace to replay instead of a synthetic workload.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TraceConfig {
-    /// Trace file (text, optionally gzip/xz/zstd, or native).
-    pub path: String,
-    /// Format name; `None` detects it.
-    pub format: Option<String>,
-    /// What part of the trace to replay.
-    pub selection: Selection,
-    /// Map the touched blocks to a dense range 0..footprint.
-    pub remap: bool,
-    /// Size the device's logical space from the trace (the highest block
-    /// touched, or the footprint with `remap`) instead of `device.logical_blocks`.
-    pub capacity_from_trace: bool,
-}
-
-/// Where requests come from.
-pub(crate) enum Source {
-    Synthetic(Box<dyn Workload>),
-    Trace(Box<BlockSource>),
-}
-
-impl Source {
-    #[inline]
-    pub(crate) fn next(&mut self) -> Result<Option<Request>> {
-        match self {
-            Source::Synthetic(w) => Ok(Some(w.next_request())),
-            Source::Trace(t) => t.next_request(),
-        }
-    }
-}
+use crate::source::{open_source, Source};
+pub use crate::source::{resolve, Sizing, TraceConfig, TraceSummary};
+use crate::warnings::{self, Warning};
+use crate::{policy, resources, victim};
 
 /// Everything that defines a replay.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -70,6 +38,10 @@ pub struct RunConfig {
     pub workload: String,
     /// User blocks to write [blocks].
     pub writes: u64,
+    /// User blocks to write as a multiple of the logical capacity once the
+    /// device is sized (a trace's footprint) [drive-writes]; replaces
+    /// `writes` when given.
+    pub drive_writes: Option<f64>,
     /// Seed of every random choice in the run.
     pub seed: u64,
     /// Replay this trace instead of `workload`; `writes` then caps the user
@@ -79,6 +51,12 @@ pub struct RunConfig {
     /// the policy's lifetime predictions against it (oracle policies get the
     /// annotation anyway).
     pub accuracy: bool,
+    /// Refuse the run if its memory estimate exceeds this [bytes]; `None`:
+    /// the memory the machine has available.
+    pub memory_limit: Option<u64>,
+    /// Folder of the lifetime-annotation cache; `None`: `$WAFER_CACHE_DIR`,
+    /// else `$XDG_CACHE_HOME/wafer`, else `~/.cache/wafer`.
+    pub cache_dir: Option<String>,
 }
 
 impl Default for RunConfig {
@@ -88,11 +66,14 @@ impl Default for RunConfig {
             policy: "base".into(),
             params: Value::Null,
             victim: "greedy".into(),
-            workload: "uniform".into(),
+            workload: "zipf:1.0".into(),
             writes: 4 << 20,
+            drive_writes: None,
             seed: 1,
             trace: None,
             accuracy: false,
+            memory_limit: None,
+            cache_dir: None,
         }
     }
 }
@@ -192,8 +173,14 @@ pub struct RunResult {
     pub policy_state: Option<serde_json::Value>,
     /// Trace format replayed, if a trace was.
     pub trace_format: Option<String>,
-    /// What reading the trace did (lines, skipped, ...), if a trace was replayed.
-    pub trace: Option<ReadStats>,
+    /// The trace replayed: what reading it did (lines, skipped, ...),
+    /// passes, how it sized the device, its footprint and timing.
+    pub trace: Option<TraceSummary>,
+    /// Memory the run was estimated to need before it started [bytes].
+    pub memory_estimate: resources::Estimate,
+    /// Why to distrust a number here (GC never ran, warm-up not reached,
+    /// odd timestamps, ...), each with a stable `code` and a `message`.
+    pub warnings: Vec<Warning>,
     /// How the lifetime annotation was obtained, if the run had one.
     pub annotation: Option<AnnotationInfo>,
     /// The policy's lifetime predictions scored against the annotation
@@ -204,83 +191,12 @@ pub struct RunResult {
     pub training: Option<TrainingStats>,
 }
 
-/// The request source `cfg` describes, with the trace format and the device
-/// shape (a trace may size the device: `cfg` is updated then, and marked
-/// as sized).
-pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Option<String>, Geometry)> {
-    let mut trace_source = None;
-    if let Some(t) = &cfg.trace {
-        let bs = cfg.device.block_size;
-        if !bs.is_power_of_two() || bs < 512 {
-            cfg.device.geometry()?;
-        }
-        let remap = if t.capacity_from_trace || t.remap {
-            let (space, remap) =
-                trace::footprint(&t.path, t.format.as_deref(), &t.selection, bs, t.remap)?;
-            if t.capacity_from_trace {
-                if space == 0 {
-                    return Err(Error::trace(
-                        &t.path,
-                        None,
-                        "no request selected: the trace is empty for this selection",
-                    ));
-                }
-                if space > crate::device::MAX_BLOCKS && !t.remap {
-                    return Err(Error::trace(
-                        &t.path,
-                        None,
-                        format!(
-                            "the trace addresses {space} blocks, beyond the engine's {} block limit; \
-                             use remap (--remap) to replay only the blocks it touches",
-                            crate::device::MAX_BLOCKS
-                        ),
-                    ));
-                }
-                cfg.device.logical_blocks = space;
-            }
-            remap
-        } else {
-            None
-        };
-        let (sel, format) = trace::open_selected(&t.path, t.format.as_deref(), &t.selection)?;
-        trace_source = Some((BlockSource::new(sel, bs, remap, &t.path), format));
-    }
-    if let Some(t) = cfg.trace.as_mut() {
-        // The device is sized now: later passes over this stream (the
-        // annotation, the oracle search's replays) need not count it again.
-        t.capacity_from_trace = false;
-    }
-    let geo = cfg.device.geometry()?;
-    match trace_source {
-        Some((t, f)) => Ok((Source::Trace(Box::new(t)), Some(f), geo)),
-        None => {
-            let w = workload::parse(
-                &cfg.workload,
-                geo.logical_blocks as u64,
-                geo.block_size,
-                cfg.seed,
-            )?;
-            Ok((Source::Synthetic(w), None, geo))
-        }
-    }
-}
-
-/// Settle a trace-sized device: read the trace's footprint once into
-/// `cfg.device.logical_blocks` (runs replaying one stream many times, such
-/// as the oracle search, then skip that pass; [`open_source`] settles it too).
-pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
-    if cfg.trace.as_ref().is_some_and(|t| t.capacity_from_trace) {
-        open_source(cfg)?;
-    }
-    Ok(())
-}
-
 /// A replay in progress.
 pub struct Simulation {
     cfg: RunConfig,
     engine: Engine,
     source: Source,
-    trace_format: Option<String>,
+    memory_estimate: resources::Estimate,
     /// The source has no more requests.
     exhausted: bool,
     /// An error the source met after the requests still in `ahead`.
@@ -309,7 +225,18 @@ impl Simulation {
     /// stream (the oracle search replays one stream many times). Without
     /// one, a policy that needs the future or `accuracy` gets it annotated.
     pub fn with_annotation(mut cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
-        let (source, trace_format, geo) = open_source(&mut cfg)?;
+        let (source, geo) = open_source(&mut cfg)?;
+        if let Some(k) = cfg.drive_writes {
+            if !(k.is_finite() && k > 0.0) {
+                return Err(Error::config(
+                    "drive_writes",
+                    format!("{k}; must be a finite number > 0"),
+                ));
+            }
+            cfg.writes = ((k * geo.logical_blocks as f64).round() as u64).max(1);
+            cfg.drive_writes = None;
+        }
+        let memory_estimate = resources::check(&cfg, &geo)?;
         let mut policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
         let victim = victim::build(&cfg.victim, &geo, cfg.seed)?;
         if cfg.writes == 0 {
@@ -339,7 +266,7 @@ impl Simulation {
             cfg,
             engine,
             source,
-            trace_format,
+            memory_estimate,
             exhausted: false,
             source_error: None,
             pending: None,
@@ -480,7 +407,8 @@ impl Simulation {
         };
         let waf = c.waf_since(&Counters::default());
         let mem = e.memory_bytes() as u64;
-        RunResult {
+        let trace = self.source.trace_summary();
+        let mut r = RunResult {
             policy: e.policy_name().to_string(),
             victim: e.victim_name().to_string(),
             workload: self.cfg.workload.clone(),
@@ -511,11 +439,10 @@ impl Simulation {
             engine_bytes_per_physical_block: mem as f64 / geo.physical_blocks as f64,
             policy_memory_bytes: e.policy_memory_bytes() as u64,
             policy_state: e.policy_state(),
-            trace_format: self.trace_format.clone(),
-            trace: match &self.source {
-                Source::Trace(t) => Some(t.stats()),
-                Source::Synthetic(_) => None,
-            },
+            trace_format: trace.as_ref().map(|t| t.format.clone()),
+            trace,
+            memory_estimate: self.memory_estimate,
+            warnings: Vec::new(),
             annotation: self.annotation.clone(),
             accuracy: {
                 let r = AccuracyReport {
@@ -525,6 +452,8 @@ impl Simulation {
                 (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
             training: e.policy_training(),
-        }
+        };
+        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes);
+        r
     }
 }

@@ -51,6 +51,13 @@ create_exception!(
 
 create_exception!(
     _core,
+    ResourceError,
+    WaferError,
+    "A run that needs more memory than the machine has (says what it needs and which flags help)."
+);
+
+create_exception!(
+    _core,
     ModelError,
     WaferError,
     "A model file that cannot be used (names the file and the tensor)."
@@ -65,6 +72,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Simulation(_) | Error::Invariant(_) => SimulationError::new_err(msg),
         Error::Trace { .. } => TraceError::new_err(msg),
         Error::Model { .. } => ModelError::new_err(msg),
+        Error::Resources(_) => ResourceError::new_err(msg),
     }
 }
 
@@ -159,6 +167,16 @@ fn registry_json() -> String {
 #[pyfunction]
 fn default_config_json() -> String {
     serde_json::to_string(&RunConfig::default()).expect("config serialises")
+}
+
+/// Validate a device configuration (JSON); returns its geometry as JSON or
+/// raises `ConfigError` naming the field.
+#[pyfunction]
+fn check_device(device_json: &str) -> PyResult<String> {
+    let d: wafer_core::DeviceConfig = serde_json::from_str(device_json)
+        .map_err(|e| ConfigError::new_err(format!("bad device configuration: {e}")))?;
+    let g = d.geometry().map_err(to_py)?;
+    Ok(serde_json::to_string(&g).expect("geometry serialises"))
 }
 
 /// Generate `requests` requests of workload `spec` and return
@@ -326,6 +344,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
@@ -342,6 +361,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("ResourceError", py.get_type::<ResourceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -47,6 +47,8 @@ pub struct Engine {
     out: Vec<GroupId>,
     /// The annotated future, when the run has one.
     future: Option<Future>,
+    /// The workload (the first submitted request) has started.
+    started: bool,
 }
 
 impl Engine {
@@ -88,6 +90,7 @@ impl Engine {
             batch: Vec::with_capacity(MAX_BATCH),
             out: Vec::with_capacity(MAX_BATCH),
             future: None,
+            started: false,
         };
         e.schedule();
         Ok(e)
@@ -150,6 +153,17 @@ impl Engine {
         Ok(())
     }
 
+    /// The workload starts now (after the prefill, if any): tell the policy.
+    /// The first [`Engine::submit`] does this.
+    #[cold]
+    fn start_workload(&mut self) {
+        self.started = true;
+        self.policy.on_workload_start(&Ctx {
+            ftl: &self.ftl,
+            future: self.future.as_ref(),
+        });
+    }
+
     /// Apply one request. Blocks beyond the logical capacity are an error
     /// (nothing of that request is applied).
     pub fn submit(&mut self, req: &Request) -> Result<()> {
@@ -159,6 +173,9 @@ impl Engine {
                 "request for blocks [{}, +{}) is outside the device's {} logical blocks",
                 req.lba, req.blocks, self.ftl.geo.logical_blocks
             )));
+        }
+        if !self.started {
+            self.start_workload();
         }
         self.stats.c.requests += 1;
         let lba = req.lba as u32;

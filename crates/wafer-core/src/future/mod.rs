@@ -1,8 +1,8 @@
 //! Future knowledge: when each written block dies.
 //!
 //! * [`annotate`] computes it for a run's request stream ([`annotate`](mod@annotate)
-//!   has the streamed backward pass and the file format), cached next to a
-//!   trace so repeated runs reuse it;
+//!   has the streamed backward pass and the file format), cached for a trace
+//!   in the cache folder ([`cache_dir`]) so repeated runs reuse it;
 //! * [`Future`] hands it to the engine during a replay: the death of each user
 //!   write as it is placed and of each live block as GC moves it. Oracles
 //!   place by it; every run with it also scores the policy's predictions
@@ -24,7 +24,8 @@ use serde::Serialize;
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::request::Op;
-use crate::sim::{open_source, resolve, RunConfig};
+use crate::sim::RunConfig;
+use crate::source::{open_source, resolve};
 
 pub use accuracy::{AccuracyReport, ClassReport};
 pub use annotate::{Annotation, Annotator, DeathReader, NEVER};
@@ -47,17 +48,33 @@ pub struct AnnotationInfo {
     pub path: String,
     /// Reused from an earlier run.
     pub reused: bool,
-    /// Kept next to the trace for later runs.
+    /// Kept in the cache folder for later runs.
     pub cached: bool,
     /// User block writes annotated.
     pub writes: u64,
+    /// Size of the annotation file [bytes].
+    pub bytes: u64,
     /// Wall time to annotate or open it [s].
     pub seconds: f64,
 }
 
-/// Annotate the request stream of `cfg`: a trace's whole stream (cached next
-/// to the trace as `TRACE.<key hash>.wlife` when its folder is writable), or
-/// a synthetic workload's first `writes` blocks (in a scratch file).
+/// The annotation cache folder: `dir` if given, else `$WAFER_CACHE_DIR`,
+/// else `$XDG_CACHE_HOME/wafer`, else `~/.cache/wafer`.
+pub fn cache_dir(dir: Option<&str>) -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    dir.map(PathBuf::from)
+        .or_else(|| env("WAFER_CACHE_DIR"))
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("wafer")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache").join("wafer")))
+}
+
+/// Annotate the request stream of `cfg`: a trace's whole stream (cached in
+/// the cache folder as `TRACE-NAME.<key hash>.wlife` when it is writable),
+/// or a synthetic workload's first `writes` blocks (in a scratch file).
 pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     let t0 = Instant::now();
     let mut cfg = cfg.clone();
@@ -87,20 +104,26 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
                 "selection": t.selection,
                 "block_size": geo.block_size,
                 "remap": t.remap,
+                "repeat": t.repeat,
                 "logical_blocks": geo.logical_blocks,
             })
             .to_string();
-            let cache = PathBuf::from(format!("{}.{:016x}.wlife", t.path, fnv1a(key.as_bytes())));
-            if let Ok(a) = Annotation::open(&cache) {
-                if a.key() == key {
-                    let info = info(&a, true, true, t0);
-                    return Ok((a, info));
+            let name = canon
+                .file_name()
+                .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+            let cache = cache_dir(cfg.cache_dir.as_deref())
+                .map(|d| d.join(format!("{name}.{:016x}.wlife", fnv1a(key.as_bytes()))));
+            if let Some(c) = &cache {
+                if let Ok(a) = Annotation::open(c) {
+                    if a.key() == key {
+                        let info = info(&a, true, true, t0);
+                        return Ok((a, info));
+                    }
                 }
             }
-            if writable_dir(&cache) {
-                (cache, key, true)
-            } else {
-                (scratch_path(), key, false)
+            match cache.filter(|c| writable_dir(c)) {
+                Some(c) => (c, key, true),
+                None => (scratch_path(), key, false),
             }
         }
         None => {
@@ -120,7 +143,7 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     } else {
         cfg.writes
     };
-    let (mut source, _, geo) = open_source(&mut cfg)?;
+    let (mut source, geo) = open_source(&mut cfg)?;
     let mut ann = Annotator::new(geo.logical_blocks as u64, &out)?;
     while ann.writes() < cap {
         let Some(r) = source.next()? else { break };
@@ -145,11 +168,17 @@ fn info(a: &Annotation, reused: bool, cached: bool, t0: Instant) -> AnnotationIn
         reused,
         cached,
         writes: a.writes(),
+        bytes: std::fs::metadata(a.path()).map_or(0, |m| m.len()),
         seconds: t0.elapsed().as_secs_f64(),
     }
 }
 
 fn writable_dir(file: &Path) -> bool {
+    if let Some(dir) = file.parent() {
+        if std::fs::create_dir_all(dir).is_err() {
+            return false;
+        }
+    }
     let probe = PathBuf::from(format!("{}.probe", file.display()));
     let ok = std::fs::File::create(&probe).is_ok();
     let _ = std::fs::remove_file(&probe);

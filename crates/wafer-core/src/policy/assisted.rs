@@ -334,6 +334,9 @@ impl Placement for Assisted {
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
     }
+    fn on_workload_start(&mut self, ctx: &Ctx) {
+        self.inner.on_workload_start(ctx);
+    }
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
         self.inner.on_trim(ctx, lba);
     }

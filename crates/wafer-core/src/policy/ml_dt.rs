@@ -291,6 +291,10 @@ impl Placement for MlDt {
         GC_GROUP
     }
 
+    fn on_workload_start(&mut self, ctx: &Ctx) {
+        self.online.start(ctx.now());
+    }
+
     fn take_error(&mut self) -> Option<Error> {
         self.online.take_error()
     }

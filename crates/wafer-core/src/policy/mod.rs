@@ -157,6 +157,10 @@ pub trait Placement: Send {
     }
     /// React to an engine event.
     fn on_event(&mut self, _ctx: &Ctx, _ev: &Event) {}
+    /// The workload starts now (after the prefill, if the run has one):
+    /// learned policies begin sampling and training here, so no example
+    /// comes from prefilled blocks.
+    fn on_workload_start(&mut self, _ctx: &Ctx) {}
     /// A trim invalidated `lba`.
     fn on_trim(&mut self, _ctx: &Ctx, _lba: u32) {}
     /// Bytes of the policy's own state.

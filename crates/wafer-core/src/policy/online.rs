@@ -24,6 +24,9 @@ pub struct Online {
     /// Sample id (or none) of each block of the batch being placed, in order.
     pending: Vec<u32>,
     cursor: usize,
+    /// The workload has started: writes before it (the prefill) are
+    /// neither sampled nor trained on.
+    started: bool,
 }
 
 impl Online {
@@ -59,12 +62,22 @@ impl Online {
             error: None,
             pending: Vec::new(),
             cursor: 0,
+            started: false,
         })
+    }
+
+    /// The workload starts at `now` (after the prefill, if any): sampling
+    /// begins and the first retraining is one period later.
+    pub fn start(&mut self, now: u64) {
+        self.started = true;
+        if self.retrain_every > 0 {
+            self.next_train = now.saturating_add(self.retrain_every);
+        }
     }
 
     /// Whether a retraining is due at `now` (then the next one is scheduled).
     pub fn due(&mut self, now: u64) -> bool {
-        if now < self.next_train {
+        if !self.started || now < self.next_train {
             return false;
         }
         self.next_train = self.next_train.saturating_add(self.retrain_every);
@@ -121,6 +134,10 @@ impl Online {
     /// Offer the next block of the batch (in order) for sampling: every
     /// `sample_every`-th offered block is kept with input `x` and `pred`.
     pub fn offer(&mut self, x: &[f32], pred: u8, time: u64, lba: u32) {
+        if !self.started {
+            self.pending.push(NO_SLOT);
+            return;
+        }
         self.seen += 1;
         let slot = if self.seen.is_multiple_of(self.every) {
             self.samples.push(x, pred, time, lba)
@@ -138,7 +155,7 @@ impl Online {
     /// Whether the offered block `ahead` places after the next one (0: the
     /// next) will be sampled.
     pub fn will_sample(&self, ahead: u64) -> bool {
-        (self.seen + 1 + ahead).is_multiple_of(self.every)
+        self.started && (self.seen + 1 + ahead).is_multiple_of(self.every)
     }
 
     /// The next block of the batch was applied at `time` (call in order);

@@ -584,29 +584,21 @@ impl BlockSource {
 }
 
 /// One pass over the selected requests: the address space they need (the
-/// largest end block), and the dense remapping if asked for.
+/// largest end block) and the dense remapping of the blocks they touch
+/// (whose size is the footprint).
 pub fn footprint(
     path: &str,
     format: Option<&str>,
     sel: &Selection,
     block_size: u32,
-    remap: bool,
-) -> Result<(u64, Option<Remap>)> {
+) -> Result<(u64, Remap)> {
     let (mut s, _) = open_selected(path, format, sel)?;
     let mut end = 0u64;
-    let mut builder = remap.then(remap::Builder::default);
+    let mut builder = remap::Builder::default();
     while let Some(r) = s.next_record()? {
         let (first, n) = blocks_of(&r, block_size);
         end = end.max(first + n);
-        if let Some(b) = builder.as_mut() {
-            b.add(first, first + n);
-        }
+        builder.add(first, first + n);
     }
-    match builder {
-        Some(b) => {
-            let m = b.finish();
-            Ok((m.blocks(), Some(m)))
-        }
-        None => Ok((end, None)),
-    }
+    Ok((end, builder.finish()))
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{device, run};
+use super::{device, run, Scratch};
 use wafer_core::future::{self, DeathReader, NEVER};
 use wafer_core::policy::nodap::search;
 use wafer_core::sim::TraceConfig;
@@ -26,16 +26,9 @@ fn blk(lines: &[(&str, u64, u64)]) -> String {
         .collect()
 }
 
-fn tmp_trace(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("wafer-future-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
-
-fn trace_cfg(path: &str, prefill: bool) -> RunConfig {
+fn trace_cfg(dir: &Scratch, path: &str, prefill: bool) -> RunConfig {
     RunConfig {
+        cache_dir: Some(dir.dir()),
         device: DeviceConfig {
             logical_blocks: 8,
             segment_blocks: 2,
@@ -76,14 +69,17 @@ const HAND: &[(&str, u64, u64)] = &[
 
 #[test]
 fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
-    let path = tmp_trace("hand.blk", &blk(HAND));
-    let cfg = trace_cfg(&path, false);
+    let dir = Scratch::new("future");
+    let path = dir.file("hand.blk", &blk(HAND));
+    let cfg = trace_cfg(&dir, &path, false);
     let (a, info) = future::annotate(&cfg).unwrap();
     assert!(info.cached && !info.reused, "{info:?}");
     assert!(
-        a.path().to_str().unwrap().starts_with(&path),
-        "cached next to the trace"
+        a.path().starts_with(dir.path()) && a.path().to_str().unwrap().ends_with(".wlife"),
+        "cached in the cache folder: {:?}",
+        a.path()
     );
+    assert!(info.bytes > 0, "{info:?}");
     let (d, first) = deaths(a);
     assert_eq!(d, vec![2, 3, 4, NEVER, NEVER, NEVER]);
     // First event per LBA: what a prefill's content of that LBA dies at.
@@ -101,10 +97,11 @@ fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
 
 #[test]
 fn runs_with_the_future_check_it_with_and_without_prefill() {
-    let path = tmp_trace("hand2.blk", &blk(HAND));
+    let dir = Scratch::new("future");
+    let path = dir.file("hand2.blk", &blk(HAND));
     for prefill in [false, true] {
         for policy in ["nodap", "oracle-hotcold", "oracle-sort", "sepbit"] {
-            let mut cfg = trace_cfg(&path, prefill);
+            let mut cfg = trace_cfg(&dir, &path, prefill);
             cfg.policy = policy.into();
             cfg.accuracy = true;
             if policy == "nodap" {
@@ -125,8 +122,9 @@ fn runs_with_the_future_check_it_with_and_without_prefill() {
 
 #[test]
 fn a_stale_annotation_stops_the_run() {
-    let path = tmp_trace("stale.blk", &blk(HAND));
-    let cfg = trace_cfg(&path, false);
+    let dir = Scratch::new("future");
+    let path = dir.file("stale.blk", &blk(HAND));
+    let cfg = trace_cfg(&dir, &path, false);
     let (a, _) = future::annotate(&cfg).unwrap();
     let cache = a.path().to_path_buf();
     drop(a);
@@ -220,7 +218,8 @@ fn search_stops_on_small_gains_and_its_result_is_reusable() {
         assert!((best[k - 1] - best[k]) / best[k - 1] >= opts.min_gain);
     }
     // Saved as JSON and given back as `config`, it reproduces its WAF.
-    let file = std::env::temp_dir().join(format!("wafer-nodap-{}.json", std::process::id()));
+    let dir = Scratch::new("nodap");
+    let file = dir.path().join("nodap.json");
     std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
     let mut c = cfg.clone();
     c.params = serde_json::json!({"config": file.to_str().unwrap()});

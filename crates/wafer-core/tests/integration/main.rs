@@ -5,10 +5,52 @@ mod errors;
 mod future;
 mod golden;
 mod invariants;
+mod real_traces;
 mod runs;
 mod traces;
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use wafer_core::{DeviceConfig, RunConfig, RunResult, Simulation};
+
+/// A scratch folder under the system's temp dir, removed with everything in
+/// it when dropped: tests leave nothing behind.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// A fresh folder whose name starts with `tag`.
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("wafer-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Write `bytes` to `name` in the folder; returns the file's path.
+    pub fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+
+    /// The folder's path as a string (e.g. for `cache_dir`).
+    pub fn dir(&self) -> String {
+        self.0.to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// Run `cfg` to the end, with the invariant checker at the end.
 pub fn run(cfg: RunConfig) -> RunResult {

@@ -359,7 +359,7 @@ fn native_round_trip_and_replay() {
     assert!(trace::open_selected(&junk, None, &Selection::default()).is_err());
 }
 
-fn trace_run(path: &str, remap: bool) -> wafer_core::RunResult {
+fn trace_run(path: &str, address_space: bool) -> wafer_core::RunResult {
     let mut sim = Simulation::new(RunConfig {
         device: DeviceConfig {
             op: 0.5,
@@ -368,7 +368,7 @@ fn trace_run(path: &str, remap: bool) -> wafer_core::RunResult {
         },
         trace: Some(TraceConfig {
             path: path.into(),
-            remap,
+            address_space,
             capacity_from_trace: true,
             ..Default::default()
         }),
@@ -394,7 +394,7 @@ fn replay_a_trace_sized_from_its_footprint() {
         );
     }
     let p = tmp("rep.csv", text.as_bytes());
-    let r = trace_run(&p, false);
+    let r = trace_run(&p, true);
     assert_eq!(r.user_writes, 200 * 2);
     assert_eq!(
         r.geometry.logical_blocks,
@@ -402,9 +402,9 @@ fn replay_a_trace_sized_from_its_footprint() {
         "highest block touched + 1"
     );
     assert_eq!(r.trace_format.as_deref(), Some("alibaba"));
-    assert_eq!(r.trace.unwrap().requests, 400);
+    assert_eq!(r.trace.unwrap().read.requests, 400);
     assert_eq!(r.counters.read_blocks, 200 * 2);
-    let d = trace_run(&p, true);
+    let d = trace_run(&p, false);
     assert_eq!(
         d.geometry.logical_blocks,
         40 * 2,
@@ -519,10 +519,10 @@ proptest! {
 }
 
 #[test]
-fn a_sparse_address_space_beyond_the_limit_suggests_remap() {
+fn a_sparse_address_space_beyond_the_limit_suggests_the_footprint() {
     // one write at 64 TiB: 2^34 blocks of 4 KiB
     let p = tmp("far.csv", b"0,W,70368744177664,4096,1\n0,W,0,4096,2\n");
-    let cfg = |remap| RunConfig {
+    let cfg = |address_space| RunConfig {
         device: DeviceConfig {
             op: 4.0,
             segment_blocks: 1,
@@ -530,19 +530,19 @@ fn a_sparse_address_space_beyond_the_limit_suggests_remap() {
         },
         trace: Some(TraceConfig {
             path: p.clone(),
-            remap,
+            address_space,
             capacity_from_trace: true,
             ..Default::default()
         }),
         writes: u64::MAX,
         ..Default::default()
     };
-    let e = Simulation::new(cfg(false))
+    let e = Simulation::new(cfg(true))
         .err()
         .expect("too large")
         .to_string();
-    assert!(e.contains("--remap"), "{e}");
-    let mut sim = Simulation::new(cfg(true)).unwrap();
+    assert!(e.contains("--address-space"), "{e}");
+    let mut sim = Simulation::new(cfg(false)).unwrap();
     sim.run().unwrap();
     assert_eq!(sim.result().geometry.logical_blocks, 2);
 }

@@ -32,8 +32,8 @@
 //!   relocated once and found valid again moves to the next group (age).
 //! * **Victims**: an expired segment (residence since its first write
 //!   beyond its group's BIR upper bound; G_hot's is μ), scanned from G_hot to
-//!   G(N-1); else the fewest-valid segment of GN, G_frzn or a group no
-//!   longer in use.
+//!   G(N-1), if it holds no more valid blocks than the pool rule's victim;
+//!   else the fewest-valid segment of GN, G_frzn or a group no longer in use.
 //! * **Ablations** (Fig. 14), by name: `dogi+User` (hot filter + the model
 //!   into ten fixed groups, GC age-based into two groups, the configured
 //!   victim selector), `dogi+Grp` (+ the group configuration and expired
@@ -736,17 +736,6 @@ impl Placement for Dogi {
         }
         let segs = &ctx.ftl.segs;
         let now = ctx.now();
-        let scan = std::iter::once(HOT).chain(FIRST..self.last());
-        for g in scan {
-            let bound = self.expiry(g).expect("an expiring group");
-            if let Some(s) = self.fifo.oldest(ctx, g as usize) {
-                let i = s as usize;
-                if now - segs.open_time[i] > bound && segs.valid[i] <= max_valid {
-                    self.victims.expired += 1;
-                    return Some(s);
-                }
-            }
-        }
         // One scan for the fewest-valid segment of the pool (GN, G_frzn,
         // groups not in use) and anywhere.
         let last = self.last();
@@ -767,7 +756,24 @@ impl Placement for Dogi {
         // Starvation guard (ours): a pool victim must free at least half
         // what the best segment anywhere would.
         let frees = |v: u32| self.segment.saturating_sub(v);
-        if pool.0 < self.segment && 2 * frees(pool.0) >= frees(any.0) {
+        let pool_ok = pool.0 < self.segment && 2 * frees(pool.0) >= frees(any.0);
+        // An expired segment (§4.1), scanned from G_hot down, unless it
+        // holds more valid blocks than the pool rule's victim would (ours:
+        // on traces with little GC, expired segments can be 60-80% valid
+        // while emptier ones exist).
+        let best = if pool_ok { pool.0 } else { any.0 };
+        let scan = std::iter::once(HOT).chain(FIRST..last);
+        for g in scan {
+            let bound = self.expiry(g).expect("an expiring group");
+            if let Some(s) = self.fifo.oldest(ctx, g as usize) {
+                let i = s as usize;
+                if now - segs.open_time[i] > bound && segs.valid[i] <= max_valid.min(best) {
+                    self.victims.expired += 1;
+                    return Some(s);
+                }
+            }
+        }
+        if pool_ok {
             self.victims.fewest_valid += 1;
             Some(pool.1)
         } else {
@@ -788,6 +794,10 @@ impl Placement for Dogi {
             }
             Event::Window { .. } => {}
         }
+    }
+
+    fn on_workload_start(&mut self, ctx: &Ctx) {
+        self.online.start(ctx.now());
     }
 
     fn take_error(&mut self) -> Option<Error> {

@@ -1,0 +1,346 @@
+//! Where a replay's requests come from: a synthetic workload, or a trace
+//! replayed once or several times, and how a trace sizes the device.
+//!
+//! A trace sizes the device from its **footprint** by default: the blocks
+//! the selected requests read or write, mapped densely (in address order) to
+//! `0..footprint`. `address_space` keeps the trace's own addresses and sizes
+//! the device to its highest block instead; a capacity given by the user is
+//! used as given (and the trace must fit in it). The footprint pass runs
+//! once per configuration: its result travels with the [`TraceConfig`]
+//! (cloned runs, such as the oracle search's replays, reuse it).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{Geometry, MAX_BLOCKS};
+use crate::error::{Error, Result};
+use crate::request::Request;
+use crate::sim::RunConfig;
+use crate::trace::{self, BlockSource, ReadStats, Remap, Selection};
+use crate::workload::{self, Workload};
+
+/// A trace to replay instead of a synthetic workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceConfig {
+    /// Trace file (text, optionally gzip/xz/zstd, or native).
+    pub path: String,
+    /// Format name; `None` detects it.
+    pub format: Option<String>,
+    /// What part of the trace to replay.
+    pub selection: Selection,
+    /// Map the touched blocks to a dense range 0..footprint (implied when
+    /// the trace sizes the device from its footprint).
+    pub remap: bool,
+    /// Size the device's logical space from the trace instead of
+    /// `device.logical_blocks`: its footprint, or its address space with
+    /// `address_space`.
+    pub capacity_from_trace: bool,
+    /// With `capacity_from_trace`: size the device to the highest block the
+    /// trace addresses (its own address space, blocks kept where they are)
+    /// instead of its footprint.
+    pub address_space: bool,
+    /// Replay the selected trace this many times in a row, each pass's
+    /// timestamps shifted to follow the previous pass [passes, >= 1].
+    pub repeat: u32,
+    /// The footprint pass, once [`resolve`] has run (not part of the
+    /// configuration; leave `None`).
+    #[serde(skip)]
+    pub resolved: Option<Arc<Resolved>>,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig {
+            path: String::new(),
+            format: None,
+            selection: Selection::default(),
+            remap: false,
+            capacity_from_trace: false,
+            address_space: false,
+            repeat: 1,
+            resolved: None,
+        }
+    }
+}
+
+/// How the logical capacity of a trace replay was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sizing {
+    /// The trace's footprint, blocks mapped densely.
+    Footprint,
+    /// The trace's address space (highest block + 1).
+    AddressSpace,
+    /// The capacity the user gave.
+    Given,
+}
+
+/// What the footprint pass found (shared by the runs of one configuration).
+#[derive(Debug)]
+pub struct Resolved {
+    /// Dense map of the touched blocks, when blocks are remapped.
+    remap: Option<Remap>,
+    /// Distinct blocks the selected requests touch.
+    footprint: u64,
+    /// Highest block touched + 1.
+    address_space: u64,
+    sizing: Sizing,
+    format: String,
+}
+
+/// Figures of the trace a run replays, reported with its result.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    /// Reading and selection counts, summed over the passes.
+    #[serde(flatten)]
+    pub read: ReadStats,
+    /// Format read.
+    pub format: String,
+    /// Passes over the trace started (`repeat`, or fewer if `writes` ended the run).
+    pub passes: u32,
+    /// How the logical capacity was chosen.
+    pub sizing: Sizing,
+    /// Distinct blocks the selected requests touch [blocks].
+    pub footprint_blocks: u64,
+    /// Highest block the selected requests touch + 1 [blocks].
+    pub address_space_blocks: u64,
+    /// Time from the first to the last request of one pass [s].
+    pub duration_seconds: f64,
+    /// Longest gap between two consecutive requests [s].
+    pub max_gap_seconds: f64,
+}
+
+/// A trace's requests, pass after pass.
+pub(crate) struct TraceStream {
+    cfg: TraceConfig,
+    block_size: u32,
+    src: BlockSource,
+    resolved: Arc<Resolved>,
+    /// Pass under way (0-based).
+    pass: u32,
+    /// Added to this pass's timestamps [ns].
+    offset_ns: u64,
+    /// Timestamp of the last request served [ns, run time].
+    last_ns: u64,
+    /// Requests served in this pass, and the first one's time.
+    pass_requests: u64,
+    /// One pass's duration and the longest gap seen [ns].
+    duration_ns: u64,
+    max_gap_ns: u64,
+    /// Counts of the finished passes.
+    done: ReadStats,
+}
+
+impl TraceStream {
+    #[inline]
+    fn next(&mut self) -> Result<Option<Request>> {
+        loop {
+            if let Some(mut r) = self.src.next_request()? {
+                let t = r.time_ns;
+                if self.pass == 0 {
+                    if self.pass_requests > 0 {
+                        self.max_gap_ns = self.max_gap_ns.max(t - self.duration_ns);
+                    }
+                    self.duration_ns = t;
+                }
+                self.pass_requests += 1;
+                r.time_ns = t + self.offset_ns;
+                self.last_ns = r.time_ns;
+                return Ok(Some(r));
+            }
+            if self.pass + 1 >= self.cfg.repeat || self.pass_requests == 0 {
+                return Ok(None);
+            }
+            // The next pass starts one mean inter-arrival time after this one.
+            let gap = self.duration_ns / (self.pass_requests - 1).max(1);
+            self.offset_ns = self.last_ns + gap.max(1);
+            add(&mut self.done, &self.src.stats());
+            self.src = open_blocks(&self.cfg, self.block_size, &self.resolved)?;
+            self.pass += 1;
+            self.pass_requests = 0;
+        }
+    }
+
+    /// What was read so far.
+    pub(crate) fn summary(&self) -> TraceSummary {
+        let mut read = self.done;
+        add(&mut read, &self.src.stats());
+        let r = &self.resolved;
+        TraceSummary {
+            read,
+            format: r.format.clone(),
+            passes: self.pass + 1,
+            sizing: r.sizing,
+            footprint_blocks: r.footprint,
+            address_space_blocks: r.address_space,
+            duration_seconds: self.duration_ns as f64 * 1e-9,
+            max_gap_seconds: self.max_gap_ns as f64 * 1e-9,
+        }
+    }
+}
+
+fn add(total: &mut ReadStats, s: &ReadStats) {
+    total.lines += s.lines;
+    total.requests += s.requests;
+    total.skipped_bad += s.skipped_bad;
+    total.zero_size += s.zero_size;
+    total.backwards_timestamps += s.backwards_timestamps;
+    total.filtered += s.filtered;
+    total.truncated |= s.truncated;
+}
+
+fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {
+    let (sel, _) = trace::open_selected(&t.path, Some(&r.format), &t.selection)?;
+    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path))
+}
+
+/// Where requests come from.
+pub(crate) enum Source {
+    Synthetic(Box<dyn Workload>),
+    Trace(Box<TraceStream>),
+}
+
+impl Source {
+    #[inline]
+    pub(crate) fn next(&mut self) -> Result<Option<Request>> {
+        match self {
+            Source::Synthetic(w) => Ok(Some(w.next_request())),
+            Source::Trace(t) => t.next(),
+        }
+    }
+
+    /// The trace's figures, for a trace replay.
+    pub(crate) fn trace_summary(&self) -> Option<TraceSummary> {
+        match self {
+            Source::Trace(t) => Some(t.summary()),
+            Source::Synthetic(_) => None,
+        }
+    }
+}
+
+/// Run the footprint pass of `cfg`'s trace (once: later calls and clones
+/// reuse it) and size the device from it where asked.
+pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
+    let Some(t) = cfg.trace.as_mut() else {
+        return Ok(());
+    };
+    if t.resolved.is_some() {
+        return Ok(());
+    }
+    if t.repeat == 0 {
+        return Err(Error::config(
+            "repeat",
+            "must be at least 1 (passes over the trace)",
+        ));
+    }
+    let bs = cfg.device.block_size;
+    if !bs.is_power_of_two() || bs < 512 {
+        cfg.device.geometry()?;
+    }
+    let format = match &t.format {
+        Some(f) => f.clone(),
+        None => trace::detect(&t.path)?,
+    };
+    let (address_space, map) = trace::footprint(&t.path, Some(&format), &t.selection, bs)?;
+    let footprint = map.blocks();
+    if footprint == 0 {
+        return Err(Error::trace(
+            &t.path,
+            None,
+            "no request selected: the trace is empty for this selection",
+        ));
+    }
+    let sizing = match (t.capacity_from_trace, t.address_space) {
+        (false, _) => Sizing::Given,
+        (true, false) => Sizing::Footprint,
+        (true, true) => Sizing::AddressSpace,
+    };
+    let dense = t.remap || sizing == Sizing::Footprint;
+    match sizing {
+        Sizing::Footprint => cfg.device.logical_blocks = footprint,
+        Sizing::AddressSpace => {
+            if address_space > MAX_BLOCKS {
+                return Err(Error::trace(
+                    &t.path,
+                    None,
+                    format!(
+                        "the trace addresses {address_space} blocks, beyond the engine's {MAX_BLOCKS} \
+                         block limit; drop --address-space to size the device from the {footprint} blocks \
+                         it touches"
+                    ),
+                ));
+            }
+            cfg.device.logical_blocks = address_space;
+        }
+        Sizing::Given => {
+            let need = if dense { footprint } else { address_space };
+            if need > cfg.device.logical_blocks {
+                return Err(Error::trace(
+                    &t.path,
+                    None,
+                    format!(
+                        "the trace {} {need} blocks of {bs} bytes, more than the device's {} logical \
+                         blocks; drop --capacity/--logical-blocks to size the device from its {footprint}-block \
+                         footprint{}",
+                        if dense { "touches" } else { "addresses" },
+                        cfg.device.logical_blocks,
+                        if dense || footprint > cfg.device.logical_blocks {
+                            ""
+                        } else {
+                            ", or pass --remap to map the blocks it touches densely"
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    t.remap = dense;
+    t.resolved = Some(Arc::new(Resolved {
+        remap: dense.then_some(map),
+        footprint,
+        address_space,
+        sizing,
+        format,
+    }));
+    Ok(())
+}
+
+/// The request source `cfg` describes and the device shape (a trace may
+/// size the device: `cfg` is updated then).
+pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Geometry)> {
+    resolve(cfg)?;
+    let geo = cfg.device.geometry()?;
+    match &cfg.trace {
+        Some(t) => {
+            let resolved = Arc::clone(t.resolved.as_ref().expect("resolved above"));
+            let src = open_blocks(t, geo.block_size, &resolved)?;
+            Ok((
+                Source::Trace(Box::new(TraceStream {
+                    cfg: t.clone(),
+                    block_size: geo.block_size,
+                    src,
+                    resolved,
+                    pass: 0,
+                    offset_ns: 0,
+                    last_ns: 0,
+                    pass_requests: 0,
+                    duration_ns: 0,
+                    max_gap_ns: 0,
+                    done: ReadStats::default(),
+                })),
+                geo,
+            ))
+        }
+        None => {
+            let w = workload::parse(
+                &cfg.workload,
+                geo.logical_blocks as u64,
+                geo.block_size,
+                cfg.seed,
+            )?;
+            Ok((Source::Synthetic(w), geo))
+        }
+    }
+}
