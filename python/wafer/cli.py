@@ -25,8 +25,12 @@ workload specs (--workload):
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
 
 traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
-  blkparse[:Q|:D], mqsim, disksim, ssdsim, native (see `wafer traces formats`);
-  gzip/xz/zstd read transparently; the format is detected unless --format is given;
+  blkparse[:Q|:D], mqsim, disksim, ssdsim, msr-cut, flashnet, vscsi, wiscsee,
+  blktrace[:Q|:D] (binary: NAME.blktrace.N, base name NAME, or a tar of them), native,
+  and csv:time=0,op=1,offset=2,size=3[,sep=..,time_unit=..,offset_unit=sector,...]
+  for any other delimited layout (see `wafer traces formats`);
+  gzip/xz/zstd read transparently; the format is detected unless --format is given
+  (one clear winner, or an error listing the candidates);
   without --logical-blocks/--capacity the device is sized from the trace's footprint.
 """
 
