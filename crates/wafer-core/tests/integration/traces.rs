@@ -674,6 +674,11 @@ fn msr_cut_is_read_in_bytes_never_as_disksim_sectors() {
     assert_eq!(trace::detect(&p).unwrap(), "msr-cut");
     // what the old detector picked: 512 times the offsets, a 7 TiB device
     assert_eq!(records(&p, "disksim")[2].size, 65536 * 512);
+    // replayed by default: the device is the bytes the cut addresses
+    let r = trace_run(&p, false);
+    assert_eq!(r.trace_format.as_deref(), Some("msr-cut"));
+    assert_eq!(r.geometry.logical_blocks, (75415552 + 8192) / 4096);
+    assert_eq!(r.user_writes, 16 + 2);
     // integer milliseconds: not mqsim's nanoseconds and sectors either
     let p = d.file(
         "int.trace",
@@ -1168,6 +1173,12 @@ fn blktrace_per_cpu_files_and_tarballs_merge_by_time() {
     let tgz = d.file("sda-trace.tar.gz", &gz.finish().unwrap());
     assert_eq!(trace::detect(&tgz).unwrap(), "blktrace");
     assert_eq!(selected(&tgz, "blktrace", &Selection::default()), want);
+    // a replay of the base name
+    let r = trace_run(&base, true);
+    assert_eq!(r.trace_format.as_deref(), Some("blktrace"));
+    // sector 100 is not 4 KiB aligned: its 4 KiB write spans 2 blocks, its
+    // 8 KiB read at sector 164 spans 3
+    assert_eq!((r.user_writes, r.counters.read_blocks), (2 + 1, 3 + 2));
     // a missing base name says what it looked for
     let e = trace::detect(&d.path("sdb")).unwrap_err().to_string();
     assert!(
