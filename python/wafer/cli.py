@@ -24,9 +24,13 @@ workload specs (--workload):
                           mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
 
-traces (--trace FILE, or --workload FILE): see `wafer traces formats` for every layout
-  (msr, alibaba, tencent, spc, fiu, blkparse, mqsim, disksim, native, ...); gzip/xz/zstd
-  read transparently; the format is detected unless --format is given.
+traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
+  blkparse[:Q|:D], mqsim, disksim, ssdsim, msr-cut, flashnet, vscsi, wiscsee,
+  blktrace[:Q|:D] (binary: NAME.blktrace.N, base name NAME, or a tar of them), native,
+  and csv:time=0,op=1,offset=2,size=3[,sep=..,time_unit=..,offset_unit=sector,...]
+  for any other delimited layout (see `wafer traces formats`);
+  gzip/xz/zstd read transparently; the format is detected unless --format is given
+  (one clear winner, or an error listing the candidates).
   Device size: without --logical-blocks/--capacity the device is the trace's footprint
   (the blocks it reads or writes, mapped densely; segments shrink to fit a small one);
   --address-space keeps its addresses and sizes the device to the highest one.

@@ -88,18 +88,28 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     let geo = cfg.device.geometry()?;
     let (out, key, cached) = match &cfg.trace {
         Some(t) => {
-            let meta = std::fs::metadata(&t.path)
-                .map_err(|e| Error::trace(&t.path, None, format!("cannot read: {e}")))?;
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
+            // The files the trace is made of: the file itself, or the
+            // per-CPU files of a blktrace base name.
+            let files = if std::path::Path::new(&t.path).is_file() {
+                vec![t.path.clone()]
+            } else {
+                crate::trace::blktrace::per_cpu_files(&t.path)
+            };
+            let mut stamp = Vec::new();
+            for f in files.iter().chain(files.is_empty().then_some(&t.path)) {
+                let meta = std::fs::metadata(f)
+                    .map_err(|e| Error::trace(f, None, format!("cannot read: {e}")))?;
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                stamp.push(serde_json::json!([f, meta.len(), mtime.to_string()]));
+            }
             let canon = std::fs::canonicalize(&t.path).unwrap_or_else(|_| PathBuf::from(&t.path));
             let key = serde_json::json!({
                 "trace": canon.display().to_string(),
-                "bytes": meta.len(),
-                "mtime_ns": mtime.to_string(),
+                "files": stamp,
                 "format": t.format,
                 "selection": t.selection,
                 "block_size": geo.block_size,

@@ -2,10 +2,11 @@
 //! transparent gzip / xz / zstd, selection, conversion to block requests,
 //! the native columnar format ([`native`]) and workload statistics ([`stats`]).
 //!
-//! Pipeline: a [`RecordSource`] yields byte-level [`Record`]s (a text reader
-//! or the native reader); [`Selected`] applies the user's [`Selection`] and
-//! the defined behaviours for odd input; [`BlockSource`] cuts records into
-//! block requests for the engine, optionally remapped to a dense range.
+//! Pipeline: a [`RecordSource`] yields byte-level [`Record`]s (a text reader,
+//! the binary [`blktrace`] reader or the native reader); [`Selected`]
+//! applies the user's [`Selection`] and the defined behaviours for odd input;
+//! [`BlockSource`] cuts records into block requests for the engine,
+//! optionally remapped to a dense range.
 //!
 //! Defined behaviours, the same for every format:
 //! * a malformed line is an error naming file, line and reason, unless
@@ -18,22 +19,33 @@
 //!   overflows 64 bits, are malformed lines;
 //! * a truncated or corrupt archive is an error naming the line after which
 //!   reading failed (with `skip_bad`, reading stops there and it is reported);
-//! * an empty file (or one with no selected request) replays nothing.
+//! * an empty file (or one with no selected request) replays nothing; a file
+//!   with lines of which none is a request of the format is an error (a wrong
+//!   `--format` must not replay nothing);
+//! * without `--format` the layout is detected ([`detect`]): a clear winner
+//!   among the plausible readings, or an error listing the candidates; binary
+//!   data that is no known binary format is refused as not a text trace.
 
 mod alibaba;
 mod ascii;
 mod blkparse;
+pub mod blktrace;
 mod compress;
+mod csv;
+pub mod detect;
 mod fields;
 mod fiu;
+mod flashnet;
 mod msr;
+mod msrcut;
 pub mod native;
 mod remap;
 mod spc;
 pub mod stats;
 mod tencent;
-
-use std::io::BufRead;
+mod text;
+mod vscsi;
+mod wiscsee;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +53,9 @@ use crate::error::{Error, Result};
 use crate::request::{Op, Request};
 
 pub use compress::open;
+pub use detect::detect;
 pub use remap::Remap;
+pub use text::TextRecords;
 
 /// One request as a trace states it, in bytes and nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,76 +77,129 @@ pub trait LineFormat: Send {
     /// `Ok(None)` for lines that carry no request (headers, summaries,
     /// events of another kind); `Err(reason)` for malformed lines.
     fn parse(&self, line: &str) -> Result<Option<Record>, String>;
-    /// Whether `line` looks like this format (for detection).
+    /// Whether `line` has the layout's column signature (for detection).
     fn looks_like(&self, line: &str) -> bool;
 }
 
-/// A registered text format.
+/// How a registered format is read.
+#[derive(Clone, Copy)]
+pub enum Reader {
+    /// Text, line by line, with this parser.
+    Text(fn() -> Box<dyn LineFormat>),
+    /// Text whose layout the user gives after the name (`csv:KEYS`).
+    ColumnMap,
+    /// Binary blktrace events, keeping one action.
+    Blktrace(blktrace::Action),
+}
+
+/// A registered format.
 pub struct FormatInfo {
     /// Name used with `--format`.
     pub name: &'static str,
     /// One line for `wafer traces formats`.
     pub description: &'static str,
-    /// Constructor.
-    pub build: fn() -> Box<dyn LineFormat>,
+    /// How it is read.
+    pub reader: Reader,
 }
 
-/// Every text format. Detection tries them in this order.
+/// Every format but the native one. Detection scores every text format
+/// whose name has no `:` ([`detect`]); the order only names the first of
+/// layouts that read a sample identically (`mqsim` before `ssdsim`).
 pub const FORMATS: &[FormatInfo] = &[
     FormatInfo {
         name: "msr",
         description: "MSR Cambridge CSV: Timestamp(100ns),Hostname,DiskNumber,Type,Offset(B),Size(B),ResponseTime",
-        build: || Box::new(msr::Msr),
+        reader: Reader::Text(|| Box::new(msr::Msr)),
     },
     FormatInfo {
         name: "alibaba",
         description: "Alibaba Cloud 2020 CSV: device_id,opcode(R/W),offset(B),length(B),timestamp(us)",
-        build: || Box::new(alibaba::Alibaba),
+        reader: Reader::Text(|| Box::new(alibaba::Alibaba)),
     },
     FormatInfo {
         name: "tencent",
         description: "Tencent CBS CSV: Timestamp(s),Offset(sector),Size(sector),IOType(0 r/1 w),VolumeID",
-        build: || Box::new(tencent::Tencent),
+        reader: Reader::Text(|| Box::new(tencent::Tencent)),
     },
     FormatInfo {
         name: "spc",
         description: "UMass/SPC CSV: ASU,LBA(sector),Size(B),Opcode(r/w),Timestamp(s)",
-        build: || Box::new(spc::Spc),
+        reader: Reader::Text(|| Box::new(spc::Spc)),
     },
     FormatInfo {
         name: "fiu",
         description: "FIU IODedup: ts(ns) pid process lba(sector) nsectors R/W major minor md5",
-        build: || Box::new(fiu::Fiu),
+        reader: Reader::Text(|| Box::new(fiu::Fiu)),
     },
     FormatInfo {
         name: "blkparse",
         description: "blkparse text output, issue (D) events; blkparse:Q keeps queue events",
-        build: || Box::new(blkparse::Blkparse { action: "D" }),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "D" })),
     },
     FormatInfo {
         name: "blkparse:Q",
         description: "blkparse text output, queue (Q) events",
-        build: || Box::new(blkparse::Blkparse { action: "Q" }),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "Q" })),
     },
     FormatInfo {
         name: "blkparse:D",
         description: "blkparse text output, issue (D) events",
-        build: || Box::new(blkparse::Blkparse { action: "D" }),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "D" })),
     },
     FormatInfo {
         name: "mqsim",
         description: "MQSim ASCII: time(ns) device lba(sector) size(sector) type(0 w/1 r)",
-        build: || Box::new(ascii::Ascii(ascii::Variant::Mqsim)),
+        reader: Reader::Text(|| Box::new(ascii::Ascii(ascii::Variant::Mqsim))),
     },
     FormatInfo {
         name: "disksim",
         description: "DiskSim ASCII: time(ms) device blkno(sector) size(sector) flags(bit0: 1 r/0 w)",
-        build: || Box::new(ascii::Ascii(ascii::Variant::Disksim)),
+        reader: Reader::Text(|| Box::new(ascii::Ascii(ascii::Variant::Disksim))),
     },
     FormatInfo {
         name: "ssdsim",
         description: "SSDsim ASCII: time(ns) device lsn(sector) size(sector) ope(0 w/1 r)",
-        build: || Box::new(ascii::Ascii(ascii::Variant::Ssdsim)),
+        reader: Reader::Text(|| Box::new(ascii::Ascii(ascii::Variant::Ssdsim))),
+    },
+    FormatInfo {
+        name: "msr-cut",
+        description: "MSR-style replayer cut, whitespace: ts(ms) dev offset(B) size(B) type(1 r/0 w)",
+        reader: Reader::Text(|| Box::new(msrcut::MsrCut)),
+    },
+    FormatInfo {
+        name: "flashnet",
+        description: "FlashNet replayed trace CSV: ts_record(ms),latency(us),io_type(1 r/0 w),size(B),offset(B),ts_submit(ms),size_after_replay(B)",
+        reader: Reader::Text(|| Box::new(flashnet::FlashNet)),
+    },
+    FormatInfo {
+        name: "vscsi",
+        description: "CloudPhysics vscsi CSV: version,time(s),op(SCSI opcode, hex),size(B),lbn(sector)",
+        reader: Reader::Text(|| Box::new(vscsi::Vscsi)),
+    },
+    FormatInfo {
+        name: "wiscsee",
+        description: "WiscSee events: pid [action(D/C)] operation(read/write/discard) offset(B) size(B) timestamp(s) pre_wait_time [sync]",
+        reader: Reader::Text(|| Box::new(wiscsee::WiscSee)),
+    },
+    FormatInfo {
+        name: "blktrace",
+        description: "raw binary blktrace (NAME.blktrace.N per-CPU files, their base name, or a tar of them), issue (D) events; blktrace:Q keeps queue events",
+        reader: Reader::Blktrace(blktrace::Action::Issue),
+    },
+    FormatInfo {
+        name: "blktrace:Q",
+        description: "raw binary blktrace, queue (Q) events",
+        reader: Reader::Blktrace(blktrace::Action::Queue),
+    },
+    FormatInfo {
+        name: "blktrace:D",
+        description: "raw binary blktrace, issue (D) events",
+        reader: Reader::Blktrace(blktrace::Action::Issue),
+    },
+    FormatInfo {
+        name: "csv:KEYS",
+        description: "any delimited text with a column map, e.g. csv:time=0,op=1,offset=2,size=3 [device=N sep=comma|tab|space header=N|auto time_unit=ns|us|ms|s offset_unit=/size_unit=byte|sector|block4k|BYTES read=/write=/trim=/skip=V1|V2]",
+        reader: Reader::ColumnMap,
     },
 ];
 
@@ -145,12 +212,10 @@ fn known_formats() -> String {
     v.join(", ")
 }
 
-/// The text format registered as `name`.
-pub fn line_format(name: &str) -> Result<Box<dyn LineFormat>> {
+fn find(name: &str) -> Result<&'static FormatInfo> {
     FORMATS
         .iter()
         .find(|f| f.name == name)
-        .map(|f| (f.build)())
         .ok_or_else(|| Error::UnknownName {
             kind: "trace format",
             name: name.to_string(),
@@ -158,54 +223,28 @@ pub fn line_format(name: &str) -> Result<Box<dyn LineFormat>> {
         })
 }
 
-/// Guess the format of `path` from its first lines (or the native magic).
-pub fn detect(path: &str) -> Result<String> {
-    if native::is_native(path)? {
-        return Ok(NATIVE.to_string());
+/// The text format registered as `name`, or the column map `csv:KEYS`.
+pub fn line_format(name: &str) -> Result<Box<dyn LineFormat>> {
+    let spec_error = |reason: String| Error::trace(&format!("--format {name}"), None, reason);
+    if let Some(keys) = name.strip_prefix("csv:") {
+        return csv::ColumnMap::parse(keys)
+            .map(|m| Box::new(m) as Box<dyn LineFormat>)
+            .map_err(spec_error);
     }
-    let mut reader = open(path)?;
-    let mut lines = Vec::new();
-    let mut buf = Vec::new();
-    while lines.len() < 20 {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => return Err(Error::trace(path, None, format!("cannot read: {e}"))),
-        }
-        let Ok(s) = std::str::from_utf8(&buf) else {
-            break;
-        };
-        let s = s.trim();
-        if !s.is_empty() && !s.starts_with('#') {
-            lines.push(s.to_string());
-        }
+    let needs_map = || {
+        spec_error(format!(
+            "csv needs a column map, e.g. csv:time=0,op=1,offset=2,size=3; keys: {}",
+            csv::KEYS
+        ))
+    };
+    if name == "csv" {
+        return Err(needs_map());
     }
-    if lines.is_empty() {
-        return Err(Error::trace(
-            path,
-            None,
-            "empty file: no line to detect the format from; give --format",
-        ));
-    }
-    let best = FORMATS
-        .iter()
-        .filter(|f| !f.name.contains(':') && f.name != "ssdsim")
-        .map(|f| {
-            let fmt = (f.build)();
-            (lines.iter().filter(|l| fmt.looks_like(l)).count(), f.name)
-        })
-        .max_by_key(|(n, _)| *n)
-        .filter(|(n, _)| *n * 2 > lines.len());
-    match best {
-        Some((_, name)) => Ok(name.to_string()),
-        None => Err(Error::trace(
-            path,
-            None,
-            format!(
-                "cannot tell the format from the first lines; give --format (one of {})",
-                known_formats()
-            ),
+    match find(name)?.reader {
+        Reader::Text(build) => Ok(build()),
+        Reader::ColumnMap => Err(needs_map()),
+        Reader::Blktrace(_) => Err(spec_error(
+            "a binary format, not read line by line".to_string(),
         )),
     }
 }
@@ -213,7 +252,7 @@ pub fn detect(path: &str) -> Result<String> {
 /// Counts of what reading and selection did, reported with every replay.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadStats {
-    /// Lines read (text formats) or rows read (native).
+    /// Lines read (text formats), rows read (native) or events read (blktrace).
     pub lines: u64,
     /// Requests kept after selection.
     pub requests: u64,
@@ -250,95 +289,11 @@ pub trait RecordSource: Send {
     fn stats(&self) -> &ReadStats;
 }
 
-/// Records from a text file.
-pub struct TextRecords {
-    file: String,
-    reader: Box<dyn BufRead + Send>,
-    format: Box<dyn LineFormat>,
-    buf: Vec<u8>,
-    skip_bad: bool,
-    stats: ReadStats,
-    done: bool,
-}
-
-impl TextRecords {
-    /// Open `path` (decompressing as needed) as format `format`.
-    pub fn open(path: &str, format: &str, skip_bad: bool) -> Result<Self> {
-        let format = line_format(format)?;
-        Ok(TextRecords {
-            file: path.to_string(),
-            reader: open(path)?,
-            format,
-            buf: Vec::with_capacity(256),
-            skip_bad,
-            stats: ReadStats::default(),
-            done: false,
-        })
-    }
-
-    fn bad(&mut self, reason: String) -> Result<()> {
-        if self.skip_bad {
-            self.stats.skipped_bad += 1;
-            Ok(())
-        } else {
-            Err(Error::trace(&self.file, Some(self.stats.lines), reason))
-        }
-    }
-}
-
-impl RecordSource for TextRecords {
-    fn next_record(&mut self) -> Result<Option<Record>> {
-        while !self.done {
-            self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => {
-                    self.done = true;
-                    return Ok(None);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    self.done = true;
-                    let reason = format!(
-                        "reading stopped after line {}: {e} (truncated or corrupt file?)",
-                        self.stats.lines
-                    );
-                    if self.skip_bad {
-                        self.stats.truncated = true;
-                        return Ok(None);
-                    }
-                    return Err(Error::trace(&self.file, None, reason));
-                }
-            }
-            self.stats.lines += 1;
-            let line = match std::str::from_utf8(&self.buf) {
-                Ok(s) => s.trim(),
-                Err(_) => {
-                    self.bad("not UTF-8 text".into())?;
-                    continue;
-                }
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            match self.format.parse(line) {
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => {}
-                Err(reason) => self.bad(reason)?,
-            }
-        }
-        Ok(None)
-    }
-
-    fn stats(&self) -> &ReadStats {
-        &self.stats
-    }
-}
-
 /// What part of a trace to replay.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Selection {
-    /// Keep only this device / volume (`N`, or `MAJ,MIN` for fiu and blkparse).
+    /// Keep only this device / volume (`N`, or `MAJ,MIN` for fiu, blkparse and blktrace).
     pub device: Option<String>,
     /// Start of the time window [s after the first selected request].
     pub start_seconds: Option<f64>,
@@ -517,8 +472,17 @@ pub fn open_selected(
         Some(f) => f.to_string(),
         None => detect(path)?,
     };
+    let blktrace_action = match find(&format) {
+        Ok(FormatInfo {
+            reader: Reader::Blktrace(a),
+            ..
+        }) => Some(*a),
+        _ => None,
+    };
     let inner: Box<dyn RecordSource> = if format == NATIVE {
         Box::new(native::NativeRecords::open(path)?)
+    } else if let Some(action) = blktrace_action {
+        Box::new(blktrace::BlktraceRecords::open(path, action, sel.skip_bad)?)
     } else {
         Box::new(TextRecords::open(path, &format, sel.skip_bad)?)
     };

@@ -33,11 +33,16 @@ impl Scratch {
         &self.0
     }
 
+    /// The path of `name` in the folder.
+    pub fn join(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+
     /// Write `bytes` to `name` in the folder; returns the file's path.
     pub fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
-        let p = self.0.join(name);
+        let p = self.join(name);
         std::fs::write(&p, bytes).unwrap();
-        p.to_str().unwrap().to_string()
+        p
     }
 
     /// The folder's path as a string (e.g. for `cache_dir`).

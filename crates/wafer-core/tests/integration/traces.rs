@@ -6,16 +6,13 @@ use std::io::Write;
 use proptest::prelude::*;
 use wafer_core::request::Op;
 use wafer_core::sim::TraceConfig;
-use wafer_core::trace::{self, native, stats, Record, RecordSource, Selection, TextRecords};
+use wafer_core::trace::{
+    self, native, stats, Reader, Record, RecordSource, Selection, TextRecords,
+};
 use wafer_core::{DeviceConfig, Error, RunConfig, Simulation};
 
-fn tmp(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("wafer-traces-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.to_str().unwrap().to_string()
-}
+/// The shared scratch folder, removed when dropped.
+type TempDir = super::Scratch;
 
 fn records(path: &str, format: &str) -> Vec<Record> {
     let mut r = TextRecords::open(path, format, false).unwrap();
@@ -42,7 +39,8 @@ const MSR: &str = "128166372003061629,hm,0,Read,3154137088,4096,12527\r\n\
 
 #[test]
 fn msr() {
-    let p = tmp("hm_0.csv", MSR.as_bytes());
+    let d = TempDir::new("traces");
+    let p = d.file("hm_0.csv", MSR.as_bytes());
     assert_eq!(
         records(&p, "msr"),
         vec![
@@ -56,7 +54,8 @@ fn msr() {
 
 #[test]
 fn alibaba() {
-    let p = tmp("ali.csv", b"0,R,126703644672,4096,1577808000000069\n0,W,16449536,8192,1577808000000207\n3,W,2097152,4096,1577808000000333\n");
+    let d = TempDir::new("traces");
+    let p = d.file("ali.csv", b"0,R,126703644672,4096,1577808000000069\n0,W,16449536,8192,1577808000000207\n3,W,2097152,4096,1577808000000333\n");
     assert_eq!(
         records(&p, "alibaba"),
         vec![
@@ -70,7 +69,8 @@ fn alibaba() {
 
 #[test]
 fn tencent() {
-    let p = tmp(
+    let d = TempDir::new("traces");
+    let p = d.file(
         "tencent.csv",
         b"1538323200,1012232,8,1,1063\n1538323200,2312,16,0,1063\n1538323201,1012240,8,1,1064\n",
     );
@@ -99,7 +99,8 @@ fn tencent() {
 
 #[test]
 fn spc() {
-    let p = tmp(
+    let d = TempDir::new("traces");
+    let p = d.file(
         "Financial1.spc",
         b"0,303567,3584,w,0.000000\n1,55590,3072,r,0.000000\n0,303574,512,W,0.026214\n",
     );
@@ -116,7 +117,8 @@ fn spc() {
 
 #[test]
 fn fiu() {
-    let p = tmp(
+    let d = TempDir::new("traces");
+    let p = d.file(
         "homes.blkparse",
         b"89966527613340 4 syslogd 904265560 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n\
 89966527622732 4 syslogd 904265568 8 W 6 0 f91b54c5e1ba1bc0cf1c3e4c3b12ba2c\n\
@@ -154,7 +156,8 @@ Total (8,0):
 
 #[test]
 fn blkparse_issue_and_queue_events() {
-    let p = tmp("sda.txt", BLKPARSE.as_bytes());
+    let d = TempDir::new("traces");
+    let p = d.file("sda.txt", BLKPARSE.as_bytes());
     let dev = 8u64 << 32;
     assert_eq!(
         records(&p, "blkparse"),
@@ -174,7 +177,8 @@ fn blkparse_issue_and_queue_events() {
 
 #[test]
 fn disksim_family() {
-    let p = tmp(
+    let d = TempDir::new("traces");
+    let p = d.file(
         "fin1_ascii",
         b"4851300 1 524288 16 0\n4864300 1 524304 16 1\n",
     );
@@ -185,7 +189,7 @@ fn disksim_family() {
     assert_eq!(records(&p, "mqsim"), want);
     assert_eq!(records(&p, "ssdsim"), want);
     assert_eq!(trace::detect(&p).unwrap(), "mqsim");
-    let p = tmp("disksim.trace", b"0.026214 0 303567 7 1\n1.5 2 8 8 0\n");
+    let p = d.file("disksim.trace", b"0.026214 0 303567 7 1\n1.5 2 8 8 0\n");
     assert_eq!(
         records(&p, "disksim"),
         vec![
@@ -198,7 +202,8 @@ fn disksim_family() {
 
 #[test]
 fn gzip_xz_zstd_read_like_plain_text() {
-    let plain = records(&tmp("plain.csv", MSR.as_bytes()), "msr");
+    let d = TempDir::new("traces");
+    let plain = records(&d.file("plain.csv", MSR.as_bytes()), "msr");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(MSR.as_bytes()).unwrap();
     let gz = gz.finish().unwrap();
@@ -212,12 +217,12 @@ fn gzip_xz_zstd_read_like_plain_text() {
         ("t.csv.zst", &zst),
         ("renamed.csv", &gz),
     ] {
-        let p = tmp(name, bytes);
+        let p = d.file(name, bytes);
         assert_eq!(records(&p, "msr"), plain, "{name}");
         assert_eq!(trace::detect(&p).unwrap(), "msr", "{name}");
     }
     // A truncated archive is an error that says after which line reading stopped.
-    let p = tmp("cut.csv.gz", &gz[..gz.len() - 12]);
+    let p = d.file("cut.csv.gz", &gz[..gz.len() - 12]);
     let mut r = TextRecords::open(&p, "msr", false).unwrap();
     let err = loop {
         match r.next_record() {
@@ -238,6 +243,7 @@ fn gzip_xz_zstd_read_like_plain_text() {
 
 #[test]
 fn malformed_lines_name_file_line_and_reason() {
+    let d = TempDir::new("traces");
     let cases: &[(&str, &[u8], &str, &str)] = &[
         ("msr", b"128166372003061629,hm,0,Write,3154137088,4096,1\n128166372003061630,hm,0,Erase,0,4096,1\n", ":2", "neither Read nor Write"),
         ("msr", b"1,hm,0,Write,-4096,4096,1\n", ":1", "negative offset"),
@@ -251,7 +257,7 @@ fn malformed_lines_name_file_line_and_reason() {
         ("msr", b"1,hm,0,Write,0,4096,1\n\xff\xfe,bad\n", ":2", "not UTF-8"),
     ];
     for (fmt, bytes, line, reason) in cases {
-        let p = tmp("bad.trace", bytes);
+        let p = d.file("bad.trace", bytes);
         let mut r = TextRecords::open(&p, fmt, false).unwrap();
         let err = loop {
             match r.next_record() {
@@ -266,20 +272,36 @@ fn malformed_lines_name_file_line_and_reason() {
             msg.contains(&format!("bad.trace{line}")) && msg.contains(reason),
             "{fmt}: {msg}"
         );
-        // --skip-bad: the line is skipped and counted, the rest is read.
+        // --skip-bad: the line is skipped and counted, the rest is read; a
+        // file whose every line was bad still says that nothing matched.
         let mut r = TextRecords::open(&p, fmt, true).unwrap();
-        while r.next_record().unwrap().is_some() {}
+        let mut n = 0;
+        let end = loop {
+            match r.next_record() {
+                Ok(Some(_)) => n += 1,
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            }
+        };
         assert_eq!(r.stats().skipped_bad, 1, "{fmt}");
+        match end {
+            None => assert!(n > 0, "{fmt}"),
+            Some(e) => assert!(
+                n == 0 && e.contains("none is a") && e.contains("1 skipped as malformed"),
+                "{fmt}: {e}"
+            ),
+        }
     }
 }
 
 #[test]
 fn selection_and_defined_behaviours() {
+    let d = TempDir::new("traces");
     // device 0 and 1; a zero-size request; a timestamp that goes backwards.
     let text =
         "0,W,0,4096,1000000\n1,W,4096,4096,1000001\n0,W,8192,0,1000002\n0,R,8192,4096,2000000\n\
                 0,W,16384,8192,1500000\n0,W,4096,4096,5000000\n";
-    let p = tmp("sel.csv", text.as_bytes());
+    let p = d.file("sel.csv", text.as_bytes());
     let all = |sel: Selection| {
         let (mut s, fmt) = trace::open_selected(&p, None, &sel).unwrap();
         assert_eq!(fmt, "alibaba");
@@ -324,7 +346,7 @@ fn selection_and_defined_behaviours() {
     });
     assert_eq!(v.len(), 2);
     // an empty file replays nothing
-    let e = tmp("empty.csv", b"");
+    let e = d.file("empty.csv", b"");
     let (mut s, _) = trace::open_selected(&e, Some("msr"), &Selection::default()).unwrap();
     assert_eq!(s.next_record().unwrap(), None);
     assert!(trace::detect(&e)
@@ -335,7 +357,8 @@ fn selection_and_defined_behaviours() {
 
 #[test]
 fn native_round_trip_and_replay() {
-    let p = tmp("conv.csv", MSR.as_bytes());
+    let d = TempDir::new("traces");
+    let p = d.file("conv.csv", MSR.as_bytes());
     let out = p.replace(".csv", ".arrow");
     let (mut s, fmt) = trace::open_selected(&p, None, &Selection::default()).unwrap();
     let st = native::write(&mut s, &out, &p, &fmt).unwrap();
@@ -355,7 +378,7 @@ fn native_round_trip_and_replay() {
         "relative ns: (…26382245 - …03061629) x 100"
     );
     // a file that is not a trace
-    let junk = tmp("junk.arrow", b"ARROW1\0\0garbage");
+    let junk = d.file("junk.arrow", b"ARROW1\0\0garbage");
     assert!(trace::open_selected(&junk, None, &Selection::default()).is_err());
 }
 
@@ -383,6 +406,7 @@ fn trace_run(path: &str, address_space: bool) -> wafer_core::RunResult {
 
 #[test]
 fn replay_a_trace_sized_from_its_footprint() {
+    let d = TempDir::new("traces");
     // 200 writes cycling over 40 sparse 8 KiB extents, plus reads.
     let mut text = String::new();
     for i in 0..400u64 {
@@ -393,7 +417,7 @@ fn replay_a_trace_sized_from_its_footprint() {
             1_000_000 + i * 10
         );
     }
-    let p = tmp("rep.csv", text.as_bytes());
+    let p = d.file("rep.csv", text.as_bytes());
     let r = trace_run(&p, true);
     assert_eq!(r.user_writes, 200 * 2);
     assert_eq!(
@@ -415,12 +439,13 @@ fn replay_a_trace_sized_from_its_footprint() {
 
 #[test]
 fn a_bad_line_stops_the_replay_after_the_lines_before_it() {
+    let d = TempDir::new("traces");
     let mut text = String::new();
     for i in 0..100u64 {
         text += &format!("0,W,{},4096,{}\n", (i % 10) * 4096, i);
     }
     text += "0,W,oops,4096,100\n";
-    let p = tmp("stop.csv", text.as_bytes());
+    let p = d.file("stop.csv", text.as_bytes());
     let mut sim = Simulation::new(RunConfig {
         device: DeviceConfig {
             logical_blocks: 64,
@@ -450,9 +475,10 @@ fn a_bad_line_stops_the_replay_after_the_lines_before_it() {
 
 #[test]
 fn inspect_reports_the_papers_attributes() {
+    let d = TempDir::new("traces");
     // Writes to blocks 0..4 twice (sequentially), then block 0 again; one read.
     let text = "0,W,0,16384,0\n0,W,0,16384,1000000\n0,R,0,4096,2000000\n0,W,0,4096,4000000\n";
-    let p = tmp("insp.csv", text.as_bytes());
+    let p = d.file("insp.csv", text.as_bytes());
     let (mut s, fmt) = trace::open_selected(&p, None, &Selection::default()).unwrap();
     let st = stats::compute(&mut s, &fmt, 4096, None).unwrap();
     assert_eq!((st.requests, st.reads, st.writes), (4, 1, 3));
@@ -494,17 +520,25 @@ proptest! {
     fn parsers_survive_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let line = String::from_utf8_lossy(&bytes);
         for f in trace::FORMATS {
-            let p = (f.build)();
-            let _ = p.parse(&line);
-            let _ = p.looks_like(&line);
+            if let Reader::Text(build) = f.reader {
+                let p = build();
+                let _ = p.parse(&line);
+                let _ = p.looks_like(&line);
+            }
         }
     }
 
     /// Arbitrary files, text or not, read to an error or an end.
     #[test]
-    fn readers_survive_arbitrary_files(bytes in prop::collection::vec(any::<u8>(), 0..2000), fmt in 0usize..9) {
-        let p = tmp("fuzz.bin", &bytes);
-        let name = trace::FORMATS[fmt].name;
+    fn readers_survive_arbitrary_files(bytes in prop::collection::vec(any::<u8>(), 0..2000), fmt in 0usize..64) {
+        let d = TempDir::new("traces");
+        let p = d.file("fuzz.bin", &bytes);
+        let text: Vec<&str> = trace::FORMATS
+            .iter()
+            .filter(|f| matches!(f.reader, Reader::Text(_)))
+            .map(|f| f.name)
+            .collect();
+        let name = text[fmt % text.len()];
         for skip in [false, true] {
             let mut r = TextRecords::open(&p, name, skip).unwrap();
             for _ in 0..10_000 {
@@ -516,12 +550,32 @@ proptest! {
         }
         let _ = trace::detect(&p);
     }
+
+    /// Arbitrary bytes after a blktrace magic read to an error or an end.
+    #[test]
+    fn blktrace_survives_arbitrary_events(bytes in prop::collection::vec(any::<u8>(), 0..2000), big in any::<bool>()) {
+        let d = TempDir::new("traces");
+        let mut data = if big { 0x6561_7407u32.to_be_bytes() } else { 0x6561_7407u32.to_le_bytes() }.to_vec();
+        data.extend_from_slice(&bytes);
+        let p = d.file("fuzz.blktrace.0", &data);
+        prop_assert_eq!(trace::detect(&p).unwrap(), "blktrace");
+        for skip in [false, true] {
+            let (mut s, _) = trace::open_selected(&p, Some("blktrace"), &Selection { skip_bad: skip, ..Default::default() }).unwrap();
+            for _ in 0..10_000 {
+                match s.next_record() {
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+    }
 }
 
 #[test]
 fn a_sparse_address_space_beyond_the_limit_suggests_the_footprint() {
+    let d = TempDir::new("traces");
     // one write at 64 TiB: 2^34 blocks of 4 KiB
-    let p = tmp("far.csv", b"0,W,70368744177664,4096,1\n0,W,0,4096,2\n");
+    let p = d.file("far.csv", b"0,W,70368744177664,4096,1\n0,W,0,4096,2\n");
     let cfg = |address_space| RunConfig {
         device: DeviceConfig {
             op: 4.0,
@@ -545,4 +599,617 @@ fn a_sparse_address_space_beyond_the_limit_suggests_the_footprint() {
     let mut sim = Simulation::new(cfg(false)).unwrap();
     sim.run().unwrap();
     assert_eq!(sim.result().geometry.logical_blocks, 2);
+}
+
+/// Every record of `path` read as `format` through the selection layer
+/// (works for binary formats too).
+fn selected(path: &str, format: &str, sel: &Selection) -> Vec<Record> {
+    let (mut s, _) = trace::open_selected(path, Some(format), sel).unwrap();
+    std::iter::from_fn(|| s.next_record().unwrap()).collect()
+}
+
+/// The error that reading `path` as `format` ends with.
+fn read_error(path: &str, format: &str) -> String {
+    let mut r = TextRecords::open(path, format, false).unwrap();
+    loop {
+        match r.next_record() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("{format}: read {path} without error"),
+            Err(e) => break e.to_string(),
+        }
+    }
+}
+
+/// The MSR-style replayer cut of the issue: byte offsets and sizes.
+const MSR_CUT: &str = "0.000 0 4923392 4096 1\n0.091 0 13873152 4096 1\n\
+0.652 0 27348992 65536 0\n1.205 1 75415552 8192 0\n";
+
+#[test]
+fn msr_cut_is_read_in_bytes_never_as_disksim_sectors() {
+    let d = TempDir::new("traces");
+    let p = d.file("tencent.cut.trace", MSR_CUT.as_bytes());
+    assert_eq!(
+        records(&p, "msr-cut"),
+        vec![
+            rec(0, 0, Op::Read, 4923392, 4096),
+            rec(91_000, 0, Op::Read, 13873152, 4096),
+            rec(652_000, 0, Op::Write, 27348992, 65536),
+            rec(1_205_000, 1, Op::Write, 75415552, 8192),
+        ]
+    );
+    assert_eq!(trace::detect(&p).unwrap(), "msr-cut");
+    // what the old detector picked: 512 times the offsets, a 7 TiB device
+    assert_eq!(records(&p, "disksim")[2].size, 65536 * 512);
+    // replayed by default: the device is the bytes the cut addresses
+    let r = trace_run(&p, false);
+    assert_eq!(r.trace_format.as_deref(), Some("msr-cut"));
+    assert_eq!(r.geometry.logical_blocks, (75415552 + 8192) / 4096);
+    assert_eq!(r.user_writes, 16 + 2);
+    // integer milliseconds: not mqsim's nanoseconds and sectors either
+    let p = d.file(
+        "int.trace",
+        b"0 0 4923392 4096 1\n91 0 13873152 4096 1\n652 0 27348992 65536 0\n",
+    );
+    assert_eq!(trace::detect(&p).unwrap(), "msr-cut");
+}
+
+#[test]
+fn flashnet_replayed_trace() {
+    let d = TempDir::new("traces");
+    let p = d.file(
+        "tencent.cut.per_50k.rw_60_40.490.trace",
+        b"0.000,120,1,4096,4923392,0.091,4096\n0.000,45,0,4096,27348992,0.602,4096\n\
+0.000,81,0,57344,71962624,0.659,57344\n1000.000,1075,1,4096,282624,1000.070,4096\n",
+    );
+    assert_eq!(
+        records(&p, "flashnet"),
+        vec![
+            rec(0, 0, Op::Read, 4923392, 4096),
+            rec(0, 0, Op::Write, 27348992, 4096),
+            rec(0, 0, Op::Write, 71962624, 57344),
+            rec(1_000_000_000, 0, Op::Read, 282624, 4096),
+        ]
+    );
+    assert_eq!(trace::detect(&p).unwrap(), "flashnet");
+}
+
+#[test]
+fn vscsi_cloudphysics_cut() {
+    let d = TempDir::new("traces");
+    let p = d.file(
+        "cloudPhysicsIO.csv",
+        b"version,time,op,size,lbn\n1,33898,2a,512,42932745\n1,33898,12,36,0\n\
+1,33899,28,6144,31954535\n1,33899,2A,57344,6238199\n",
+    );
+    assert_eq!(
+        records(&p, "vscsi"),
+        vec![
+            rec(33_898_000_000_000, 0, Op::Write, 42932745 * 512, 512),
+            rec(33_899_000_000_000, 0, Op::Read, 31954535 * 512, 6144),
+            rec(33_899_000_000_000, 0, Op::Write, 6238199 * 512, 57344),
+        ],
+        "INQUIRY (0x12) moves no data"
+    );
+    assert_eq!(trace::detect(&p).unwrap(), "vscsi");
+}
+
+const WISCSEE: &str = "29162 D read 299008 4096 0.000000000 0 False\n\
+29162 C read 299008 4096 0.000223461 0.000223461 False\n\
+440 D write 12912640 524288 0.004100000 0.003876539 True\n\
+440 D discard 16777216 1048576 0.005000000 0.0009 False\n";
+
+#[test]
+fn wiscsee_events() {
+    let d = TempDir::new("traces");
+    let p = d.file("blkparse-events-for-ftlsim.txt", WISCSEE.as_bytes());
+    let want = vec![
+        rec(0, 0, Op::Read, 299008, 4096),
+        rec(4_100_000, 0, Op::Write, 12912640, 524288),
+        rec(5_000_000, 0, Op::Trim, 16777216, 1048576),
+    ];
+    assert_eq!(records(&p, "wiscsee"), want, "issue (D) events only");
+    assert_eq!(trace::detect(&p).unwrap(), "wiscsee");
+    // the earlier layout without the action column
+    let old = d.file(
+        "old-events.txt",
+        b"29162 read 299008 4096 0.000000000 0 False\n440 write 12912640 524288 0.0041 NA True\n",
+    );
+    assert_eq!(records(&old, "wiscsee"), want[..2]);
+    assert_eq!(trace::detect(&old).unwrap(), "wiscsee");
+}
+
+#[test]
+fn a_format_that_matches_no_line_is_an_error_not_zero_requests() {
+    let d = TempDir::new("traces");
+    let p = d.file("blkparse-events-for-ftlsim.txt", WISCSEE.as_bytes());
+    let e = read_error(&p, "blkparse");
+    assert!(
+        e.contains("blkparse-events-for-ftlsim.txt")
+            && e.contains("4 lines read")
+            && e.contains("none is a 'blkparse' request"),
+        "{e}"
+    );
+    // through the selection layer as a replay reads it
+    let (mut s, _) = trace::open_selected(&p, Some("blkparse"), &Selection::default()).unwrap();
+    assert!(s.next_record().is_err());
+    // blank and comment lines alone are still an empty trace
+    let c = d.file("comments.csv", b"# nothing yet\n\n   \n");
+    assert!(records(&c, "msr").is_empty());
+}
+
+#[test]
+fn csv_with_a_column_map() {
+    let d = TempDir::new("traces");
+    let p = d.file(
+        "custom.tsv",
+        b"volume\tlba\tblocks\tkind\tusec\n7\t100\t8\tWRITE\t1000\n7\t164\t16\tread\t1500.5\n\
+9\t0\t8\tflush\t1600\n",
+    );
+    let map = "csv:time=4,op=3,offset=1,size=2,device=0,sep=tab,time_unit=us,\
+offset_unit=sector,size_unit=sector,skip=flush";
+    // the header line has no numbers: skipped by header=auto
+    assert_eq!(
+        records(&p, map),
+        vec![
+            rec(1_000_000, 7, Op::Write, 51200, 4096),
+            rec(1_500_500, 7, Op::Read, 164 * 512, 8192),
+        ]
+    );
+    // numeric op codes must be spelled out
+    let n = d.file("numeric.csv", b"0,1,0,4096\n1,0,4096,4096\n");
+    let e = read_error(&n, "csv:time=0,op=1,offset=2,size=3");
+    assert!(
+        e.contains("numeric.csv:1") && e.contains("read=... and write="),
+        "{e}"
+    );
+    assert_eq!(
+        records(
+            &n,
+            "csv:time=0,op=1,offset=2,size=3,time_unit=s,read=0,write=1"
+        )[1],
+        rec(1_000_000_000, 0, Op::Read, 4096, 4096)
+    );
+    // bad maps name the key and list the keys
+    for (spec, want) in [
+        (
+            "csv:time=0,op=1,offset=2,size=3,unit=4",
+            "unknown key 'unit'; keys: time, op, offset, size, device, sep",
+        ),
+        ("csv:time=0,op=1,size=3", "missing column offset"),
+        ("csv:time=0,op=1,offset=2,size=3,sep=colon", "sep=colon"),
+        ("csv", "csv needs a column map"),
+    ] {
+        let e = TextRecords::open(&p, spec, false)
+            .err()
+            .expect(spec)
+            .to_string();
+        assert!(e.contains(want), "{spec}: {e}");
+    }
+    let listed: Vec<&str> = trace::FORMATS.iter().map(|f| f.name).collect();
+    assert!(listed.contains(&"csv:KEYS"));
+}
+
+#[test]
+fn detection_names_every_layout_and_refuses_to_guess() {
+    let d = TempDir::new("traces");
+    let cases: &[(&str, &[u8])] = &[
+        ("msr", MSR.as_bytes()),
+        (
+            "alibaba",
+            b"0,R,126703644672,4096,1577808000000069\n0,W,16449536,8192,1577808000000207\n",
+        ),
+        (
+            "tencent",
+            b"1538323200,1012232,8,1,1063\n1538323200,2312,16,0,1063\n",
+        ),
+        (
+            "spc",
+            b"0,303567,3584,w,0.000000\n1,55590,3072,r,0.000000\n",
+        ),
+        (
+            "fiu",
+            b"89966527613340 4 syslogd 904265560 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n",
+        ),
+        ("blkparse", BLKPARSE.as_bytes()),
+        ("mqsim", b"4851300 1 524288 16 0\n4864300 1 524304 16 1\n"),
+        ("disksim", b"0.026214 0 303567 7 1\n1.5 2 8 8 0\n"),
+        ("msr-cut", MSR_CUT.as_bytes()),
+        ("flashnet", b"0.000,120,1,4096,4923392,0.091,4096\n"),
+        (
+            "vscsi",
+            b"1,33898,2a,512,42932745\n1,33899,28,6144,31954535\n",
+        ),
+        ("wiscsee", WISCSEE.as_bytes()),
+    ];
+    for (want, bytes) in cases {
+        let p = d.file(&format!("{want}.trace"), bytes);
+        assert_eq!(trace::detect(&p).unwrap(), *want);
+    }
+    // byte sizes of 512..1024 read as plausibly as DiskSim sectors of 256..512 KiB:
+    // no guess, but the candidates, their scores and --format
+    let p = d.file(
+        "small.trace",
+        b"0.5 0 0 512 1\n1.5 0 1024 1024 0\n2.5 0 4096 512 1\n",
+    );
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("ambiguous")
+            && e.contains("disksim 1.00")
+            && e.contains("msr-cut 0.9")
+            && e.contains("--format"),
+        "{e}"
+    );
+    // a layout without a reader
+    let p = d.file("odd.trace", b"alpha beta gamma\ndelta epsilon\n");
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("no reader for this layout")
+            && e.contains("'alpha beta gamma'")
+            && e.contains("msr-cut")
+            && e.contains("--format csv:time=0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_binary_file_is_not_a_text_trace() {
+    let d = TempDir::new("traces");
+    let mut junk = b"8,0 1 1 0.1 9 D W 8 + 8\n".to_vec();
+    junk.extend_from_slice(&[0x00, 0x9f, 0x92, 0x96, 0xff, 0x00, 0x01]);
+    let p = d.file("junk.bin", &junk);
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("not a text trace (binary data at byte 24)")
+            && e.contains("--format")
+            && !e.contains("empty"),
+        "{e}"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&junk).unwrap();
+    let p = d.file("junk.bin.gz", &gz.finish().unwrap());
+    assert!(trace::detect(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("not a text trace"));
+    // a truly empty file keeps its message
+    let p = d.file("empty", b"");
+    assert!(trace::detect(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("empty file"));
+    // a tar archive of something else
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(5);
+    b.append_data(&mut h, "notes.txt", &b"hello"[..]).unwrap();
+    let p = d.file("other.tar", &b.into_inner().unwrap());
+    assert!(trace::detect(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("blktrace per-CPU files only"));
+}
+
+/// `struct blk_io_trace` categories and actions (include/uapi/linux/blktrace_api.h).
+const TC_READ: u32 = 1 << 0;
+const TC_WRITE: u32 = 1 << 1;
+const TC_FLUSH: u32 = 1 << 2;
+const TC_SYNC: u32 = 1 << 3;
+const TC_QUEUE: u32 = 1 << 4;
+const TC_ISSUE: u32 = 1 << 6;
+const TC_COMPLETE: u32 = 1 << 7;
+const TC_NOTIFY: u32 = 1 << 10;
+const TC_DISCARD: u32 = 1 << 13;
+const TA_QUEUE: u32 = 1;
+const TA_ISSUE: u32 = 7;
+const TA_COMPLETE: u32 = 8;
+const TN_PROCESS: u32 = 0;
+const TN_TIMESTAMP: u32 = 1;
+
+/// One event as the kernel writes it: 48 bytes in the host's byte order,
+/// then the payload.
+#[allow(clippy::too_many_arguments)]
+fn bt_event(
+    big: bool,
+    cpu: u32,
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u32,
+    dev: u32,
+    pdu: &[u8],
+) -> Vec<u8> {
+    let mut v = Vec::with_capacity(48 + pdu.len());
+    let w32 = |v: &mut Vec<u8>, x: u32| {
+        v.extend(if big {
+            x.to_be_bytes()
+        } else {
+            x.to_le_bytes()
+        })
+    };
+    let w64 = |v: &mut Vec<u8>, x: u64| {
+        v.extend(if big {
+            x.to_be_bytes()
+        } else {
+            x.to_le_bytes()
+        })
+    };
+    let w16 = |v: &mut Vec<u8>, x: u16| {
+        v.extend(if big {
+            x.to_be_bytes()
+        } else {
+            x.to_le_bytes()
+        })
+    };
+    w32(&mut v, 0x6561_7400 | 7); // magic | version
+    w32(&mut v, 1); // sequence
+    w64(&mut v, time);
+    w64(&mut v, sector);
+    w32(&mut v, bytes);
+    w32(&mut v, action);
+    w32(&mut v, 4242); // pid
+    w32(&mut v, dev);
+    w32(&mut v, cpu);
+    w16(&mut v, 0); // error
+    w16(&mut v, pdu.len() as u16);
+    v.extend_from_slice(pdu);
+    v
+}
+
+/// sda: major 8, minor 0, in the kernel's dev_t encoding.
+const SDA: u32 = 8 << 20;
+
+/// The events of one CPU: a process name, a queued and issued write, a
+/// timestamp notification, a flush, a read, a discard and a completion.
+fn cpu_events(big: bool, cpu: u32, t0: u64, sector: u64) -> Vec<u8> {
+    let act = |a: u32, tc: u32| a | tc << 16;
+    let mut v = Vec::new();
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0,
+        0,
+        0,
+        act(TN_PROCESS, TC_NOTIFY),
+        SDA,
+        b"kworker/0:1\0",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 10,
+        sector,
+        4096,
+        act(TA_QUEUE, TC_WRITE | TC_SYNC | TC_QUEUE),
+        SDA,
+        b"",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 20,
+        sector,
+        4096,
+        act(TA_ISSUE, TC_WRITE | TC_SYNC | TC_ISSUE),
+        SDA,
+        b"",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 25,
+        0,
+        0,
+        act(TN_TIMESTAMP, TC_NOTIFY),
+        SDA,
+        &[0u8; 16],
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 30,
+        0,
+        0,
+        act(TA_ISSUE, TC_WRITE | TC_FLUSH | TC_ISSUE),
+        SDA,
+        b"",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 40,
+        sector + 64,
+        8192,
+        act(TA_ISSUE, TC_READ | TC_ISSUE),
+        SDA,
+        b"",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 50,
+        2048,
+        1 << 20,
+        act(TA_ISSUE, TC_WRITE | TC_DISCARD | TC_ISSUE),
+        SDA | 1,
+        b"",
+    ));
+    v.extend(bt_event(
+        big,
+        cpu,
+        t0 + 60,
+        sector,
+        4096,
+        act(TA_COMPLETE, TC_WRITE | TC_COMPLETE),
+        SDA,
+        b"",
+    ));
+    v
+}
+
+/// What [`cpu_events`] holds as issue records.
+fn cpu_records(t0: u64, sector: u64) -> Vec<Record> {
+    vec![
+        rec(t0 + 20, 8 << 32, Op::Write, sector * 512, 4096),
+        rec(t0 + 40, 8 << 32, Op::Read, (sector + 64) * 512, 8192),
+        rec(t0 + 50, 8 << 32 | 1, Op::Trim, 2048 * 512, 1 << 20),
+    ]
+}
+
+/// Records with times relative to the first, as the selection layer gives them.
+fn relative(mut v: Vec<Record>) -> Vec<Record> {
+    let t0 = v.first().map_or(0, |r| r.time_ns);
+    for r in &mut v {
+        r.time_ns -= t0;
+    }
+    v
+}
+
+#[test]
+fn blktrace_binary_in_both_byte_orders() {
+    let d = TempDir::new("traces");
+    for big in [false, true] {
+        let p = d.file("sda.blktrace.0", &cpu_events(big, 0, 1_000, 100));
+        assert_eq!(trace::detect(&p).unwrap(), "blktrace");
+        let all = Selection::default();
+        assert_eq!(
+            selected(&p, "blktrace", &all),
+            relative(cpu_records(1_000, 100)),
+            "big endian: {big}"
+        );
+        assert_eq!(
+            selected(&p, "blktrace:D", &all),
+            selected(&p, "blktrace", &all)
+        );
+        let q = selected(&p, "blktrace:Q", &all);
+        assert_eq!(
+            q,
+            vec![rec(0, 8 << 32, Op::Write, 100 * 512, 4096)],
+            "not the timestamp notification"
+        );
+        // --device MAJ,MIN as for blkparse
+        let sda1 = Selection {
+            device: Some("8,1".into()),
+            ..Default::default()
+        };
+        assert_eq!(selected(&p, "blktrace", &sda1).len(), 1);
+    }
+    // compressed
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&cpu_events(false, 0, 1_000, 100)).unwrap();
+    let p = d.file("sda.blktrace.0.gz", &gz.finish().unwrap());
+    assert_eq!(trace::detect(&p).unwrap(), "blktrace");
+    assert_eq!(selected(&p, "blktrace", &Selection::default()).len(), 3);
+}
+
+#[test]
+fn blktrace_per_cpu_files_and_tarballs_merge_by_time() {
+    let d = TempDir::new("traces");
+    let cpu0 = cpu_events(false, 0, 1_000, 100);
+    let cpu1 = cpu_events(false, 1, 1_005, 5_000);
+    d.file("sda.blktrace.0", &cpu0);
+    d.file("sda.blktrace.1", &cpu1);
+    d.file("sda.blktrace.2", b""); // an idle CPU
+    d.file("sda.blkparse.txt", b"not a per-CPU file\n");
+    let mut want: Vec<Record> = cpu_records(1_000, 100)
+        .into_iter()
+        .chain(cpu_records(1_005, 5_000))
+        .collect();
+    want.sort_by_key(|r| r.time_ns);
+    let want = relative(want);
+    let base = d.join("sda");
+    assert_eq!(trace::detect(&base).unwrap(), "blktrace");
+    assert_eq!(selected(&base, "blktrace", &Selection::default()), want);
+    // a tarball of them, plain and gzipped
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("trace/sda.blktrace.0", &cpu0),
+        ("trace/sda.blktrace.1", &cpu1),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, name, &data[..]).unwrap();
+    }
+    let tarball = b.into_inner().unwrap();
+    let t = d.file("sda-trace.tar", &tarball);
+    assert_eq!(trace::detect(&t).unwrap(), "blktrace");
+    assert_eq!(selected(&t, "blktrace", &Selection::default()), want);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tarball).unwrap();
+    let tgz = d.file("sda-trace.tar.gz", &gz.finish().unwrap());
+    assert_eq!(trace::detect(&tgz).unwrap(), "blktrace");
+    assert_eq!(selected(&tgz, "blktrace", &Selection::default()), want);
+    // a replay of the base name
+    let r = trace_run(&base, true);
+    assert_eq!(r.trace_format.as_deref(), Some("blktrace"));
+    // sector 100 is not 4 KiB aligned: its 4 KiB write spans 2 blocks, its
+    // 8 KiB read at sector 164 spans 3
+    assert_eq!((r.user_writes, r.counters.read_blocks), (2 + 1, 3 + 2));
+    // a missing base name says what it looked for
+    let e = trace::detect(&d.join("sdb")).unwrap_err().to_string();
+    assert!(
+        e.contains("no such file") && e.contains(".blktrace.N"),
+        "{e}"
+    );
+}
+
+#[test]
+fn blktrace_bad_input_is_an_error_that_says_where() {
+    let d = TempDir::new("traces");
+    let good = cpu_events(false, 0, 1_000, 100);
+    let open_err = |p: &str,
+                    format: &str,
+                    skip_bad: bool|
+     -> (Vec<Record>, Option<String>, trace::ReadStats) {
+        let sel = Selection {
+            skip_bad,
+            ..Default::default()
+        };
+        let (mut s, _) = trace::open_selected(p, Some(format), &sel).unwrap();
+        let mut v = Vec::new();
+        let e = loop {
+            match s.next_record() {
+                Ok(Some(r)) => v.push(r),
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        (v, e, s.stats())
+    };
+    // cut in the middle of an event
+    let p = d.file("cut.blktrace.0", &good[..good.len() - 10]);
+    let (v, e, _) = open_err(&p, "blktrace", false);
+    assert_eq!(v.len(), 3, "the events before the cut are kept");
+    let e = e.unwrap();
+    assert!(
+        e.contains("cut.blktrace.0") && e.contains("truncated event at byte"),
+        "{e}"
+    );
+    let (_, e, st) = open_err(&p, "blktrace", true);
+    assert!(e.is_none() && st.truncated);
+    // garbage after the first events
+    let mut bad = good.clone();
+    bad.extend_from_slice(&[0x55; 48]);
+    let p = d.file("bad.blktrace.0", &bad);
+    let e = open_err(&p, "blktrace", false).1.unwrap();
+    assert!(e.contains("no blktrace magic at byte"), "{e}");
+    // traced with -a queue: no issue event at all
+    let act = TA_QUEUE | (TC_WRITE | TC_QUEUE) << 16;
+    let q = d.file(
+        "q.blktrace.0",
+        &bt_event(false, 0, 5, 8, 4096, act, SDA, b""),
+    );
+    let e = open_err(&q, "blktrace", false).1.unwrap();
+    assert!(
+        e.contains("1 blktrace events read, none is a 'D' event") && e.contains("blktrace:Q"),
+        "{e}"
+    );
+    // another version of the struct
+    let mut v8 = bt_event(false, 0, 5, 8, 4096, act, SDA, b"");
+    v8[0] = 8;
+    let p = d.file("v8.blktrace.0", &v8);
+    assert!(open_err(&p, "blktrace", false)
+        .1
+        .unwrap()
+        .contains("version 8"));
 }

@@ -1,0 +1,129 @@
+//! [`TextRecords`]: records of a text trace, read line by line with one
+//! [`LineFormat`], with the defined behaviours for odd lines.
+
+use std::io::BufRead;
+
+use super::{line_format, open, LineFormat, ReadStats, Record, RecordSource};
+use crate::error::{Error, Result};
+
+/// Records from a text file.
+pub struct TextRecords {
+    file: String,
+    /// The format's name, for messages.
+    name: String,
+    reader: Box<dyn BufRead + Send>,
+    format: Box<dyn LineFormat>,
+    buf: Vec<u8>,
+    skip_bad: bool,
+    stats: ReadStats,
+    /// Lines that are neither blank nor `#` comments.
+    content_lines: u64,
+    /// Records returned so far.
+    records: u64,
+    done: bool,
+}
+
+impl TextRecords {
+    /// Open `path` (decompressing as needed) as format `format`.
+    pub fn open(path: &str, format: &str, skip_bad: bool) -> Result<Self> {
+        let parser = line_format(format)?;
+        Ok(TextRecords {
+            file: path.to_string(),
+            name: format.to_string(),
+            reader: open(path)?,
+            format: parser,
+            buf: Vec::with_capacity(256),
+            skip_bad,
+            stats: ReadStats::default(),
+            content_lines: 0,
+            records: 0,
+            done: false,
+        })
+    }
+
+    fn bad(&mut self, reason: String) -> Result<()> {
+        if self.skip_bad {
+            self.stats.skipped_bad += 1;
+            Ok(())
+        } else {
+            Err(Error::trace(&self.file, Some(self.stats.lines), reason))
+        }
+    }
+
+    /// The end of the file: an error if lines were read but none was a
+    /// request of the format (a wrong `--format` must not replay nothing).
+    #[cold]
+    fn end(&mut self) -> Result<Option<Record>> {
+        self.done = true;
+        if self.content_lines == 0 || self.records > 0 {
+            return Ok(None);
+        }
+        let skipped = match self.stats.skipped_bad {
+            0 => String::new(),
+            n => format!(" ({n} skipped as malformed)"),
+        };
+        Err(Error::trace(
+            &self.file,
+            None,
+            format!(
+                "{} lines read{skipped}, none is a '{}' request: wrong --format? \
+                 (leave --format out to detect the layout; `wafer traces formats` lists them)",
+                self.content_lines, self.name
+            ),
+        ))
+    }
+}
+
+impl RecordSource for TextRecords {
+    fn next_record(&mut self) -> Result<Option<Record>> {
+        while !self.done {
+            self.buf.clear();
+            match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return self.end(),
+                Ok(_) => {}
+                Err(e) => {
+                    self.done = true;
+                    let reason = format!(
+                        "reading stopped after line {}: {e} (truncated or corrupt file?)",
+                        self.stats.lines
+                    );
+                    if self.skip_bad {
+                        self.stats.truncated = true;
+                        return Ok(None);
+                    }
+                    return Err(Error::trace(&self.file, None, reason));
+                }
+            }
+            self.stats.lines += 1;
+            let line = match std::str::from_utf8(&self.buf) {
+                Ok(s) => s.trim_start_matches('\u{feff}').trim(),
+                Err(e) => {
+                    self.content_lines += 1;
+                    let at = e.valid_up_to();
+                    self.bad(format!(
+                        "not UTF-8 text (binary data at byte {at} of the line): \
+                         a binary file, or the wrong --format?"
+                    ))?;
+                    continue;
+                }
+            };
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            self.content_lines += 1;
+            match self.format.parse(line) {
+                Ok(Some(r)) => {
+                    self.records += 1;
+                    return Ok(Some(r));
+                }
+                Ok(None) => {}
+                Err(reason) => self.bad(reason)?,
+            }
+        }
+        Ok(None)
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+}
