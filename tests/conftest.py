@@ -1,6 +1,21 @@
+import os
+
 import pytest
 
 import wafer
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Lifetime annotations of test traces go to a temporary cache, never ~/.cache/wafer
+    (the CLI subprocesses inherit the variable)."""
+    old = os.environ.get("WAFER_CACHE_DIR")
+    os.environ["WAFER_CACHE_DIR"] = str(tmp_path_factory.mktemp("wafer-cache"))
+    yield
+    if old is None:
+        os.environ.pop("WAFER_CACHE_DIR", None)
+    else:
+        os.environ["WAFER_CACHE_DIR"] = old
 
 
 @pytest.fixture

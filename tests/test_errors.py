@@ -8,17 +8,23 @@ import wafer
 @pytest.mark.parametrize(
     "device, match",
     [
-        (wafer.Device(logical_blocks=0), "logical_blocks.*zero capacity"),
-        (wafer.Device(op=0.0), "op.*> 0"),
-        (wafer.Device(op=-0.2), "op"),
-        (wafer.Device(logical_blocks=100, segment_blocks=1000), "segment_blocks.*larger than the device"),
-        (wafer.Device(logical_blocks=1000, physical_blocks=1000), "physical_blocks"),
-        (wafer.Device(block_size=3000), "block_size"),
-        (wafer.Device(logical_blocks=990, physical_blocks=1000, segment_blocks=100), "over-provisioning too small"),
+        (dict(logical_blocks=0), "logical_blocks.*zero capacity"),
+        (dict(op=0.0), "op.*> 0"),
+        (dict(op=-0.2), "op"),
+        (dict(logical_blocks=100, segment_blocks=1000), "segment_blocks.*larger than the device"),
+        (dict(logical_blocks=1000, physical_blocks=1000), "physical_blocks"),
+        (dict(block_size=3000), "block_size"),
     ],
 )
-def test_impossible_devices(device, match):
+def test_impossible_devices_fail_at_construction(device, match):
     with pytest.raises(wafer.ConfigError, match=match):
+        wafer.Device(**device)
+
+
+def test_a_device_too_small_for_the_policy_names_the_flags():
+    # The device itself is valid; what does not fit is the reserve plus the policy's open segments.
+    device = wafer.Device(logical_blocks=990, physical_blocks=1000, segment_blocks=100)
+    with pytest.raises(wafer.ConfigError, match="over-provisioning too small.*--op"):
         wafer.replay("base", "uniform", device=device, writes=10)
 
 

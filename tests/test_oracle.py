@@ -80,17 +80,18 @@ def test_assisted_variant_and_table_columns():
     assert ngc.accuracy["gc"]["classes"] <= len(dest["order"])
 
 
-def test_trace_annotation_is_cached_next_to_the_trace(tmp_path):
+def test_trace_annotation_is_cached_in_the_cache_dir(tmp_path):
     trace = tmp_path / "t.csv"
     lines = [f"{128166372003061629 + i},hm,0,Write,{(i * 7 % 64) * 4096},4096,10" for i in range(500)]
     trace.write_text("\n".join(lines) + "\n")
-    first = json.loads(wafer_cli("oracle", "annotate", str(trace), "--json").stdout)
-    assert first["cached"] and not first["reused"] and first["writes"] == 500
-    assert first["path"].startswith(str(trace)) and (tmp_path / first["path"].split("/")[-1]).exists()
-    again = json.loads(wafer_cli("oracle", "annotate", str(trace), "--json").stdout)
+    cache = tmp_path / "cache"
+    first = json.loads(wafer_cli("oracle", "annotate", str(trace), "--cache-dir", str(cache), "--json").stdout)
+    assert first["cached"] and not first["reused"] and first["writes"] == 500 and first["bytes"] > 0
+    assert first["path"].startswith(str(cache / "t.csv.")) and (cache / first["path"].split("/")[-1]).exists()
+    again = json.loads(wafer_cli("oracle", "annotate", str(trace), "--cache-dir", str(cache), "--json").stdout)
     assert again["reused"] and again["path"] == first["path"]
-    r = wafer.replay("oracle-hotcold", trace=str(trace), device=wafer.Device(logical_blocks=64, segment_blocks=4,
-                                                                             op=1.0))
+    r = wafer.replay("oracle-hotcold", trace=str(trace), cache_dir=cache,
+                     device=wafer.Device(logical_blocks=64, segment_blocks=4, op=1.0))
     assert r.raw["annotation"]["reused"] and r.accuracy["user"]["accuracy"] == 1.0
 
 

@@ -55,9 +55,10 @@ def test_any_run_keeps_the_invariants(policy, victim, spec, logical, op, seg, pr
     writes=st.integers(-1, 5000),
 )
 def test_bad_input_never_panics(logical, physical, op, seg, block, gc_low, gc_high, warm, window, spec, writes):
-    dev = wafer.Device(logical_blocks=logical, physical_blocks=physical, op=op, segment_blocks=seg, block_size=block,
-                       gc_low=gc_low, gc_high=gc_high, warmup_drive_writes=warm, window_drive_writes=window)
     try:
+        dev = wafer.Device(logical_blocks=logical, physical_blocks=physical, op=op, segment_blocks=seg,
+                           block_size=block, gc_low=gc_low, gc_high=gc_high, warmup_drive_writes=warm,
+                           window_drive_writes=window)
         wafer.replay("two-r", spec, device=dev, writes=writes)
     except wafer.WaferError:
         pass  # a clear error is fine; a PanicException (a BaseException) or anything else fails the test

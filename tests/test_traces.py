@@ -77,9 +77,9 @@ def test_bad_line_is_a_trace_error_naming_file_and_line(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text(MSR + "128166372026382246,hm,0,Write,12,abc,1\n")
     with pytest.raises(wafer.TraceError, match=r"bad.csv:4: size 'abc' is not an unsigned integer"):
-        wafer.replay("base", trace=p, format="msr", device=wafer.Device(op=0.5, segment_blocks=4))
+        wafer.replay("base", trace=p, format="msr", device=wafer.Device(op=3.0, segment_blocks=4))
     r = wafer.replay("base", trace=p, format="msr", selection=wafer.Selection(skip_bad=True),
-                     device=wafer.Device(op=0.5, segment_blocks=4))
+                     device=wafer.Device(op=3.0, segment_blocks=4))
     assert r.raw["trace"]["skipped_bad"] == 1
 
 

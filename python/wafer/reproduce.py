@@ -34,7 +34,8 @@ class Experiment:
 
 EXPERIMENTS = {
     "rule-based": Experiment(
-        description="Rule-based placement (the baselines of DOGI Table 1 and Shiro §V): steady-state WAF of base, two-r, sepbit, midas, autostream "
+        description="Rule-based placement (the baselines of DOGI Table 1 and Shiro §V): steady-state WAF of base, "
+                    "two-r, sepbit, midas, autostream "
                     "(and equal-partition) under greedy and cost-benefit, five synthetic workloads, 7/10/28% OP, "
                     "fixed-capacity SSD, prefilled, 8 drive-writes of which 2 are warm-up.",
         policies=["base", "two-r", "sepbit", "midas", "autostream", "equal-partition"],
@@ -43,7 +44,8 @@ EXPERIMENTS = {
         ops=[0.07, 0.10, 0.28],
     ),
     "oracle": Experiment(
-        description="Future knowledge (DOGI §3, Figs. 2-4): NoDaP (searched per workload and OP) against the simple oracles, "
+        description="Future knowledge (DOGI §3, Figs. 2-4): NoDaP (searched per workload and OP) against the simple "
+                    "oracles, "
                     "the rule-based policies and their oracle-assisted variants (+nu: NoDaP user placement, +ngc: "
                     "NoDaP GC relocation), with the accuracy of every lifetime prediction; greedy fallback victims, "
                     "the rule-based experiment's workloads, device and OPs.",

@@ -248,11 +248,11 @@ def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
     if scored:
         out.append("user / GC acc: share of the policy's lifetime-class predictions that were right, /N = over N "
                    "classes; accuracies over different classes do not compare.")
-    seen: dict[tuple[str, str], list[str]] = {}
+    seen: dict[str, list[str]] = {}
     for r in rows:
         for w in r.warnings:
-            seen.setdefault((w["code"], w["message"]), []).append(f"{r.policy}/{r.victim}")
-    for (code, msg), who in seen.items():
+            seen.setdefault(w["message"], []).append(f"{r.policy}/{r.victim}")
+    for msg, who in seen.items():
         whom = "all runs" if len(who) == len(rows) and len(rows) > 1 else ", ".join(who)
         out.append(f"warning ({whom}): {msg}")
     for r in failed:

@@ -207,6 +207,9 @@ pub struct Simulation {
     /// prefetch their table entries (their order is the source's order).
     ahead: VecDeque<Request>,
     written: u64,
+    /// Requests taken from the source and applied (a request cut at a step
+    /// boundary counts once).
+    taken: u64,
     elapsed: f64,
     prefill_seconds: f64,
     annotation: Option<AnnotationInfo>,
@@ -272,6 +275,7 @@ impl Simulation {
             pending: None,
             ahead: VecDeque::with_capacity(LOOKAHEAD),
             written: 0,
+            taken: 0,
             elapsed: 0.0,
             prefill_seconds,
             annotation,
@@ -331,7 +335,10 @@ impl Simulation {
                 None => {
                     self.fill();
                     match self.ahead.pop_front() {
-                        Some(r) => r,
+                        Some(r) => {
+                            self.taken += 1;
+                            r
+                        }
                         None => match self.source_error.take() {
                             Some(e) => return Err(e),
                             None => return Ok(()),
@@ -407,7 +414,7 @@ impl Simulation {
         };
         let waf = c.waf_since(&Counters::default());
         let mem = e.memory_bytes() as u64;
-        let trace = self.source.trace_summary();
+        let trace = self.source.trace_summary(self.taken);
         let mut r = RunResult {
             policy: e.policy_name().to_string(),
             victim: e.victim_name().to_string(),

@@ -98,7 +98,8 @@ pub struct TraceSummary {
     pub read: ReadStats,
     /// Format read.
     pub format: String,
-    /// Passes over the trace started (`repeat`, or fewer if `writes` ended the run).
+    /// Passes over the trace the replay reached (`repeat`, or fewer if
+    /// `writes` ended the run; the last may be partial).
     pub passes: u32,
     /// How the logical capacity was chosen.
     pub sizing: Sizing,
@@ -163,15 +164,21 @@ impl TraceStream {
         }
     }
 
-    /// What was read so far.
-    pub(crate) fn summary(&self) -> TraceSummary {
+    /// What was read so far, `applied` requests of it by the engine (the
+    /// source reads a few ahead).
+    pub(crate) fn summary(&self, applied: u64) -> TraceSummary {
         let mut read = self.done;
         add(&mut read, &self.src.stats());
         let r = &self.resolved;
+        let per_pass = if self.pass == 0 {
+            self.pass_requests
+        } else {
+            self.done.requests / self.pass as u64
+        };
         TraceSummary {
             read,
             format: r.format.clone(),
-            passes: self.pass + 1,
+            passes: applied.div_ceil(per_pass.max(1)).max(1) as u32,
             sizing: r.sizing,
             footprint_blocks: r.footprint,
             address_space_blocks: r.address_space,
@@ -211,10 +218,11 @@ impl Source {
         }
     }
 
-    /// The trace's figures, for a trace replay.
-    pub(crate) fn trace_summary(&self) -> Option<TraceSummary> {
+    /// The trace's figures, for a trace replay of which the engine
+    /// applied `applied` requests.
+    pub(crate) fn trace_summary(&self, applied: u64) -> Option<TraceSummary> {
         match self {
-            Source::Trace(t) => Some(t.summary()),
+            Source::Trace(t) => Some(t.summary(applied)),
             Source::Synthetic(_) => None,
         }
     }
@@ -243,8 +251,12 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
         Some(f) => f.clone(),
         None => trace::detect(&t.path)?,
     };
-    let (address_space, map) = trace::footprint(&t.path, Some(&format), &t.selection, bs)?;
+    let (address_space, map, error) = trace::footprint(&t.path, Some(&format), &t.selection, bs)?;
     let footprint = map.blocks();
+    if let (0, Some(e)) = (footprint, error) {
+        // Nothing before the bad input: nothing to replay.
+        return Err(e);
+    }
     if footprint == 0 {
         return Err(Error::trace(
             &t.path,
@@ -257,7 +269,9 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
         (true, false) => Sizing::Footprint,
         (true, true) => Sizing::AddressSpace,
     };
-    let dense = t.remap || sizing == Sizing::Footprint;
+    // A trace touching every block below its highest one maps onto itself:
+    // no remapping then (the same stream, the same annotation).
+    let dense = (t.remap || sizing == Sizing::Footprint) && footprint < address_space;
     match sizing {
         Sizing::Footprint => cfg.device.logical_blocks = footprint,
         Sizing::AddressSpace => {

@@ -260,3 +260,18 @@ fn dogi_falls_back_to_the_base_design_when_accuracy_collapses() {
     assert_eq!(s["model_on"], false);
     assert!(s["victims"]["selector"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn no_training_on_prefilled_blocks() {
+    // Retraining every 0.3 C: a prefill of 1 C used to train three times
+    // before the workload started. Now sampling and training start with the
+    // workload, so 0.25 C of writes trains nothing and 0.7 C trains twice.
+    for policy in ["dogi", "phftl", "ml-dt"] {
+        let mut c = cfg(policy, "zipf:1.0", quick());
+        c.writes = (1 << 15) / 4;
+        assert_eq!(run(c.clone()).training.unwrap().trainings, 0, "{policy}");
+        c.writes = (1 << 15) * 7 / 10;
+        let t = run(c).training.unwrap();
+        assert!(t.trainings <= 2, "{policy}: {t:?}");
+    }
+}

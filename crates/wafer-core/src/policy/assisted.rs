@@ -284,7 +284,9 @@ impl Placement for Assisted {
                     (true, Some(f)) => remaining(f.batch_death(i), w.time),
                     _ => match self.inner.predicted_user_class(i, *g) {
                         Some(k) => representative(classes, k as usize),
-                        None => continue,
+                        // No prediction yet (before the first model): the
+                        // coldest group, as ML-DT itself does.
+                        None => NEVER,
                     },
                 };
                 *g = class_of(birs, life) as GroupId;
@@ -367,7 +369,8 @@ impl Placement for Assisted {
     }
     fn predicted_user_class(&self, i: usize, group: GroupId) -> Option<u8> {
         if self.grp.is_some() {
-            return Some(group as u8);
+            let predicted = self.user || self.inner.predicted_user_class(i, group).is_some();
+            return predicted.then_some(group as u8);
         }
         if self.user {
             self.predicted_class(group, false)

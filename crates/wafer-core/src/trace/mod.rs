@@ -548,21 +548,28 @@ impl BlockSource {
 }
 
 /// One pass over the selected requests: the address space they need (the
-/// largest end block) and the dense remapping of the blocks they touch
-/// (whose size is the footprint).
+/// largest end block), the dense remapping of the blocks they touch (whose
+/// size is the footprint), and the error that ended the pass early, if any
+/// (the figures then cover the requests before it, which a replay of the
+/// same selection applies before meeting the same error).
 pub fn footprint(
     path: &str,
     format: Option<&str>,
     sel: &Selection,
     block_size: u32,
-) -> Result<(u64, Remap)> {
+) -> Result<(u64, Remap, Option<Error>)> {
     let (mut s, _) = open_selected(path, format, sel)?;
     let mut end = 0u64;
     let mut builder = remap::Builder::default();
-    while let Some(r) = s.next_record()? {
-        let (first, n) = blocks_of(&r, block_size);
-        end = end.max(first + n);
-        builder.add(first, first + n);
+    loop {
+        match s.next_record() {
+            Ok(Some(r)) => {
+                let (first, n) = blocks_of(&r, block_size);
+                end = end.max(first + n);
+                builder.add(first, first + n);
+            }
+            Ok(None) => return Ok((end, builder.finish(), None)),
+            Err(e) => return Ok((end, builder.finish(), Some(e))),
+        }
     }
-    Ok((end, builder.finish()))
 }

@@ -70,7 +70,7 @@ const HAND: &[(&str, u64, u64)] = &[
 #[test]
 fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
     let dir = Scratch::new("future");
-    let path = dir.file("hand.blk", &blk(HAND));
+    let path = dir.file("hand.blk", blk(HAND));
     let cfg = trace_cfg(&dir, &path, false);
     let (a, info) = future::annotate(&cfg).unwrap();
     assert!(info.cached && !info.reused, "{info:?}");
@@ -98,7 +98,7 @@ fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
 #[test]
 fn runs_with_the_future_check_it_with_and_without_prefill() {
     let dir = Scratch::new("future");
-    let path = dir.file("hand2.blk", &blk(HAND));
+    let path = dir.file("hand2.blk", blk(HAND));
     for prefill in [false, true] {
         for policy in ["nodap", "oracle-hotcold", "oracle-sort", "sepbit"] {
             let mut cfg = trace_cfg(&dir, &path, prefill);
@@ -123,7 +123,7 @@ fn runs_with_the_future_check_it_with_and_without_prefill() {
 #[test]
 fn a_stale_annotation_stops_the_run() {
     let dir = Scratch::new("future");
-    let path = dir.file("stale.blk", &blk(HAND));
+    let path = dir.file("stale.blk", blk(HAND));
     let cfg = trace_cfg(&dir, &path, false);
     let (a, _) = future::annotate(&cfg).unwrap();
     let cache = a.path().to_path_buf();

@@ -150,7 +150,9 @@ fn repeat_replays_the_trace_with_shifted_times() {
         once.warnings
     );
     assert!(codes(&eight).is_empty(), "{:?}", eight.warnings);
-    assert!(eight.steady_waf.unwrap() > 1.0);
+    // Each block is overwritten every 200 writes, in the same order: GC
+    // runs and finds its victims empty.
+    assert!(eight.counters.victims > 0 && eight.steady_waf.unwrap() >= 1.0);
     // Zero passes is a configuration error.
     let mut t = trace(&p);
     t.repeat = 0;

@@ -640,8 +640,8 @@ fn msr_cut_is_read_in_bytes_never_as_disksim_sectors() {
     assert_eq!(trace::detect(&p).unwrap(), "msr-cut");
     // what the old detector picked: 512 times the offsets, a 7 TiB device
     assert_eq!(records(&p, "disksim")[2].size, 65536 * 512);
-    // replayed by default: the device is the bytes the cut addresses
-    let r = trace_run(&p, false);
+    // replayed by its address space: the device is the bytes the cut addresses
+    let r = trace_run(&p, true);
     assert_eq!(r.trace_format.as_deref(), Some("msr-cut"));
     assert_eq!(r.geometry.logical_blocks, (75415552 + 8192) / 4096);
     assert_eq!(r.user_writes, 16 + 2);
@@ -866,7 +866,7 @@ fn a_binary_file_is_not_a_text_trace() {
     );
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&junk).unwrap();
-    let p = d.file("junk.bin.gz", &gz.finish().unwrap());
+    let p = d.file("junk.bin.gz", gz.finish().unwrap());
     assert!(trace::detect(&p)
         .unwrap_err()
         .to_string()
@@ -882,7 +882,7 @@ fn a_binary_file_is_not_a_text_trace() {
     let mut h = tar::Header::new_gnu();
     h.set_size(5);
     b.append_data(&mut h, "notes.txt", &b"hello"[..]).unwrap();
-    let p = d.file("other.tar", &b.into_inner().unwrap());
+    let p = d.file("other.tar", b.into_inner().unwrap());
     assert!(trace::detect(&p)
         .unwrap_err()
         .to_string()
@@ -1068,7 +1068,7 @@ fn relative(mut v: Vec<Record>) -> Vec<Record> {
 fn blktrace_binary_in_both_byte_orders() {
     let d = TempDir::new("traces");
     for big in [false, true] {
-        let p = d.file("sda.blktrace.0", &cpu_events(big, 0, 1_000, 100));
+        let p = d.file("sda.blktrace.0", cpu_events(big, 0, 1_000, 100));
         assert_eq!(trace::detect(&p).unwrap(), "blktrace");
         let all = Selection::default();
         assert_eq!(
@@ -1096,7 +1096,7 @@ fn blktrace_binary_in_both_byte_orders() {
     // compressed
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&cpu_events(false, 0, 1_000, 100)).unwrap();
-    let p = d.file("sda.blktrace.0.gz", &gz.finish().unwrap());
+    let p = d.file("sda.blktrace.0.gz", gz.finish().unwrap());
     assert_eq!(trace::detect(&p).unwrap(), "blktrace");
     assert_eq!(selected(&p, "blktrace", &Selection::default()).len(), 3);
 }
@@ -1136,11 +1136,11 @@ fn blktrace_per_cpu_files_and_tarballs_merge_by_time() {
     assert_eq!(selected(&t, "blktrace", &Selection::default()), want);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&tarball).unwrap();
-    let tgz = d.file("sda-trace.tar.gz", &gz.finish().unwrap());
+    let tgz = d.file("sda-trace.tar.gz", gz.finish().unwrap());
     assert_eq!(trace::detect(&tgz).unwrap(), "blktrace");
     assert_eq!(selected(&tgz, "blktrace", &Selection::default()), want);
     // a replay of the base name
-    let r = trace_run(&base, true);
+    let r = trace_run(&base, false);
     assert_eq!(r.trace_format.as_deref(), Some("blktrace"));
     // sector 100 is not 4 KiB aligned: its 4 KiB write spans 2 blocks, its
     // 8 KiB read at sector 164 spans 3
@@ -1197,7 +1197,7 @@ fn blktrace_bad_input_is_an_error_that_says_where() {
     let act = TA_QUEUE | (TC_WRITE | TC_QUEUE) << 16;
     let q = d.file(
         "q.blktrace.0",
-        &bt_event(false, 0, 5, 8, 4096, act, SDA, b""),
+        bt_event(false, 0, 5, 8, 4096, act, SDA, b""),
     );
     let e = open_err(&q, "blktrace", false).1.unwrap();
     assert!(
