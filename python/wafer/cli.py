@@ -75,8 +75,11 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
     seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
-    g.add_argument("--gc-low", type=int, default=d.gc_low, metavar="N", help="GC starts below N free segments")
-    g.add_argument("--gc-high", type=int, default=d.gc_high, metavar="N", help="GC stops at N free segments")
+    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, default=d.gc_low, metavar="N",
+                   help=f"GC reserve: GC starts below N free segments, the same for every policy (default {d.gc_low}, "
+                        "at least 2); the open segments of a policy's groups come on top, as its own cost")
+    g.add_argument("--gc-high", type=_positive_int, default=d.gc_high, metavar="N",
+                   help="GC stops at N free segments (default: the reserve)")
     g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=d.gc_mode,
                    help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
                         "garbage-proportion: SepBIT's log-structured store, GC while the log's garbage "

@@ -44,9 +44,12 @@ pub struct DeviceConfig {
     pub block_size: u32,
     /// Segment (superblock, erase unit) size [blocks].
     pub segment_blocks: u32,
-    /// GC starts when fewer than this many segments are free [segments]. The
-    /// engine raises it to (groups + 1) when needed so that GC can always open
-    /// a destination segment in every group.
+    /// The GC reserve: GC starts when fewer than this many segments are free
+    /// [segments], the same for every policy (the open segments of a
+    /// policy's groups come on top, as its own cost). Default 4, the free
+    /// reserve of MiDAS-Simulation; at least 2. When GC needs more fresh
+    /// segments at once than are free, it spills into the nearest open
+    /// group (counted as `gc_spills`) instead of stopping.
     pub gc_low: u32,
     /// GC stops once this many segments are free [segments]; at least `gc_low`.
     pub gc_high: u32,
@@ -92,8 +95,8 @@ impl Default for DeviceConfig {
             op: 0.10,
             block_size: 4096,
             segment_blocks: 256,
-            gc_low: 2,
-            gc_high: 2,
+            gc_low: 4,
+            gc_high: 4,
             prefill: true,
             warmup_drive_writes: 1.0,
             window_drive_writes: 0.1,

@@ -22,4 +22,7 @@ pub struct Request {
     pub blocks: u32,
     /// Read, write or trim.
     pub op: Op,
+    /// Who issued it: the tenant of a `mix:` workload (0, 1, ...), a trace's
+    /// device / volume id (low 32 bits), 0 otherwise.
+    pub tenant: u32,
 }

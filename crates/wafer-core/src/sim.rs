@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
-use crate::ftl::stats::{Counters, WindowRow, VICTIM_BINS};
+use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::model::train::TrainingStats;
@@ -148,6 +148,9 @@ pub struct RunResult {
     pub drive_writes: f64,
     /// Mean valid ratio of the collected segments.
     pub mean_victim_valid_ratio: Option<f64>,
+    /// Segments held out of use (free reserve + open segments of the
+    /// policy's groups) when GC started: mean and max.
+    pub held_segments: HeldSegments,
     /// Victims per valid-ratio bin of width 1/20.
     pub victim_valid_histogram: [u64; VICTIM_BINS],
     /// Erase counts per segment.
@@ -432,6 +435,7 @@ impl Simulation {
                 c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)
             }),
             victim_valid_histogram: stats.victim_hist,
+            held_segments: stats.held,
             erases,
             groups,
             windows: stats.windows,

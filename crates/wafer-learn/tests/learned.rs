@@ -65,7 +65,7 @@ proptest! {
         for (kind, lba, len) in ops {
             let len = len.min((600 - lba) as u32);
             let op = match kind { 0 => Op::Trim, 1 => Op::Read, _ => Op::Write };
-            e.submit(&Request { time_ns: 0, lba, blocks: len, op }).unwrap();
+            e.submit(&Request { time_ns: 0, lba, blocks: len, op, tenant: 0 }).unwrap();
             if op == Op::Write { writes += len as u64 }
         }
         e.check().unwrap();

@@ -21,6 +21,9 @@ use crate::victim::VictimSelector;
 pub const MAX_BATCH: usize = 256;
 /// How many victim slots ahead GC prefetches forward-map entries.
 const GC_PREFETCH: usize = 16;
+/// Free segments the GC reserve holds at least: GC starts with one free
+/// segment left for its first destination.
+pub const MIN_RESERVE: usize = 2;
 
 /// FTL + policy + victim selector + statistics.
 pub struct Engine {
@@ -49,6 +52,8 @@ pub struct Engine {
     future: Option<Future>,
     /// The workload (the first submitted request) has started.
     started: bool,
+    /// Buffer of the groups the policy retired.
+    retired: Vec<GroupId>,
 }
 
 impl Engine {
@@ -60,7 +65,9 @@ impl Engine {
         victim: Box<dyn VictimSelector>,
     ) -> Result<Self> {
         let groups = policy.groups().max(1);
-        let gc_low = (cfg.gc_low as usize).max(groups + 1);
+        // The free reserve is the device's, the same for every policy; the
+        // open segments of the policy's groups are its own cost.
+        let gc_low = (cfg.gc_low as usize).max(MIN_RESERVE);
         geo.check_reserve((gc_low + groups) as u32)?;
         let (gp, max_valid) = match cfg.gc_mode {
             GcMode::Watermark => (None, geo.segment_blocks),
@@ -91,6 +98,7 @@ impl Engine {
             out: Vec::with_capacity(MAX_BATCH),
             future: None,
             started: false,
+            retired: Vec::new(),
         };
         e.schedule();
         Ok(e)
@@ -144,7 +152,7 @@ impl Engine {
         let mut lba = 0;
         while lba < n {
             let len = (n - lba).min(MAX_BATCH as u64) as u32;
-            self.write(lba as u32, len)?;
+            self.write(lba as u32, len, 0, 0)?;
             lba += len as u64;
         }
         self.stats = Stats::new(self.ftl.group_count(), saved.0, saved.1, &self.ftl.geo);
@@ -180,9 +188,16 @@ impl Engine {
         self.stats.c.requests += 1;
         let lba = req.lba as u32;
         match req.op {
-            Op::Write => self.write(lba, req.blocks),
+            Op::Write => self.write(lba, req.blocks, req.time_ns, req.tenant),
             Op::Read => {
                 self.read(lba, req.blocks);
+                self.policy.on_read(
+                    &Ctx {
+                        ftl: &self.ftl,
+                        future: self.future.as_ref(),
+                    },
+                    req,
+                );
                 Ok(())
             }
             Op::Trim => self.trim(lba, req.blocks),
@@ -221,8 +236,9 @@ impl Engine {
         Ok(())
     }
 
-    /// User write of `blocks` blocks from `lba`, in policy batches.
-    fn write(&mut self, lba: u32, blocks: u32) -> Result<()> {
+    /// User write of `blocks` blocks from `lba` (a request of `tenant`
+    /// arriving at `time_ns`), in policy batches.
+    fn write(&mut self, lba: u32, blocks: u32, time_ns: u64, tenant: u32) -> Result<()> {
         let mut done = 0u32;
         while done < blocks {
             let len = (blocks - done).min(MAX_BATCH as u32);
@@ -233,6 +249,8 @@ impl Engine {
                 time: now + i as u64,
                 req_blocks: blocks,
                 req_offset: done + i,
+                req_time_ns: time_ns,
+                tenant,
             }));
             if let Some(f) = &mut self.future {
                 f.batch.clear();
@@ -335,8 +353,6 @@ impl Engine {
         if g as usize >= self.ftl.groups.len() {
             self.ftl.ensure_group(g);
             self.stats.ensure_groups(g as usize + 1);
-            self.gc_low = self.gc_low.max(self.ftl.groups.len() + 1);
-            self.gc_high = self.gc_high.max(self.gc_low);
         }
     }
 
@@ -366,6 +382,8 @@ impl Engine {
     /// `gp`, collect one eligible segment; stop when none is eligible.
     #[inline(never)]
     fn collect_by_garbage_proportion(&mut self, gp: f64) -> Result<()> {
+        let held = self.held_segments();
+        self.stats.held(held);
         while (self.log_blocks - self.valid_blocks) as f64 > gp * self.log_blocks as f64 {
             match self.choose_victim()? {
                 Some(v) => self.relocate(v)?,
@@ -401,9 +419,71 @@ impl Engine {
         }
     }
 
+    /// Where a GC write for group `g` goes: `g`, unless `g` needs a fresh
+    /// segment and none is free; then (a spill, counted) the open segment
+    /// of the nearest group. With a reserve of at least [`MIN_RESERVE`], GC
+    /// starts each victim with a free segment and the victim's valid blocks
+    /// fit in one, so a spill always finds room: GC never deadlocks however
+    /// many groups need a fresh segment at once.
+    #[inline(always)]
+    fn gc_destination(&mut self, g: GroupId) -> Result<GroupId> {
+        if self.ftl.groups[g as usize].open != super::NO_SEGMENT || !self.ftl.free.is_empty() {
+            return Ok(g);
+        }
+        self.spill(g)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, g: GroupId) -> Result<GroupId> {
+        // The nearest group by id (policies number their groups in lifetime
+        // order), the colder on a tie.
+        let g = g as usize;
+        let best = (0..self.ftl.groups.len())
+            .filter(|&h| self.ftl.groups[h].open != super::NO_SEGMENT)
+            .min_by_key(|&h| (h.abs_diff(g), std::cmp::Reverse(h)));
+        match best {
+            Some(h) => {
+                self.stats.c.gc_spills += 1;
+                Ok(h as GroupId)
+            }
+            None => Err(self.out_of_space()),
+        }
+    }
+
+    /// Close the open segments of groups the policy retired: sealed as they
+    /// are, their unwritten slots count as garbage until GC collects them.
+    fn close_retired(&mut self) {
+        let mut retired = std::mem::take(&mut self.retired);
+        retired.clear();
+        self.policy.retired_groups(&mut retired);
+        for &g in &retired {
+            if let Some((seg, unwritten)) = self.ftl.close_group(g) {
+                self.log_blocks += unwritten as u64;
+                self.stats.c.closed_segments += 1;
+                self.stats.c.padded_blocks += unwritten as u64;
+                self.sealed(seg, g);
+            }
+        }
+        self.retired = retired;
+    }
+
+    /// Segments out of use now: the free reserve and the open segments.
+    fn held_segments(&self) -> u64 {
+        let open = self
+            .ftl
+            .groups
+            .iter()
+            .filter(|g| g.open != super::NO_SEGMENT)
+            .count();
+        (self.ftl.free.len() + open) as u64
+    }
+
     /// Collect victims until `gc_high` segments are free.
     #[inline(never)]
     fn collect_garbage(&mut self) -> Result<()> {
+        let held = self.held_segments();
+        self.stats.held(held);
         let mut rounds = 0u32;
         while self.ftl.free.len() < self.gc_high {
             if rounds >= self.ftl.geo.segments {
@@ -462,6 +542,7 @@ impl Engine {
                 },
             );
             self.ensure_group(g);
+            let g = self.gc_destination(g)?;
             if let Some(f) = &self.future {
                 let life = remaining(f.live_death(lba), self.ftl.now);
                 let pred = self.policy.predicted_class(g, true);
@@ -495,6 +576,7 @@ impl Engine {
     #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
         if let Some(index) = self.stats.tick(self.ftl.free.len()) {
+            self.close_retired();
             self.policy.on_event(
                 &Ctx {
                     ftl: &self.ftl,

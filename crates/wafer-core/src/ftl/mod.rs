@@ -234,6 +234,24 @@ impl Ftl {
         Some(self.invalidate(p))
     }
 
+    /// Seal group `g`'s open segment as it is (a group no longer in use);
+    /// returns it and how many of its slots were never written.
+    pub(crate) fn close_group(&mut self, g: GroupId) -> Option<(SegmentId, u32)> {
+        let grp = self.groups.get_mut(g as usize)?;
+        if grp.open == NO_SEGMENT {
+            return None;
+        }
+        let seg = grp.open;
+        let unwritten = self.geo.segment_blocks - grp.next;
+        grp.open = NO_SEGMENT;
+        grp.next = 0;
+        self.seals += 1;
+        self.segs.state[seg as usize] = SegState::Sealed;
+        self.segs.seal_time[seg as usize] = self.now;
+        self.segs.seal_seq[seg as usize] = self.seals;
+        Some((seg, unwritten))
+    }
+
     /// Make sure group `g` exists (policies may add groups at run time).
     #[inline(always)]
     pub(crate) fn ensure_group(&mut self, g: GroupId) {

@@ -28,6 +28,13 @@ pub struct Counters {
     pub requests: u64,
     /// Segments collected by GC.
     pub victims: u64,
+    /// GC writes that went to another group's open segment because their
+    /// own group needed a fresh segment and none was free (see the engine).
+    pub gc_spills: u64,
+    /// Open segments closed because their group was retired by the policy.
+    pub closed_segments: u64,
+    /// Unwritten slots of those segments (garbage from then on) [blocks].
+    pub padded_blocks: u64,
     /// Valid blocks found in collected segments (= gc_writes).
     pub victim_valid_blocks: u64,
     /// User-written blocks whose lifetime class the policy predicted (runs
@@ -111,6 +118,23 @@ pub struct Stats {
     /// power-of-two bins (bin k: [2^(k-1), 2^k); the last bin: never dies).
     /// Filled only with the annotated future.
     pub group_life: Vec<[u64; LIFE_BINS]>,
+    /// Segments held out of use (free reserve + open) at each GC start:
+    /// sum, count, max.
+    pub held: HeldSegments,
+}
+
+/// Segments held out of use (the free reserve and the groups' open
+/// segments), sampled each time GC starts.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct HeldSegments {
+    /// Mean over the samples [segments].
+    pub mean: Option<f64>,
+    /// Largest sample [segments].
+    pub max: u64,
+    /// Samples taken (GC starts).
+    pub samples: u64,
+    #[serde(skip)]
+    sum: u64,
 }
 
 /// Bins of the per-group lifetime histograms.
@@ -144,6 +168,7 @@ impl Stats {
             confusion_user: Confusion::default(),
             confusion_gc: Confusion::default(),
             group_life: Vec::new(),
+            held: HeldSegments::default(),
         }
     }
 
@@ -209,6 +234,16 @@ impl Stats {
             cumulative_gc_accuracy: ratio(c.predicted_gc_right, c.predicted_gc),
         });
         self.window_start = c;
+    }
+
+    /// Record the segments held out of use as GC starts.
+    #[inline]
+    pub fn held(&mut self, segments: u64) {
+        let h = &mut self.held;
+        h.sum += segments;
+        h.samples += 1;
+        h.max = h.max.max(segments);
+        h.mean = Some(h.sum as f64 / h.samples as f64);
     }
 
     /// Record one collected victim that held `valid` blocks.

@@ -339,6 +339,17 @@ impl Placement for Assisted {
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.inner.on_workload_start(ctx);
     }
+    fn on_read(&mut self, ctx: &Ctx, req: &crate::request::Request) {
+        self.inner.on_read(ctx, req);
+    }
+    fn retired_groups(&self, out: &mut Vec<GroupId>) {
+        if self.grp.is_none() {
+            self.inner.retired_groups(out);
+        }
+    }
+    fn active_groups(&self) -> usize {
+        self.inner.active_groups()
+    }
     fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
         self.inner.on_trim(ctx, lba);
     }

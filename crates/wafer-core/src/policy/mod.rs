@@ -44,6 +44,12 @@ pub struct UserWrite {
     pub req_blocks: u32,
     /// Position of the block inside its request [blocks].
     pub req_offset: u32,
+    /// Arrival time of the request the block came from [ns since the
+    /// workload's start] (a trace's timestamps; a synthetic workload's
+    /// arrival process).
+    pub req_time_ns: u64,
+    /// Tenant that issued the request (see [`crate::request::Request::tenant`]).
+    pub tenant: u32,
 }
 
 /// One valid block that GC moves out of a victim.
@@ -163,6 +169,14 @@ pub trait Placement: Send {
     fn on_workload_start(&mut self, _ctx: &Ctx) {}
     /// A trim invalidated `lba`.
     fn on_trim(&mut self, _ctx: &Ctx, _lba: u32) {}
+    /// The workload read `blocks` blocks from `lba` (policies whose features
+    /// count reads: Shiro, FIOS). Once per read request.
+    #[inline(always)]
+    fn on_read(&mut self, _ctx: &Ctx, _req: &crate::request::Request) {}
+    /// Groups the policy no longer writes to (a configuration shrank): the
+    /// engine closes their open segments, so they stop holding space. Asked once per
+    /// statistics window; a group may be used again later.
+    fn retired_groups(&self, _out: &mut Vec<GroupId>) {}
     /// Bytes of the policy's own state.
     fn memory_bytes(&self) -> usize {
         0

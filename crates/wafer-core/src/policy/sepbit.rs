@@ -175,6 +175,7 @@ mod tests {
             time,
             req_blocks: 1,
             req_offset: 0,
+            ..Default::default()
         };
         let mut out = [9u16; 1];
         let mut write = |s: &mut SepBit, lba, time| {

@@ -538,6 +538,7 @@ impl BlockSource {
             lba,
             blocks: blocks as u32,
             op: r.op,
+            tenant: r.device as u32,
         }))
     }
 

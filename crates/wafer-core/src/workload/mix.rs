@@ -24,7 +24,9 @@ impl Workload for Mix {
                 best = i;
             }
         }
-        std::mem::replace(&mut self.pending[best], self.tenants[best].next_request())
+        let mut next = self.tenants[best].next_request();
+        next.tenant = best as u32;
+        std::mem::replace(&mut self.pending[best], next)
     }
 }
 
@@ -81,6 +83,13 @@ pub(super) fn parse(
         tenants.push(w);
         offset = (offset + len).min(logical - 1);
     }
-    let pending = tenants.iter_mut().map(|t| t.next_request()).collect();
+    let pending = tenants
+        .iter_mut()
+        .enumerate()
+        .map(|(i, t)| Request {
+            tenant: i as u32,
+            ..t.next_request()
+        })
+        .collect();
     Ok(Box::new(Mix { tenants, pending }))
 }

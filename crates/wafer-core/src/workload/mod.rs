@@ -87,6 +87,7 @@ impl<P: AddressPattern> Workload for Generator<P> {
             lba: self.offset + start,
             blocks: size as u32,
             op,
+            tenant: 0,
         }
     }
 }

@@ -178,7 +178,15 @@ fn nodap_is_a_lower_bound_on_the_rule_based_workloads() {
         let nodap = waf(&n);
         let acc = n.accuracy.as_ref().unwrap();
         assert_eq!(acc.user.as_ref().unwrap().accuracy, 1.0);
-        assert_eq!(acc.gc.as_ref().map_or(1.0, |g| g.accuracy), 1.0);
+        // Exact but for the GC writes that spilled into a neighbour group
+        // when their own needed a fresh segment and none was free.
+        let spilled = n.counters.gc_spills as f64 / n.gc_writes.max(1) as f64;
+        let gc_acc = acc.gc.as_ref().map_or(1.0, |g| g.accuracy);
+        assert!(
+            gc_acc >= 1.0 - spilled - 1e-12,
+            "{w}: {gc_acc} with {spilled} spilled"
+        );
+        assert!(spilled < 0.001, "{w}: {spilled} of the GC writes spilled");
         let search = &n.policy_state.as_ref().unwrap()["search"];
         assert!(search["trials"].as_u64().unwrap() > 5, "{search}");
         for p in others {

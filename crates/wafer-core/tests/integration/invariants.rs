@@ -38,7 +38,7 @@ proptest! {
         for (kind, lba, len) in ops {
             let len = len.min((600 - lba) as u32);
             let op = match kind { 0 => Op::Trim, 1 => Op::Read, _ => Op::Write };
-            e.submit(&Request { time_ns: 0, lba, blocks: len, op }).unwrap();
+            e.submit(&Request { time_ns: 0, lba, blocks: len, op, tenant: 0 }).unwrap();
             for l in lba..lba + len as u64 {
                 match op { Op::Trim => mapped[l as usize] = false, Op::Write => { mapped[l as usize] = true; writes += 1 }, Op::Read => {} }
             }

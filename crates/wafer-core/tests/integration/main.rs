@@ -6,6 +6,7 @@ mod future;
 mod golden;
 mod invariants;
 mod real_traces;
+mod reserve;
 mod runs;
 mod traces;
 

@@ -162,6 +162,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
         lba: 0,
         blocks: 1000,
         op: Op::Trim,
+        tenant: 0,
     })
     .unwrap();
     e.submit(&Request {
@@ -169,6 +170,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
         lba: 500,
         blocks: 1000,
         op: Op::Read,
+        tenant: 0,
     })
     .unwrap();
     e.submit(&Request {
@@ -176,6 +178,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
         lba: 0,
         blocks: 10,
         op: Op::Trim,
+        tenant: 0,
     })
     .unwrap();
     e.check().unwrap();
@@ -191,6 +194,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
             lba,
             blocks: 1,
             op: Op::Write,
+            tenant: 0,
         })
         .unwrap();
         sim_writes += 1;

@@ -800,6 +800,17 @@ impl Placement for Dogi {
         self.online.start(ctx.now());
     }
 
+    fn retired_groups(&self, out: &mut Vec<GroupId>) {
+        // Intermediate groups beyond the configuration (the base design
+        // uses G1 only), and the base design's second GC group while DOGI's
+        // own GC runs.
+        let n = if self.use_model { self.n() } else { 1 };
+        out.extend(FIRST + n as GroupId..FIRST + CLASSES as GroupId);
+        if self.own_victims() && self.p.stage == Stage::Full {
+            out.push(BASE_GC[1]);
+        }
+    }
+
     fn take_error(&mut self) -> Option<Error> {
         self.online.take_error()
     }

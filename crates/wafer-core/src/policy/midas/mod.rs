@@ -56,8 +56,8 @@
 //! * LBA sampling is 1 in a power of two (at most 128, a smaller stride on
 //!   small devices so that at least 65,536 LBAs are sampled) instead of 1 in
 //!   100: a mask.
-//! * Open segments of groups dropped by a shrinking configuration stay open
-//!   until the chain grows back (at most `max_groups` segments).
+//! * Open segments of groups dropped by a shrinking configuration are closed
+//!   at the next statistics window (the engine pads them; DOGI review §2.1).
 
 pub(crate) mod model;
 
@@ -483,6 +483,10 @@ impl Placement for Midas {
         self.last as usize + 1
     }
 
+    fn retired_groups(&self, out: &mut Vec<GroupId>) {
+        out.extend(self.last + 1..=self.p.max_groups as GroupId);
+    }
+
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         if self.due {
             self.reconfigure(ctx);
@@ -760,6 +764,7 @@ mod tests {
             time: 10,
             req_blocks: 1,
             req_offset: 0,
+            ..Default::default()
         };
         let mut out = [9];
         for want in [1, 1, 0] {
