@@ -434,6 +434,16 @@ def cmd_traces_convert(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_traces_sample(a: argparse.Namespace) -> int:
+    n = traces.sample(a.out, a.workload, format=a.format, requests=a.requests, logical_blocks=a.logical_blocks,
+                      block_size=a.block_size, seed=a.seed)
+    if a.json:
+        print(json.dumps({"path": a.out, "lines": n, "format": a.format}))
+    else:
+        print(f"{a.out}: {n} requests of {a.workload} in the {a.format} layout")
+    return 0
+
+
 def cmd_traces_formats(a: argparse.Namespace) -> int:
     fs = traces.formats()
     if a.json:
@@ -585,6 +595,22 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("--json", action="store_true", help="print the read counts as JSON")
     _add_selection(tc)
     tc.set_defaults(func=cmd_traces_convert)
+    ts = tsub.add_parser("sample", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
+                         help="write a synthetic workload as a trace file in a real layout (to try readers and replays)",
+                         description="Write the first N requests of a synthetic workload as a text trace in one of "
+                                     f"the layouts {', '.join(traces.SAMPLE_FORMATS)}, e.g.\n"
+                                     "  wafer traces sample hm_sample.csv --workload zipf:1.0 --requests 200000\n"
+                                     "  wafer compare --trace hm_sample.csv --repeat 3 --policies base,sepbit,midas")
+    ts.add_argument("out", metavar="FILE")
+    ts.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="SPEC", help=f"default {DEFAULT_WORKLOAD}")
+    ts.add_argument("--format", default="msr", choices=traces.SAMPLE_FORMATS, help="layout to write (default msr)")
+    ts.add_argument("--requests", type=_positive_int, default=100_000, metavar="N", help="requests (default 100000)")
+    ts.add_argument("--logical-blocks", type=_positive_int, default=1 << 16, metavar="N",
+                    help="address space of the workload in blocks (default 65536)")
+    ts.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES")
+    ts.add_argument("--seed", type=int, default=1)
+    ts.add_argument("--json", action="store_true")
+    ts.set_defaults(func=cmd_traces_sample)
     tf = tsub.add_parser("formats", help="list the trace formats, their layouts and units")
     tf.add_argument("--json", action="store_true")
     tf.set_defaults(func=cmd_traces_formats)
@@ -674,6 +700,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nwafer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

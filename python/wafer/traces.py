@@ -82,3 +82,45 @@ def convert(src: str, dst: str, format: str | None = None, *, selection: Selecti
     """Write the selected requests of ``src`` to ``dst`` in the native format
     (an Arrow IPC file). Returns the read counts (lines, requests, skipped ...)."""
     return json.loads(_core.convert_json(str(src), str(dst), format, (selection or Selection()).to_json()))
+
+
+#: Layouts ``sample`` can write: one line of text per request (see ``wafer traces formats``).
+SAMPLE_FORMATS = ("msr", "msr-cut", "alibaba", "tencent", "blkparse")
+
+
+def _sample_line(fmt: str, t_ns: int, lba: int, blocks: int, op: int, tenant: int, block_size: int) -> str:
+    off, size = lba * block_size, blocks * block_size
+    rw = "RW"[op == 1] if op != 2 else "D"
+    if fmt == "msr":  # 100 ns ticks from the Windows epoch of 2008-01-01
+        return f"{128437920000000000 + t_ns // 100},wafer,{tenant},{'Write' if op == 1 else 'Read'},{off},{size},0"
+    if fmt == "msr-cut":
+        return f"{t_ns / 1e6:.3f} {tenant} {off} {size} {0 if op == 1 else 1}"
+    if fmt == "alibaba":
+        return f"{tenant},{'W' if op == 1 else 'R'},{off},{size},{1577808000000000 + t_ns // 1000}"
+    if fmt == "tencent":
+        return f"{1538323200 + t_ns // 1_000_000_000},{off // 512},{size // 512},{1 if op == 1 else 0},{tenant}"
+    # blkparse: issue (D) events of device 8,0
+    return f"8,0 0 1 {t_ns // 1_000_000_000}.{t_ns % 1_000_000_000:09d} 1 D {rw} {off // 512} + {size // 512} [wafer]"
+
+
+def sample(path: str, workload: str = "zipf:1.0", *, format: str = "msr", requests: int = 100_000,
+           logical_blocks: int = 1 << 16, block_size: int = 4096, seed: int = 1) -> int:
+    """Write the first ``requests`` requests of a synthetic ``workload`` on a
+    ``logical_blocks``-block device as a trace file in ``format`` (one of
+    :data:`SAMPLE_FORMATS`), e.g. to try a reader, a replay or a comparison
+    on a known stream. Trims are left out of layouts without them. Returns
+    the lines written."""
+    if format not in SAMPLE_FORMATS:
+        raise _core.ConfigError(f"invalid run configuration: format: cannot write '{format}'; "
+                                f"sample writes {', '.join(SAMPLE_FORMATS)}")
+    if requests < 1:
+        raise _core.ConfigError(f"invalid run configuration: requests: {requests}; must be at least 1")
+    cols = _core.workload_requests(workload, logical_blocks, block_size, requests, seed)
+    n = 0
+    with open(path, "w") as f:
+        for t, lba, blocks, op, tenant in zip(*cols):
+            if op == 2 and format != "blkparse":
+                continue
+            f.write(_sample_line(format, t, lba, blocks, op, tenant, block_size) + "\n")
+            n += 1
+    return n

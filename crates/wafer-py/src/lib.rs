@@ -179,6 +179,44 @@ fn check_device(device_json: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&g).expect("geometry serialises"))
 }
 
+/// The first `requests` requests of workload `spec` on `logical_blocks`
+/// blocks, as columns `(time_ns, lba, blocks, op, tenant)` with op 0 read,
+/// 1 write, 2 trim (for `wafer traces sample`).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn workload_requests(
+    py: Python<'_>,
+    spec: &str,
+    logical_blocks: u64,
+    block_size: u32,
+    requests: usize,
+    seed: u64,
+) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u32>, Vec<u8>, Vec<u32>)> {
+    let mut w = workload::parse(spec, logical_blocks, block_size, seed).map_err(to_py)?;
+    Ok(py.detach(|| {
+        let mut out = (
+            Vec::with_capacity(requests),
+            Vec::with_capacity(requests),
+            Vec::with_capacity(requests),
+            Vec::with_capacity(requests),
+            Vec::with_capacity(requests),
+        );
+        for _ in 0..requests {
+            let r = w.next_request();
+            out.0.push(r.time_ns);
+            out.1.push(r.lba);
+            out.2.push(r.blocks);
+            out.3.push(match r.op {
+                wafer_core::Op::Read => 0,
+                wafer_core::Op::Write => 1,
+                wafer_core::Op::Trim => 2,
+            });
+            out.4.push(r.tenant);
+        }
+        out
+    }))
+}
+
 /// Generate `requests` requests of workload `spec` and return
 /// (blocks generated, seconds): the generator's own speed.
 #[pyfunction]
@@ -346,6 +384,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
