@@ -217,6 +217,41 @@ fn workload_requests(
     }))
 }
 
+/// The selected requests of a trace as columns `(time_ns, offset_bytes,
+/// size_bytes, op, device)` with op 0 read, 1 write, 2 trim; at most
+/// `max_requests` of them (workload clustering, `wafer.tune`).
+#[pyfunction]
+#[pyo3(signature = (path, format=None, max_requests=None))]
+#[allow(clippy::type_complexity)]
+fn trace_columns(
+    py: Python<'_>,
+    path: &str,
+    format: Option<&str>,
+    max_requests: Option<u64>,
+) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u64>, Vec<u8>, Vec<u64>)> {
+    py.detach(|| {
+        let sel = Selection {
+            max_requests,
+            ..Default::default()
+        };
+        let (mut s, _) = trace::open_selected(path, format, &sel)?;
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        while let Some(r) = s.next_record()? {
+            out.0.push(r.time_ns);
+            out.1.push(r.offset);
+            out.2.push(r.size);
+            out.3.push(match r.op {
+                wafer_core::Op::Read => 0,
+                wafer_core::Op::Write => 1,
+                wafer_core::Op::Trim => 2,
+            });
+            out.4.push(r.device);
+        }
+        Ok(out)
+    })
+    .map_err(to_py)
+}
+
 /// Generate `requests` requests of workload `spec` and return
 /// (blocks generated, seconds): the generator's own speed.
 #[pyfunction]
@@ -385,6 +420,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_columns, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
