@@ -642,6 +642,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
 
+    from .sweep.cli import add_parser as add_sweep
+
+    add_sweep(sub)
+
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")
     b.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported (default 3)")
