@@ -43,8 +43,9 @@ def test_compare_json_and_report(tmp_path):
     res = json.loads(p.stdout)["results"]
     names = [p["name"] for p in json.loads(wafer("policies", "--json").stdout)["policies"]]
     assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in names for b in ("greedy", "fifo")}
-    # WAF per window and cumulative; the oracles bring accuracy curves (user/GC x window/cumulative).
-    assert (tmp_path / "report.html").read_text().count("<svg") == 6
+    # Bars, WAF over time, group sizes, victims; the oracles bring accuracy curves and group lifetimes.
+    assert (tmp_path / "report.html").read_text().count("Plotly.newPlot") == 6
+    assert (tmp_path / "figures" / "steady-waf.svg").exists()
     assert json.loads((tmp_path / "results.json").read_text())["results"]
 
 
@@ -55,10 +56,14 @@ def test_policies_listing():
     assert {x["name"] for x in js["policies"]} >= {"base", "two-r"}
 
 
-def test_demo_quick(tmp_path):
+def test_demo_quick_covers_every_family_and_resumes(tmp_path):
     p = wafer("demo", "--quick", "--out", str(tmp_path / "rep"), "-q")
     assert "steady WAF" in p.stdout and "two-r" in p.stdout
-    assert (tmp_path / "rep" / "report.html").exists()
+    page = (tmp_path / "rep" / "report.html").read_text()
+    for family in ("no separation", "rule-based", "learned", "oracle"):
+        assert f">{family}<" in page
+    out = json.loads(wafer("demo", "--quick", "--out", str(tmp_path / "rep"), "--json").stdout)
+    assert len(out["results"]) == 14 and {r["runs"] for r in out["results"]} == {1}, "the second demo reuses the runs"
 
 
 @pytest.mark.parametrize(

@@ -342,31 +342,30 @@ def cmd_policies(a: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_WORKLOAD = "zipf:1.0"
-
-
 def cmd_demo(a: argparse.Namespace) -> int:
-    from .report import write_report
+    import time
 
-    # The quick device has 64-block segments: enough segments for DOGI's 13 groups.
-    dev = Device(logical_blocks=a.logical_blocks or (1 << 16 if a.quick else 1 << 20), op=0.1,
-                 **({"segment_blocks": 64} if a.quick else {}))
-    writes = 6 * dev.resolved_logical_blocks()
-    if not a.json:
-        print(f"wafer demo: every policy on {DEMO_WORKLOAD}, {dev.resolved_logical_blocks()} blocks of 4 KiB, "
-              f"10% OP, prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit;\n"
-              "oracles (nodap, oracle-*) know every block's death time; nodap uses DOGI's BIR ladder here "
-              "(`wafer oracle search` finds the paper's searched configuration);\n"
-              "'user acc' / 'GC acc': how often a policy's lifetime-class prediction was right\n")
-    results = compare(None, DEMO_WORKLOAD, victims=("greedy", "cost-benefit"), writes=writes, device=dev,
-                      seed=a.seed, progress=not (a.quiet or a.json), params={"nodap": {"search": False}},
-                      accuracy=True)
-    path = write_report(results, a.out, title=f"wafer demo: {DEMO_WORKLOAD}")
+    from . import demo
+
+    if not (a.json or a.quiet):
+        size = "every policy, 4 GiB device, several minutes" if a.full else "seven policies, 256 MiB device"
+        print(f"wafer demo: {demo.WORKLOAD} ({size}), 10% OP, prefilled, 6 drive-writes (1 of warm-up), "
+              "victims greedy and cost-benefit, on all cores;\n"
+              "families: no separation (base), rule-based (two-r, sepbit, midas), learned (dogi, trained online), "
+              "oracles (nodap, oracle-sort: they know every block's death time)\n", flush=True)
+    start = time.monotonic()
+    page, df, db = demo.run(a.out, full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds,
+                            seed=a.seed, jobs=a.jobs, progress=not (a.quiet or a.json))
     if a.json:
-        print(json.dumps({"report": str(path), "results": [r.to_dict() for r in results]}))
-    else:
-        print(format_table(results))
-        print(f"\nreport: {path}")
+        print(json.dumps({"report": str(page), "store": str(db), "results": json.loads(df.to_json(orient="records"))}))
+        return 0
+    from .store import Store
+
+    with Store(db) as st:
+        results = st.results(df.job.tolist())
+    print(format_table(results))
+    print(f"\nreport: {page}  ({time.monotonic() - start:.0f} s; results in {db}: "
+          f"`wafer report {db} -o DIR`, `wafer sweep export {db} -o runs.csv`)")
     return 0
 
 
@@ -499,6 +498,16 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json))
 
 
+def cmd_report(a: argparse.Namespace) -> int:
+    from .report import write_report
+
+    if not os.path.exists(a.source):
+        raise _core.ConfigError(f"report: {a.source}: no such file")
+    path = write_report(a.source, a.out, title=a.title, study=a.study, static_formats=() if a.no_static else ("png", "svg"))
+    print(f"report: {path}")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -556,11 +565,24 @@ def build_parser() -> argparse.ArgumentParser:
     pol.add_argument("--json", action="store_true", help="print JSON")
     pol.set_defaults(func=cmd_policies)
 
-    d = sub.add_parser("demo", help="every policy on a built-in skewed workload, with a report")
+    d = sub.add_parser("demo", help="every policy family on a built-in skewed workload, with a report",
+                       formatter_class=fmt,
+                       description="Replays zipf:1.0 under base, two-r, sepbit, midas, dogi (learned online), "
+                                   "nodap and oracle-sort with greedy and cost-benefit victims, on all cores, and "
+                                   "writes an HTML report (open DIR/report.html) with figures for papers. The "
+                                   "results stay in DIR/demo.sqlite: running the demo again reuses them.",
+                       epilog="examples:\n"
+                              "  wafer demo                        under a minute on two cores\n"
+                              "  wafer demo --seeds 3              every run with three seeds: 95% intervals\n"
+                              "  wafer demo --full --out full/     every registered policy, 4 GiB device\n")
     d.add_argument("--out", default="wafer-report", metavar="DIR", help="report directory (default wafer-report)")
-    d.add_argument("--quick", action="store_true", help="a small device (seconds, for tests)")
-    d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 1Mi)")
-    d.add_argument("--seed", type=int, default=1)
+    size = d.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true", help="every registered policy on a 4 GiB device (minutes)")
+    size.add_argument("--quick", action="store_true", help="a 64 MiB device (seconds, for tests)")
+    d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 64Ki = 256 MiB)")
+    d.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    d.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds per run (default 1)")
+    d.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     d.set_defaults(func=cmd_demo)
@@ -645,6 +667,25 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweep.cli import add_parser as add_sweep
 
     add_sweep(sub)
+
+    rep = sub.add_parser(
+        "report", formatter_class=fmt,
+        help="an HTML report (interactive figures, sortable table) and paper figures from a store or results JSON",
+        description="Write report.html (plotly figures with their JavaScript embedded: one file, works offline), "
+                    "figures/*.png and *.svg for papers (matplotlib), and the data as JSON and CSV. Figures: "
+                    "steady WAF per policy with 95%% intervals over seeds, WAF over time, prediction accuracy, "
+                    "group sizes and lifetimes, victim valid ratios (each when the runs have the data).",
+        epilog="examples:\n"
+               "  wafer report study.sqlite -o report/             a sweep's store (wafer sweep run)\n"
+               "  wafer report study.sqlite -o r/ --study skew     one study of a shared store\n"
+               "  wafer compare --json > runs.json && wafer report runs.json -o r/\n"
+               "  wafer replay --policy sepbit --accuracy --json > one.json && wafer report one.json -o r/\n")
+    rep.add_argument("source", metavar="STORE|RESULTS.json", help="a results store or a JSON file of results")
+    rep.add_argument("--out", "-o", required=True, metavar="DIR", help="where to write the report")
+    rep.add_argument("--study", metavar="NAME", help="only this study of the store")
+    rep.add_argument("--title", help="page title")
+    rep.add_argument("--no-static", action="store_true", help="skip the PNG/SVG figures (faster)")
+    rep.set_defaults(func=cmd_report)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")

@@ -60,12 +60,13 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], config: dict[str, Any] | None = None) -> RunResult:
-        """The inverse of :meth:`to_dict` (an ``error`` key becomes :attr:`error`)."""
-        raw = {k: v for k, v in d.items() if k != "error"}
+        """The inverse of :meth:`to_dict` (``error`` and ``labels`` keys become those attributes)."""
+        raw = {k: v for k, v in d.items() if k not in ("error", "labels")}
         for k, empty in (("warnings", []), ("groups", []), ("windows", [])):
             raw.setdefault(k, empty)
         r = cls(**{k: raw.get(k) for k in HEADLINE}, raw=raw, config=config or {})
         r.error = d.get("error")
+        r.labels = d.get("labels") or {}
         return r
 
     @classmethod

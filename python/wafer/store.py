@@ -313,17 +313,23 @@ class Store:
         return df.loc[:, ~df.columns.duplicated()].drop(columns=["job_id"])
 
     def results(self, ids: Iterable[str] | None = None, *, study: str | None = None) -> list[RunResult]:
-        """The stored results (done jobs, and failed ones with partial results)
-        as :class:`RunResult`, each with ``config`` its engine configuration and
-        ``labels`` its place in the study."""
+        """The stored results of finished jobs as :class:`RunResult` (a failed
+        job's with its ``error`` and partial figures), each with ``config`` its
+        engine configuration and ``labels`` its place in the study."""
         where, args = self._where(ids, study, None)
-        where = (where + " AND " if where else " WHERE ") + "result IS NOT NULL"
+        where = (where + " AND " if where else " WHERE ") + "status != 'running'"
         out = []
         for r in self.db.execute(f"SELECT config, result, error FROM jobs{where} ORDER BY rowid", args):
             job = json.loads(r["config"])
-            rr = RunResult.from_dict(json.loads(r["result"]), job.get("config"))
-            rr.error = r["error"]
-            rr.labels = job.get("labels", {})
+            lab = job.get("labels", {})
+            if r["result"] is None:
+                rr = RunResult.failed(lab.get("policy_name", "?"), lab.get("victim", "?"), lab.get("workload", "?"),
+                                      int(lab.get("seed", 0)), r["error"] or "failed")
+                rr.config = job.get("config") or {}
+            else:
+                rr = RunResult.from_dict(json.loads(r["result"]), job.get("config"))
+                rr.error = r["error"]
+            rr.labels = lab
             out.append(rr)
         return out
 
