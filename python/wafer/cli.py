@@ -495,7 +495,56 @@ def cmd_train(a: argparse.Namespace) -> int:
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from . import reproduce
 
-    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json))
+    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json), seeds=a.seeds,
+                          store=a.store, jobs=a.jobs, report=a.report, list_only=a.list)
+
+
+def _study_trace(a: argparse.Namespace) -> dict[str, Any] | None:
+    """The trace flags as a study's trace table (None without a trace)."""
+    kw = _trace_kwargs(a)
+    if "trace" not in kw:
+        return None
+    sel = kw["selection"]
+    return {"path": os.path.abspath(kw["trace"]), "format": kw["format"], "repeat": kw["repeat"],
+            "remap": kw["remap"], "address_space": kw["address_space"], "device": sel.device,
+            "start": sel.start_seconds, "end": sel.end_seconds, "max_requests": sel.max_requests,
+            "drop_reads": sel.drop_reads, "skip_bad": sel.skip_bad}
+
+
+def _device_fields(a: argparse.Namespace) -> dict[str, Any]:
+    """The device flags as wafer.Device fields (those that differ from the defaults)."""
+    from dataclasses import asdict
+
+    given, default = asdict(_device(a)), asdict(Device())
+    return {k: v for k, v in given.items() if v != default[k]}
+
+
+def cmd_gap(a: argparse.Namespace) -> int:
+    from . import gap
+    from .store import Store
+
+    names = [p for p in a.policy.split(",") if p]
+    page = None
+    with Store(a.store) as st:
+        gaps, ids = gap.run(names, store=st, jobs=a.jobs, progress=not (a.quiet or a.json),
+                            workload=a.workload, trace=_study_trace(a), device=_device_fields(a), victim=a.victim,
+                            seeds=list(range(a.seed, a.seed + a.seeds)), writes=a.writes,
+                            drive_writes=a.drive_writes, nodap_search=not a.nodap_ladder)
+        if a.report:
+            from .report import write_report
+
+            page = write_report(st, a.report, title=f"wafer gap: {', '.join(names)}", jobs=ids,
+                                gaps=gap.tidy(gaps), notes=[gap.LEGEND.replace("\n", " ")])
+    if a.json:
+        print(json.dumps({"gaps": gaps, **({"report": str(page)} if page else {})}))
+        return 0 if all(g.get("complete") for g in gaps) else 1
+    for g in gaps:
+        print(gap.format_gap(g))
+        print()
+    print(gap.LEGEND)
+    if page:
+        print(f"\nreport: {page}")
+    return 0 if all(g.get("complete") for g in gaps) else 1
 
 
 def cmd_report(a: argparse.Namespace) -> int:
@@ -654,12 +703,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .reproduce import EXPERIMENTS
 
-    rp = sub.add_parser("reproduce", help="re-run an experiment behind docs/FIDELITY.md",
-                        formatter_class=fmt,
-                        epilog="experiments:\n" + "\n".join(f"  {k:<12} {v.description}" for k, v in EXPERIMENTS.items()))
-    rp.add_argument("name", choices=sorted(EXPERIMENTS), help="experiment")
+    rp = sub.add_parser(
+        "reproduce", help="re-run the experiment behind a paper figure (docs/FIDELITY.md) and check its claims",
+        formatter_class=fmt,
+        description="Each experiment is a sweep over policies, victims, workloads and OPs, repeated over seeds, on "
+                    "all cores; its runs go to a store (default reproduce-NAME.sqlite), so a rerun resumes. It "
+                    "prints one Markdown table per setting (mean ± 95%% interval over seeds) and checks the claims "
+                    "of the papers it stands for: each holds or fails, with the numbers.",
+        epilog="examples:\n"
+               "  wafer reproduce --list                       experiments, their figures and claims\n"
+               "  wafer reproduce rule-based                   3 seeds, all cores, resumable\n"
+               "  wafer reproduce oracle --seeds 5 --report oracle-report/\n"
+               "  wafer reproduce learned --quick --seeds 1    a small device: a smoke test in seconds\n\n"
+               "experiments:\n" + "\n".join(f"  {k:<12} {v.figure}" for k, v in EXPERIMENTS.items()))
+    rp.add_argument("name", nargs="?", choices=list(EXPERIMENTS), help="experiment (see --list)")
+    rp.add_argument("--list", action="store_true", help="list the experiments, the figures they stand for, their claims")
+    rp.add_argument("--seeds", type=_positive_int, default=3, metavar="N", help="seeds 1..N per cell (default 3)")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
-    rp.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    rp.add_argument("--store", metavar="FILE", help="results store (default reproduce-NAME.sqlite; reruns resume)")
+    rp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    rp.add_argument("--report", metavar="DIR", help="also write the HTML report and figures into DIR")
+    rp.add_argument("--out", metavar="FILE.json", help="also write the cells and claims as JSON")
     rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
@@ -667,6 +731,38 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweep.cli import add_parser as add_sweep
 
     add_sweep(sub)
+
+    gp = sub.add_parser(
+        "gap", formatter_class=fmt,
+        help="how much of a policy's distance to NoDaP comes from user placement, GC relocation, configuration",
+        description="Runs POLICY, POLICY+nu (NoDaP's user placement), POLICY+ngc (NoDaP's GC relocation), "
+                    "POLICY+nu+ngc and NoDaP on the same stream, device and seeds (on all cores), and splits "
+                    "the distance W(POLICY) - W(NoDaP) of steady-state WAFs into three parts (DOGI §3.2):\n\n"
+                    "  user first:  user = W(P) - W(P+nu),      GC = W(P+nu) - W(P+nu+ngc)\n"
+                    "  GC first:    GC   = W(P) - W(P+ngc),     user = W(P+ngc) - W(P+nu+ngc)\n"
+                    "  both:        group configuration = W(P+nu+ngc) - W(NoDaP)\n"
+                    "  average:     the mean of the two orders (Shapley values); the three parts add up to "
+                    "the distance.\n\n"
+                    "A negative part means the oracle's choice hurt the policy (its other parts were tuned "
+                    "around its own). With --seeds N every part is a mean with its 95% interval over seeds.",
+        epilog="examples:\n"
+               "  wafer gap sepbit --workload zipf:1.0 --capacity 256MiB --drive-writes 6\n"
+               "  wafer gap sepbit,midas --workload zipf:1.0 --seeds 3 --report gap/     stacked bars, table\n"
+               "  wafer gap midas --trace hm_0.csv.gz --victim cost-benefit --json\n"
+               "  wafer gap sepbit --nodap-ladder --store gap.sqlite   NoDaP without its search; runs kept\n\n"
+               + EPILOG_WORKLOADS)
+    gp.add_argument("policy", metavar="POLICY[,POLICY...]", help="policies to decompose, e.g. sepbit or sepbit,midas")
+    gp.add_argument("--victim", default="greedy", help="victim selector (default greedy)")
+    gp.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds --seed .. --seed+N-1 (default 1)")
+    gp.add_argument("--nodap-ladder", action="store_true",
+                    help="NoDaP with DOGI's BIR ladder instead of its offline search (faster, a little worse)")
+    gp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    gp.add_argument("--store", metavar="FILE", help="keep the runs in this store (rerun: reused); default: in memory")
+    gp.add_argument("--report", metavar="DIR", help="write the report (stacked bars, the runs' figures) into DIR")
+    _add_run(gp)
+    _add_device(gp)
+    _add_trace(gp)
+    gp.set_defaults(func=cmd_gap)
 
     rep = sub.add_parser(
         "report", formatter_class=fmt,

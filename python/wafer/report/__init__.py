@@ -32,6 +32,7 @@ def write_report(
     static_formats: tuple[str, ...] = ("png", "svg"),
     extra: list[tuple[str, str, Any]] | None = None,
     notes: list[str] | None = None,
+    gaps: Any = None,
 ) -> Path:
     """Write ``report.html`` and its data into ``out_dir``; return the page's path.
 
@@ -40,8 +41,9 @@ def write_report(
     Also written: ``results.json`` (every run), ``runs.csv`` (one row per run),
     ``timeseries.csv`` (one row per run x window), ``groups.csv`` and, for each
     figure the data has, ``figures/NAME.png`` and ``.svg`` (``static_formats=()``
-    skips them). ``extra``: more (anchor, heading, plotly figure) sections,
-    e.g. the oracle-gap decomposition; ``notes``: paragraphs under the title."""
+    skips them). ``extra``: more (anchor, heading, plotly figure) sections;
+    ``notes``: paragraphs under the title; ``gaps``: an oracle-gap table
+    (:func:`wafer.gap.tidy`) drawn first, as stacked bars."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables, results = load(source, study=study, title=title, jobs=jobs)
@@ -52,12 +54,18 @@ def write_report(
     tables.groups.to_csv(out / "groups.csv", index=False)
     links = [("results.json", "every run, in full"), ("runs.csv", "one row per run"),
              ("timeseries.csv", "one row per run and window"), ("groups.csv", "one row per run and group")]
-    sections = [(a, h, fig) for a, h, f in figures.FIGURES if (fig := f(tables)) is not None]
+    sections = []
+    if gaps is not None and not gaps.empty:
+        gaps.to_csv(out / "gap.csv", index=False)
+        links.append(("gap.csv", "the decomposition, one row per policy, order and component"))
+        sections.append(("oracle-gap", "Distance to NoDaP by component", figures.oracle_gap(gaps)))
+    sections += [(a, h, fig) for a, h, f in figures.FIGURES if (fig := f(tables)) is not None]
     sections += list(extra or [])
     note = ""
     if static_formats:
         (out / "figures").mkdir(exist_ok=True)
         written = static.write_all(tables, out / "figures", static_formats)
+        written += static.oracle_gap(gaps, out / "figures", static_formats)
         names = sorted({p.stem for p in written})
         note = (f"Figures for papers (matplotlib, {' and '.join(f.upper() for f in static_formats)}): "
                 + ", ".join(f"figures/{n}" for n in names) + f"; at most {static.MAX_PANELS} panels each.")

@@ -331,6 +331,26 @@ def latency_cdf(t: Tables):
     return fig
 
 
+GAP_COLORS = {"user placement": "#1f77b4", "GC relocation": "#ff7f0e", "group configuration": "#7f7f7f"}
+
+
+def oracle_gap(gaps):
+    """Stacked bars: each policy's distance to NoDaP split into user placement,
+    GC relocation and group configuration (:func:`wafer.gap.tidy`'s table),
+    one panel per order of the decomposition."""
+    import plotly.express as px
+
+    if gaps is None or gaps.empty:
+        return None
+    fig = px.bar(gaps, x="policy", y="value", color="component", facet_col="order", barmode="relative",
+                 color_discrete_map=GAP_COLORS, category_orders={"order": ["user first", "GC first", "average"],
+                                                                 "component": list(GAP_COLORS)},
+                 labels={"value": "WAF above NoDaP"}, hover_data={"half": ":.3f"})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_layout(**_LAYOUT, height=440, title="Distance to NoDaP by component (steady WAF)")
+    return fig
+
+
 #: The page's figures in order: (anchor, heading, function).
 FIGURES = [
     ("steady-waf", "Steady-state WAF", steady_waf),

@@ -230,6 +230,32 @@ def victim_histogram(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Pat
     return _save(fig, out, "victim-valid-ratios", formats)
 
 
+def oracle_gap(gaps, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Stacked bars of the oracle-gap decomposition (:func:`wafer.gap.tidy`), a panel per order."""
+    if gaps is None or gaps.empty:
+        return []
+    from .figures import GAP_COLORS
+
+    orders = ["user first", "GC first", "average"]
+    pols = list(dict.fromkeys(gaps.policy))
+    fig, axes = _grid(3, 3, w=max(2.8, 0.8 * len(pols)), h=3.0)
+    for ax, order in zip(axes, orders):
+        d = gaps[gaps.order == order]
+        up, down = [0.0] * len(pols), [0.0] * len(pols)
+        for comp, color in GAP_COLORS.items():
+            vals = d[d.component == comp].set_index("policy").reindex(pols).value.fillna(0).tolist()
+            base = [u if v >= 0 else dn for v, u, dn in zip(vals, up, down)]
+            ax.bar(range(len(pols)), vals, bottom=base, color=color, label=comp)
+            up = [u + max(v, 0) for u, v in zip(up, vals)]
+            down = [dn + min(v, 0) for dn, v in zip(down, vals)]
+        ax.axhline(0, color="#333", lw=0.8)
+        ax.set_xticks(range(len(pols)), pols, rotation=30 if len(pols) > 2 else 0)
+        ax.set_title(order, fontsize=9)
+    axes[0].set_ylabel("WAF above NoDaP")
+    _legend(fig, axes)
+    return _save(fig, out, "oracle-gap", formats)
+
+
 FIGURES = [steady_waf, waf_over_time, accuracy, group_sizes, group_lifetimes, victim_histogram]
 
 
