@@ -136,20 +136,23 @@ def waf_over_time(t: Tables):
 
 
 def accuracy(t: Tables):
-    """Cumulative lifetime-prediction accuracy of user-written and GC-written
-    blocks against drive-writes (runs with ``accuracy``)."""
+    """Lifetime-prediction accuracy of user-written and GC-written blocks
+    against drive-writes: since the start (top) and within each window
+    (bottom), mean over seeds (runs with ``accuracy``)."""
     go, make_subplots = _go()
     w = t.windows
-    cols = [c for c in ("cumulative_user_accuracy", "cumulative_gc_accuracy") if c in w and w[c].notna().any()]
-    if w.empty or not cols:
+    kinds = [k for k in ("user", "gc") if f"cumulative_{k}_accuracy" in w and w[f"cumulative_{k}_accuracy"].notna().any()]
+    if w.empty or not kinds:
         return None
     keys = varying(w)
     w = with_panel(w, keys)
     styles = styles_of(t)
-    names = {"cumulative_user_accuracy": "user-written blocks", "cumulative_gc_accuracy": "GC-written blocks"}
+    what = {"user": "user-written blocks", "gc": "GC-written blocks"}
+    rows = [("cumulative_{}_accuracy", "since the start"), ("{}_accuracy", "within each window")]
+    cols = [c.format(k) for c, _ in rows for k in kinds]
+    fig = make_subplots(rows=2, cols=len(kinds), shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.03,
+                        vertical_spacing=0.1, subplot_titles=[f"{what[k]}, {when}" for _, when in rows for k in kinds])
     seen: set = set()
-    fig = make_subplots(rows=1, cols=len(cols), shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=[names[c] for c in cols])
     panels = panels_of(w)
     g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"),
                                                                        **{c: (c, "mean") for c in cols}))
@@ -157,23 +160,24 @@ def accuracy(t: Tables):
     for i, panel in enumerate(panels):
         for p in t.policies:
             d = g.get((panel, p))
-            for j, c in enumerate(cols):
-                if d is None or d[c].isna().all():
-                    continue
-                s = styles[p]
-                traces.append(go.Scatter(x=d["x"], y=d[c], mode="lines", visible=i == 0,
-                                         line=dict(color=s["color"], dash=s["dash"], width=2),
-                                         hovertemplate=f"{p}<br>%{{x:.2f}} drive-writes<br>%{{y:.3f}}<extra></extra>",
-                                         **_legend(styles, p, show=_first(seen, panel, p))))
-                where.append(j + 1)
-                trace_panels.append(panel)
+            for r, (col, _) in enumerate(rows):
+                for j, k in enumerate(kinds):
+                    c = col.format(k)
+                    if d is None or d[c].isna().all():
+                        continue
+                    s = styles[p]
+                    traces.append(go.Scatter(x=d["x"], y=d[c], mode="lines", visible=i == 0,
+                                             line=dict(color=s["color"], dash=s["dash"], width=1.8),
+                                             hovertemplate=f"{p}<br>%{{x:.2f}} drive-writes<br>%{{y:.3f}}<extra></extra>",
+                                             **_legend(styles, p, show=_first(seen, panel, p))))
+                    where.append((r + 1, j + 1))
+                    trace_panels.append(panel)
     if not traces:
         return None
-    fig.add_traces(traces, rows=[1] * len(traces), cols=where)
+    fig.add_traces(traces, rows=[r for r, _ in where], cols=[c for _, c in where])
     _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
-    fig.update_layout(**_LAYOUT, height=440,
-                      title="Lifetime-prediction accuracy since the start (share of predictions that were right)")
-    fig.update_xaxes(title_text="drive-writes")
+    fig.update_layout(**_LAYOUT, height=640, title="Lifetime-prediction accuracy (share of predictions that were right)")
+    fig.update_xaxes(title_text="drive-writes", row=2)
     fig.update_yaxes(title_text="accuracy", range=[0, 1.02], col=1)
     return fig
 

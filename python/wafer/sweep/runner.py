@@ -16,6 +16,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +89,7 @@ class LocalBackend:
         for h in done:
             try:
                 out.append((h, h.result(), None))
-            except cf.process.BrokenProcessPool as e:
+            except BrokenProcessPool as e:
                 broken = True
                 out.append((h, None, f"a worker process died (killed, or out of memory?) while running this job "
                                      f"or one beside it: {e}"))
