@@ -222,3 +222,17 @@ def test_ray_backend_runs_the_same_study(tmp_path_factory, monkeypatch):
     local = sweep.run(study(seeds=1), tmp / "local.sqlite")
     assert set(df.status) == {"done"} and len(df) == 24
     assert df.steady_waf.tolist() == local.steady_waf.tolist(), "same jobs, same results"
+
+
+def test_the_progress_bar_counts_jobs_with_an_eta():
+    import io
+
+    from wafer.progress import Progress
+
+    out = io.StringIO()
+    bar = Progress(200, "sweep big", stream=out, delay=0.0, unit="jobs")
+    time.sleep(0.01)
+    bar.update(50)
+    bar.close()
+    line = out.getvalue()
+    assert "50/200 jobs" in line and "ETA" in line and "25.0%" in line

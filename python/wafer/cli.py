@@ -571,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay block I/O workloads through a simulated flash translation layer and "
                     "measure write amplification (WAF) under data-placement policies.",
         epilog="examples:\n"
-               "  wafer demo                                   every policy on a skewed workload, with a report\n"
+               "  wafer demo                                   every policy family on a skewed workload, with a report\n"
                "  wafer replay --policy two-r --workload zipf:0.9 --capacity 4GiB --op 0.07\n"
                "  wafer compare --workload hotcold:0.9:0.1 --victims greedy,cost-benefit --report out/\n"
                "  wafer replay --trace hm_0.csv.gz --policy sepbit --victim cost-benefit\n"
@@ -581,6 +581,10 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer oracle search hm_0.csv.gz -o nodap.json   NoDaP's near-optimal configuration\n"
                "  wafer compare --policies midas,midas+ngc,nodap --workload zipf:1.0   oracle-assisted variants\n"
                "  wafer train dogi --workload zipf:1.0 -o dogi.safetensors   a learned policy's model\n"
+               "  wafer sweep example > study.toml && wafer sweep run study.toml   a study on all cores, resumable\n"
+               "  wafer report study.sqlite -o report/         HTML page and paper figures from a store\n"
+               "  wafer gap sepbit --workload zipf:1.0         SepBIT's distance to NoDaP, by component\n"
+               "  wafer reproduce --list                       one command per paper figure, claims checked\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
                "  wafer bench --quick\n",
     )
@@ -708,7 +712,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
         description="Each experiment is a sweep over policies, victims, workloads and OPs, repeated over seeds, on "
                     "all cores; its runs go to a store (default reproduce-NAME.sqlite), so a rerun resumes. It "
-                    "prints one Markdown table per setting (mean ± 95%% interval over seeds) and checks the claims "
+                    "prints one Markdown table per setting (mean ± 95% interval over seeds) and checks the claims "
                     "of the papers it stands for: each holds or fails, with the numbers.",
         epilog="examples:\n"
                "  wafer reproduce --list                       experiments, their figures and claims\n"
@@ -735,15 +739,15 @@ def build_parser() -> argparse.ArgumentParser:
     gp = sub.add_parser(
         "gap", formatter_class=fmt,
         help="how much of a policy's distance to NoDaP comes from user placement, GC relocation, configuration",
-        description="Runs POLICY, POLICY+nu (NoDaP's user placement), POLICY+ngc (NoDaP's GC relocation), "
-                    "POLICY+nu+ngc and NoDaP on the same stream, device and seeds (on all cores), and splits "
+        description="Runs POLICY, POLICY+nu (NoDaP's user placement), POLICY+ngc (NoDaP's GC relocation),\n"
+                    "POLICY+nu+ngc and NoDaP on the same stream, device and seeds (on all cores), and splits\n"
                     "the distance W(POLICY) - W(NoDaP) of steady-state WAFs into three parts (DOGI §3.2):\n\n"
                     "  user first:  user = W(P) - W(P+nu),      GC = W(P+nu) - W(P+nu+ngc)\n"
                     "  GC first:    GC   = W(P) - W(P+ngc),     user = W(P+ngc) - W(P+nu+ngc)\n"
                     "  both:        group configuration = W(P+nu+ngc) - W(NoDaP)\n"
-                    "  average:     the mean of the two orders (Shapley values); the three parts add up to "
-                    "the distance.\n\n"
-                    "A negative part means the oracle's choice hurt the policy (its other parts were tuned "
+                    "  average:     the mean of the two orders (Shapley values): the three parts add up\n"
+                    "               to the distance.\n\n"
+                    "A negative part means the oracle's choice hurt the policy (its other parts were tuned\n"
                     "around its own). With --seeds N every part is a mean with its 95% interval over seeds.",
         epilog="examples:\n"
                "  wafer gap sepbit --workload zipf:1.0 --capacity 256MiB --drive-writes 6\n"
@@ -769,7 +773,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="an HTML report (interactive figures, sortable table) and paper figures from a store or results JSON",
         description="Write report.html (plotly figures with their JavaScript embedded: one file, works offline), "
                     "figures/*.png and *.svg for papers (matplotlib), and the data as JSON and CSV. Figures: "
-                    "steady WAF per policy with 95%% intervals over seeds, WAF over time, prediction accuracy, "
+                    "steady WAF per policy with 95% intervals over seeds, WAF over time, prediction accuracy, "
                     "group sizes and lifetimes, victim valid ratios (each when the runs have the data).",
         epilog="examples:\n"
                "  wafer report study.sqlite -o report/             a sweep's store (wafer sweep run)\n"
