@@ -236,3 +236,20 @@ def test_the_progress_bar_counts_jobs_with_an_eta():
     bar.close()
     line = out.getvalue()
     assert "50/200 jobs" in line and "ETA" in line and "25.0%" in line
+
+
+SCRIPT = """import wafer.sweep
+df = wafer.sweep.run({"name": "u", "policies": ["base"], "seeds": 3, "drive_writes": 1,
+                      "devices": [{"logical_blocks": 16384, "segment_blocks": 32}]}, None, jobs=2)
+print(df.status.tolist())
+"""
+
+
+def test_a_sweep_from_stdin_runs_and_an_unguarded_script_gets_a_clear_error(tmp_path):
+    p = subprocess.run([sys.executable, "-"], input=SCRIPT, capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert p.returncode == 0 and "['done', 'done', 'done']" in p.stdout, p.stderr[-2000:]
+    script = tmp_path / "unguarded.py"
+    script.write_text(SCRIPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode != 0 and 'Guard its sweep with `if __name__ == "__main__":`' in p.stderr

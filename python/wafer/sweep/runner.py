@@ -12,14 +12,17 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import socket
+import sys
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
 from ..progress import Progress
 from .study import Job, replay_args
 
@@ -63,6 +66,23 @@ def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) ->
     return out
 
 
+@contextmanager
+def _spawnable_main():
+    """Hide a ``__main__.__file__`` that names no file (``python -``, some
+    embedders) while workers start: a spawned worker would try to run it, and
+    workers need nothing from ``__main__`` (a job is wafer's own function)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 class LocalBackend:
     """A pool of ``workers`` processes on this machine (started with spawn,
     so it is safe with threads and the same on every platform)."""
@@ -79,7 +99,8 @@ class LocalBackend:
         return self._pool
 
     def submit(self, job: Job, ctx: JobContext) -> Any:
-        return self._ensure().submit(run_job, job.id, job.spec, ctx)
+        with _spawnable_main():  # workers start during submit
+            return self._ensure().submit(run_job, job.id, job.spec, ctx)
 
     def wait(self, handles: Iterable[Any], timeout: float) -> list[tuple[Any, dict[str, Any] | None, str | None]]:
         """Finished handles with their outcome, or None and the reason the worker died."""
@@ -203,13 +224,15 @@ def execute(jobs: list[Job], store, make_backend: Callable[[], Any], *, owner: s
     backend = make_backend()
     inflight: dict[Any, Job] = {}
     window = 2 * backend.workers
+    retried: set[str] = set()
+    deaths = returned = 0  # workers that died under a job / jobs a worker returned
     bar = Progress(len(todo), f"sweep {study or ''}".strip(), enabled=progress, unit="jobs", delay=1.0)
     last_beat = time.monotonic()
     try:
         while todo or inflight:
             while todo and len(inflight) < window:
                 job = todo.popleft()
-                state = store.claim(job, owner, study=study, retry_failed=retry_failed)
+                state = store.claim(job, owner, study=study, retry_failed=retry_failed or job.id in retried)
                 if state == "claimed":
                     inflight[backend.submit(job, ctx)] = job
                 elif state == "busy":
@@ -221,7 +244,19 @@ def execute(jobs: list[Job], store, make_backend: Callable[[], Any], *, owner: s
             for handle, outcome, died in backend.wait(inflight, timeout=HEARTBEAT_SECONDS / 3):
                 job = inflight.pop(handle)
                 if outcome is None:
+                    deaths += 1
+                    if returned == 0 and deaths >= 2 * backend.workers + 2:
+                        raise _core.SimulationError(
+                            "sweep: the worker processes die before finishing any job. Run from a script? "
+                            "Guard its sweep with `if __name__ == \"__main__\":` (workers start by importing "
+                            f"it); else see the worker's error above. Last: {died}")
+                    if job.id not in retried:  # a worker killed under it (out of memory?): once more
+                        retried.add(job.id)
+                        todo.appendleft(job)
+                        continue
                     outcome = {"id": job.id, "status": "failed", "error": died, "result": None}
+                else:
+                    returned += 1
                 store.finish(outcome, owner)
                 tally.ran += 1
                 tally.failed += outcome["status"] == "failed"
