@@ -60,6 +60,19 @@ def test_every_figure_has_its_data(runs):
     assert sum(1 for tr in waf.data if tr.visible) == 4 and len(waf.layout.updatemenus[0].buttons) == 2
 
 
+def test_latency_cdfs_when_results_carry_them(runs):
+    timed = []
+    for r in runs[:2]:
+        c = wafer.RunResult.from_dict(r.to_dict())
+        c.raw["latency"] = {"read": {"us": [50, 80, 120, 900], "cdf": [0.2, 0.6, 0.9, 1.0]},
+                            "write": {"us": [20, 40, 3000], "cdf": [0.5, 0.95, 1.0]}}
+        timed.append(c)
+    t = from_results(timed)
+    assert len(t.latency) == 2 * 7 and set(t.latency.op) == {"read", "write"}
+    fig = figs.latency_cdf(t)
+    assert fig is not None and len(fig.data) == 4 and fig.layout.xaxis.type == "log"
+
+
 def test_many_policies_are_split_by_family(runs):
     many = []
     for i in range(5):

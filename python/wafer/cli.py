@@ -816,6 +816,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nwafer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) stopped: nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

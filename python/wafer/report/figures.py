@@ -32,13 +32,11 @@ def _selector(fig, trace_panels: list[str], panels: list[str], what: str) -> Non
     """A menu choosing which panel's traces are visible (nothing with one panel)."""
     if len(panels) <= 1:
         return
-    buttons = [dict(label=p, method="restyle", args=[{"visible": [tp == p for tp in trace_panels]}])
+    prefix = f"{what}: " if " · " not in what else ""
+    buttons = [dict(label=prefix + p, method="restyle", args=[{"visible": [tp == p for tp in trace_panels]}])
                for p in panels]
     fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", showactive=True, x=1.0, xanchor="right",
-                                        y=1.02, yanchor="bottom", pad=dict(r=4, t=4))],
-                      annotations=[*fig.layout.annotations,
-                                   dict(text=f"{what}:", x=0.0, xref="paper", y=1.04, yref="paper",
-                                        showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11))])
+                                        y=1.02, yanchor="bottom", pad=dict(r=4, t=4))])
 
 
 def _legend(styles: dict[str, dict[str, Any]], policy: str, show: bool = True) -> dict[str, Any]:
