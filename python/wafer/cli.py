@@ -348,11 +348,14 @@ def cmd_demo(a: argparse.Namespace) -> int:
     from . import demo
 
     if not (a.json or a.quiet):
-        size = "every policy, 4 GiB device, several minutes" if a.full else "seven policies, 256 MiB device"
-        print(f"wafer demo: {demo.WORKLOAD} ({size}), 10% OP, prefilled, 6 drive-writes (1 of warm-up), "
-              "victims greedy and cost-benefit, on all cores;\n"
-              "families: no separation (base), rule-based (two-r, sepbit, midas), learned (dogi, trained online), "
-              "oracles (nodap, oracle-sort: they know every block's death time)\n", flush=True)
+        st = demo.study(full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds, seed=a.seed)
+        dev = st["devices"][0]
+        what = "every registered policy (minutes)" if a.full else \
+            "no separation (base), rule-based (two-r, sepbit, midas), learned (dogi, trained online), " \
+            "oracles (nodap, oracle-sort: they know every block's death time)"
+        print(f"wafer demo: {demo.WORKLOAD} on {dev['logical_blocks']} blocks of 4 KiB ({dev['name']}), 10% OP, "
+              f"prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit, "
+              f"{len(st['seeds'])} seed(s), on all cores;\n{what}\n", flush=True)
     start = time.monotonic()
     page, df, db = demo.run(a.out, full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds,
                             seed=a.seed, jobs=a.jobs, progress=not (a.quiet or a.json))

@@ -145,7 +145,9 @@ def lowers(variant: str, policy: str, workloads: list[str], op: float) -> Callab
         for v in c.victims:
             for w in workloads:
                 a, b = c.waf(policy, w, op, v), c.waf(variant, w, op, v)
-                text = f"{w} {v}: {policy} {_f(a)} -> {variant} {_f(b)} ({(a - b) / a:+.0%} lower)" if a == a else w
+                change = "" if a != a or b != b else \
+                    f" ({(a - b) / a:.0%} lower)" if b <= a else f" ({(b - a) / a:.0%} higher)"
+                text = f"{w} {v}: {policy} {_f(a)} -> {variant} {_f(b)}{change}"
                 items.append((None if a != a or b != b else b < a, text))
         return _all(items, "; ".join(d for _, d in items))
     return check
