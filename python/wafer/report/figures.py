@@ -35,8 +35,12 @@ def _selector(fig, trace_panels: list[str], panels: list[str], what: str) -> Non
     prefix = f"{what}: " if " · " not in what else ""
     buttons = [dict(label=prefix + p, method="restyle", args=[{"visible": [tp == p for tp in trace_panels]}])
                for p in panels]
-    fig.update_layout(updatemenus=[dict(buttons=buttons, direction="down", showactive=True, x=1.0, xanchor="right",
-                                        y=1.02, yanchor="bottom", pad=dict(r=4, t=4))])
+    # Above the subplot titles, below the figure's title: 36 px over the plot area (call after the height is set).
+    top, bottom = 105, _LAYOUT["margin"]["b"]
+    plot = (fig.layout.height or 450) - top - bottom
+    fig.update_layout(margin_t=top, updatemenus=[dict(buttons=buttons, direction="down", showactive=True, x=1.0,
+                                                      xanchor="right", y=1 + 36 / plot, yanchor="bottom",
+                                                      pad=dict(r=4, t=0, b=0))])
 
 
 def _legend(styles: dict[str, dict[str, Any]], policy: str, show: bool = True) -> dict[str, Any]:
@@ -44,6 +48,12 @@ def _legend(styles: dict[str, dict[str, Any]], policy: str, show: bool = True) -
     title, so it shows whichever panel is visible)."""
     fam = styles[policy]["family"]
     return dict(name=policy, legendgroup=fam, legendgrouptitle_text=fam, showlegend=show)
+
+
+def _height(t: Tables, base: int) -> int:
+    """A figure's height [px]: ``base``, or more when the legend (policies and
+    family titles) would not fit beside the plot."""
+    return max(base, 190 + 21 * (len(t.policies) + t.runs.family.nunique()))
 
 
 def _first(seen: set, *key: str) -> bool:
@@ -121,8 +131,8 @@ def over_time(t: Tables, metric: str = "waf", title: str | None = None, ylabel: 
             where.append(cols.index(s["family"]) + 1 if cols[0] else 1)
             trace_panels.append(panel)
     fig.add_traces(traces, rows=[1] * len(traces), cols=where)
+    fig.update_layout(**_LAYOUT, height=_height(t, 460), title=title or f"{metric} per window (mean over seeds)")
     _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
-    fig.update_layout(**_LAYOUT, height=460, title=title or f"{metric} per window (mean over seeds)")
     fig.update_xaxes(title_text="drive-writes")
     fig.update_yaxes(title_text=ylabel or metric, col=1)
     return fig
@@ -173,8 +183,8 @@ def accuracy(t: Tables):
     if not traces:
         return None
     fig.add_traces(traces, rows=[r for r, _ in where], cols=[c for _, c in where])
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
     fig.update_layout(**_LAYOUT, height=640, title="Lifetime-prediction accuracy (share of predictions that were right)")
+    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
     fig.update_xaxes(title_text="drive-writes", row=2)
     fig.update_yaxes(title_text="accuracy", range=[0, 1.02], col=1)
     return fig
@@ -215,9 +225,9 @@ def group_sizes(t: Tables):
                                                "<extra></extra>"))
             trace_panels.append(panel)
     fig.add_traces(traces)
-    _selector(fig, trace_panels, panels, " · ".join(varying(t.groups)) or "runs")
     fig.update_layout(**_LAYOUT, barmode="stack", height=440, yaxis_title="segments",
                       title="Group sizes at the end of the run (segments per group; first seed)")
+    _selector(fig, trace_panels, panels, " · ".join(varying(t.groups)) or "runs")
     return fig
 
 
@@ -253,10 +263,10 @@ def group_lifetimes(t: Tables):
                                      **_legend(styles, p)))
             trace_panels.append(panel)
     fig.add_traces(traces)
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
-    fig.update_layout(**_LAYOUT, height=460, xaxis_title="group", yaxis_title="lifetime [drive-writes]",
+    fig.update_layout(**_LAYOUT, height=_height(t, 460), xaxis_title="group", yaxis_title="lifetime [drive-writes]",
                       title="Lifetime of the blocks each group received: median, p10–p90 "
                             "(no upper bar: p90 outlives the run; first seed)")
+    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
     fig.update_yaxes(type="log")
     fig.update_xaxes(dtick=1)
     return fig
@@ -293,8 +303,9 @@ def victim_histogram(t: Tables):
             where.append(cols.index(s["family"]) + 1 if cols[0] else 1)
             trace_panels.append(panel)
     fig.add_traces(traces, rows=[1] * len(traces), cols=where)
+    fig.update_layout(**_LAYOUT, height=_height(t, 420),
+                      title="Valid ratio of the segments GC collected (share of victims)")
     _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
-    fig.update_layout(**_LAYOUT, height=420, title="Valid ratio of the segments GC collected (share of victims)")
     fig.update_xaxes(title_text="valid blocks / segment size", range=[0, 1])
     fig.update_yaxes(title_text="share of victims", tickformat=".0%", col=1)
     return fig
@@ -326,8 +337,8 @@ def latency_cdf(t: Tables):
                                          **_legend(styles, p, show=_first(seen, panel, p))),
                               row=1, col=j + 1)
                 trace_panels.append(panel)
+    fig.update_layout(**_LAYOUT, height=_height(t, 420), title="Latency CDF (first seed)")
     _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
-    fig.update_layout(**_LAYOUT, height=420, title="Latency CDF (first seed)")
     fig.update_xaxes(type="log", title_text="latency [µs]")
     fig.update_yaxes(title_text="share of requests", range=[0, 1], col=1)
     return fig
