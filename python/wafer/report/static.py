@@ -27,15 +27,34 @@ def _plt():
     return plt
 
 
-def _grid(n: int, ncols: int, w: float = 4.2, h: float = 3.0, sharey: bool = True):
+# Margins [inches]: fixed, so no layout engine has to measure every tick label (matplotlib's constrained
+# layout took most of a figure's time).
+_LEFT, _RIGHT, _TOP, _BOTTOM, _LEGEND_ROW = 0.75, 0.15, 0.4, 0.55, 0.22
+
+
+def _grid(n: int, ncols: int, w: float = 4.2, h: float = 3.0, sharey: bool = True, bottom: float = 0.0):
+    """``n`` panels on a grid of ``ncols`` columns, each ``w`` x ``h`` inches;
+    ``bottom``: extra room under the panels [inches] (rotated tick labels)."""
     plt = _plt()
     rows = math.ceil(n / ncols)
     w = max(w, 6.0) if ncols == 1 else w
-    fig, axes = plt.subplots(rows, ncols, figsize=(w * ncols, h * rows + 0.6), squeeze=False, sharey=sharey,
-                             layout="constrained")
+    fig, axes = plt.subplots(rows, ncols, figsize=(w * ncols, h * rows), squeeze=False, sharey=sharey)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
+    fig._wafer_bottom = _BOTTOM + bottom
+    _margins(fig, 0.0)
     return fig, list(axes.flat)
+
+
+def _margins(fig, legend: float) -> None:
+    """Place the panels inside fixed margins, with ``legend`` inches below them for the legend."""
+    width, height = fig.get_size_inches()
+    bottom = fig._wafer_bottom + legend
+    fig.set_size_inches(width, height + legend - getattr(fig, "_wafer_legend", 0.0))
+    fig._wafer_legend = legend
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(left=_LEFT / width, right=1 - _RIGHT / width, top=1 - _TOP / height,
+                        bottom=bottom / height, wspace=0.28, hspace=(_TOP + fig._wafer_bottom) / 2.6)
 
 
 def _save(fig, out: Path, name: str, formats: tuple[str, ...]) -> list[Path]:
@@ -51,14 +70,16 @@ def _save(fig, out: Path, name: str, formats: tuple[str, ...]) -> list[Path]:
 
 
 def _legend(fig, axes) -> None:
-    handles, labels = {}, {}
+    """One legend for all panels, under them, six entries a row."""
+    handles: dict = {}
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, h)
-            labels[label] = label
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(6, len(handles)),
-                   frameon=False)
+        rows = math.ceil(len(handles) / 6)
+        _margins(fig, rows * _LEGEND_ROW + 0.1)
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(6, len(handles)),
+                   frameon=False, bbox_to_anchor=(0.5, 0.0))
 
 
 def steady_waf(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
@@ -73,7 +94,8 @@ def steady_waf(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     workloads = list(dict.fromkeys(cells.workload))
     pols = [p for p in t.policies if p in set(cells.policy)]
     ncols = 1 if len(panels) == 1 else 2
-    fig, axes = _grid(len(panels), ncols, w=max(4.5, 0.9 + 0.13 * len(pols) * len(workloads)), h=3.0)
+    fig, axes = _grid(len(panels), ncols, w=max(4.5, 0.9 + 0.13 * len(pols) * len(workloads)), h=3.0,
+                      bottom=0.3 if len(workloads) > 3 else 0.0)
     width = 0.8 / max(1, len(pols))
     for ax, panel in zip(axes, panels):
         d = cells[cells.panel == panel].set_index(["workload", "policy"])
@@ -129,14 +151,15 @@ def accuracy(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     styles = styles_of(t)
     panels = panels_of(w)[:MAX_PANELS // len(cols)]
     fig, axes = _grid(len(panels) * len(cols), len(cols), w=4.0, h=2.6)
+    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"),
+                                                                       **{c: (c, "mean") for c in cols}))
     for r, panel in enumerate(panels):
         for c, col in enumerate(cols):
             ax = axes[r * len(cols) + c]
-            d = w[w.panel == panel]
             for p in t.policies:
-                m = d[d.policy == p].groupby("window").agg(x=("drive_writes", "mean"), y=(col, "mean"))
-                if not m.empty and m.y.notna().any():
-                    ax.plot(m.x, m.y, color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
+                m = g.get((panel, p))
+                if m is not None and m[col].notna().any():
+                    ax.plot(m.x, m[col], color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
             what = "user-written" if "user" in col else "GC-written"
             ax.set_title(" · ".join(x for x in (panel if panel != "all" else None, what) if x), fontsize=9)
             ax.set_ylim(0, 1.02)
@@ -163,7 +186,8 @@ def group_sizes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     panels = panels_of(g)[:MAX_PANELS]
     n = int(g.group.max()) + 1
     cmap = plt.get_cmap("viridis")
-    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=max(4.5, 0.45 * g.policy.nunique()), h=3.0)
+    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=max(4.5, 0.45 * g.policy.nunique()), h=3.0,
+                      bottom=0.035 * max(len(p) for p in g.policy))
     for ax, panel in zip(axes, panels):
         d = g[g.panel == panel]
         pols = [p for p in t.policies if p in set(d.policy)]
