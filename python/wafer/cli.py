@@ -354,7 +354,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
             "no separation (base), rule-based (two-r, sepbit, midas), learned (dogi, trained online), " \
             "oracles (nodap, oracle-sort: they know every block's death time)"
         print(f"wafer demo: {demo.WORKLOAD} on {dev['logical_blocks']} blocks of 4 KiB ({dev['name']}), 10% OP, "
-              f"prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit, "
+              f"prefilled, 4 drive-writes (1 of warm-up), victims greedy and cost-benefit, "
               f"{len(st['seeds'])} seed(s), on all cores;\n{what}\n", flush=True)
     start = time.monotonic()
     page, df, db = demo.run(a.out, full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds,

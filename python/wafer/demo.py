@@ -2,7 +2,7 @@
 run as a small sweep on all cores, with the report.
 
 The default finishes in well under a minute on two cores: a 256 MiB device
-(64Ki blocks), 6 drive-writes, seven policies (no separation: base;
+(64Ki blocks), 4 drive-writes, seven policies (no separation: base;
 rule-based: two-r, sepbit, midas; learned: dogi; oracles: nodap,
 oracle-sort) under greedy and cost-benefit victims. ``--full`` runs every
 registered policy on a 4 GiB device (several minutes)."""
@@ -34,14 +34,14 @@ def study(full: bool = False, quick: bool = False, logical_blocks: int | None = 
     return {
         "name": "demo-full" if full else "demo",
         "description": f"every policy family on {WORKLOAD}: {blocks} blocks of 4 KiB, 10% OP, prefilled, "
-                       "6 drive-writes (1 of warm-up), greedy and cost-benefit victims",
+                       "4 drive-writes (1 of warm-up), greedy and cost-benefit victims",
         "workloads": [WORKLOAD],
         "policies": [{"name": n, "params": {"search": False}, "label": n} if n == "nodap" else n for n in names],
         "victims": ["greedy", "cost-benefit"],
         "devices": [{"name": f"{blocks * 4096 >> 20}MiB", "logical_blocks": blocks, "op": 0.1,
                      "segment_blocks": segment}],
         "seeds": list(range(seed, seed + seeds)),
-        "drive_writes": 6,
+        "drive_writes": 4,
         "metrics": ["steady_waf", "waf", "user_accuracy", "gc_accuracy", "train_seconds"],
     }
 
