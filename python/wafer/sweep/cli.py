@@ -78,7 +78,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_run)
 
-    st = ss.add_parser("status", help="jobs per status in a store, failed jobs' errors, running jobs")
+    st = ss.add_parser("status", help="jobs per status in a store, failed jobs' errors, running jobs",
+                       formatter_class=fmt, epilog=EPILOG)
     st.add_argument("store", metavar="STORE", help="a results store (.sqlite)")
     st.add_argument("--study", metavar="NAME", help="only this study (a store may hold several)")
     st.add_argument("--json", action="store_true", help="print JSON")
@@ -92,7 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--study", metavar="NAME", help="only this study")
     ex.set_defaults(func=cmd_export)
 
-    e = ss.add_parser("example", help="print a commented example study file")
+    e = ss.add_parser("example", help="print a commented example study file", formatter_class=fmt, epilog=EPILOG)
     e.set_defaults(func=lambda a: print(EXAMPLE, end="") or 0)
 
 

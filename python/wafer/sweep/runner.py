@@ -205,8 +205,7 @@ class Tally:
 
 
 def execute(jobs: list[Job], store, make_backend: Callable[[], Any], *, owner: str, study: str | None = None,
-            retry_failed: bool = False, progress: bool = True, ctx: JobContext | None = None,
-            on_outcome: Callable[[Job, dict[str, Any]], None] | None = None) -> Tally:
+            retry_failed: bool = False, progress: bool = True, ctx: JobContext | None = None) -> Tally:
     """Run the jobs the store does not have yet on the backend that
     ``make_backend()`` gives (made only if there is something to run, closed
     at the end), recording each outcome as it arrives. At most twice as many
@@ -260,8 +259,6 @@ def execute(jobs: list[Job], store, make_backend: Callable[[], Any], *, owner: s
                 store.finish(outcome, owner)
                 tally.ran += 1
                 tally.failed += outcome["status"] == "failed"
-                if on_outcome:
-                    on_outcome(job, outcome)
             bar.update(tally.ran + tally.busy)
             if time.monotonic() - last_beat > HEARTBEAT_SECONDS:
                 store.heartbeat(owner, (j.id for j in inflight.values()))
