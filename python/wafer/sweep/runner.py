@@ -135,7 +135,9 @@ class RayBackend:
     """Jobs as Ray tasks (one CPU each). Connects to ``address``
     (``ray.init(address=...)``; ``"auto"`` finds a running cluster), or to
     the cluster this process is already connected to, or starts a local one
-    with ``workers`` CPUs. Workers need wafer installed (same version)."""
+    with ``workers`` CPUs. Workers need wafer installed (same version) and
+    a study's traces at the same path (a shared file system); results come
+    back to this process, which alone writes the store."""
 
     name = "ray"
 
