@@ -163,7 +163,11 @@ def meta(t: Tables, results) -> str:
     if not results:
         return ""
     geo = results[0].raw.get("geometry") or {}
-    parts = [f"{len(results)} runs", f"{t.runs.policy.nunique()} policies", f"{t.runs.workload.nunique()} workloads"]
+    def n(count: int, word: str, plural: str | None = None) -> str:
+        return f"{count} {word if count == 1 else plural or word + 's'}"
+
+    parts = [n(len(results), "run"), n(t.runs.policy.nunique(), "policy", "policies"),
+             n(t.runs.workload.nunique(), "workload")]
     if geo:
         parts.append(f"first run's device: {geo.get('logical_blocks')} logical blocks of {geo.get('block_size')} B, "
                      f"{geo.get('segments')} segments of {geo.get('segment_blocks')} blocks, OP {geo.get('op', 0):.3f}")
