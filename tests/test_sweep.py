@@ -253,3 +253,17 @@ def test_a_sweep_from_stdin_runs_and_an_unguarded_script_gets_a_clear_error(tmp_
     script.write_text(SCRIPT)
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert p.returncode != 0 and 'Guard its sweep with `if __name__ == "__main__":`' in p.stderr
+
+
+def test_a_trace_is_annotated_once_before_the_workers_start(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"128166372003061629,hm,0,Write,{((i * 7919) % 3000) * 4096},4096,0\n"
+                             for i in range(20000)))
+    s = {"name": "ann", "traces": [str(trace)], "cache_dir": str(tmp_path / "cache"), "seeds": 2,
+         "policies": [{"name": "nodap", "params": {"search": False}}, "sepbit", "sepbit+ngc"],
+         "metrics": ["steady_waf", "user_accuracy"], "devices": [{"op": 0.2, "segment_blocks": 8}]}
+    df = sweep.run(s, tmp_path / "a.sqlite", jobs=2)
+    assert set(df.status) == {"done"}, df.error.tolist()
+    assert len(list((tmp_path / "cache").glob("*.wlife"))) == 1
+    with Store(tmp_path / "a.sqlite") as st:
+        assert all(r.raw["annotation"]["reused"] for r in st.results()), "every job read the cached annotation"

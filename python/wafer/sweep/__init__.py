@@ -11,6 +11,7 @@ for the store's tables.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,42 @@ def run_study(
     """Run ``study``'s jobs that ``store`` does not have (see :func:`run`); the tally says what happened."""
     store.register_study(study.name, study.source)
     todo = study.jobs()
+    known = store.statuses(j.id for j in todo)
+    annotate_traces([j for j in todo if known.get(j.id) != "done"], progress=progress)
     ctx = JobContext(checkpoint_dir=None if checkpoint_dir is None else str(checkpoint_dir))
     return execute(todo, store, lambda: make_backend(backend, jobs, address), owner=new_owner(), study=study.name,
                    retry_failed=retry_failed, progress=progress, ctx=ctx)
+
+
+def _needs_annotation(spec: dict[str, Any]) -> bool:
+    """Whether a job reads the lifetime annotation (accuracy, oracles, oracle-assisted variants)."""
+    base, *mods = spec["policy"].split("+")
+    return spec["accuracy"] or base == "nodap" or base.startswith("oracle-") or bool({"nu", "ngc", "ngrp"} & set(mods))
+
+
+def annotate_traces(jobs: list[Job], progress: bool = False) -> int:
+    """Annotate each trace the jobs need once, here, before the workers start:
+    they then all read the cached annotation instead of writing the same
+    cache file at once. Returns how many annotations were made or checked."""
+    import sys
+
+    from ..oracle import annotate
+    from .study import replay_args
+
+    seen: set[str] = set()
+    for j in jobs:
+        if not (j.spec.get("trace") and _needs_annotation(j.spec)):
+            continue
+        key = json.dumps([j.spec["trace"], j.spec["device"], j.spec.get("cache_dir")], sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        _, workload, kw = replay_args(j.spec)
+        if progress and sys.stderr.isatty():
+            sys.stderr.write(f"annotating block lifetimes of {j.spec['trace']['path']} (or reusing its cache) ...\n")
+        kw = {k: v for k, v in kw.items() if k not in ("victim", "params", "accuracy")}
+        annotate(workload, **kw)
+    return len(seen)
 
 
 def run(
