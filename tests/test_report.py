@@ -1,5 +1,4 @@
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -9,7 +8,6 @@ import pytest
 import wafer
 from wafer.report import family, from_results, write_report
 from wafer.report import figures as figs
-from wafer.stats import mean_interval, t975
 
 DEV = dict(logical_blocks=1 << 14, op=0.1, segment_blocks=32)
 
@@ -20,14 +18,6 @@ def runs():
     dev = wafer.Device(**DEV)
     return wafer.compare(["base", "sepbit", "midas", "nodap"], "zipf:1.0", victims=("greedy", "cost-benefit"),
                          device=dev, writes=3 << 14, accuracy=True, params={"nodap": {"search": False}})
-
-
-def test_mean_and_t_interval():
-    n, m, h = mean_interval([1.0, 2.0, 3.0])
-    assert (n, m) == (3, 2.0) and h == pytest.approx(4.303 * 1.0 / math.sqrt(3))
-    assert mean_interval([5.0])[2] != mean_interval([5.0])[2], "one value: no interval (NaN)"
-    assert mean_interval([None, 2.0, float("nan"), 4.0])[:2] == (2, 3.0)
-    assert t975(35) == t975(30) and t975(1000) == 1.96
 
 
 def test_families():
