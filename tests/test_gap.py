@@ -51,3 +51,13 @@ def test_gap_cli_runs_the_five_variants(cli, tmp_path):
                "--store", str(tmp_path / "g.sqlite")).stdout
     assert "distance to NoDaP" in text and "group configuration" in text and "GC first" in text
     assert "user = W(P) - W(P+nu)" in cli("gap", "--help").stdout
+
+
+def test_a_report_of_runs_holding_a_decomposition_draws_it(cli, tmp_path):
+    from wafer.report import write_report
+
+    cli("gap", "two-r", "--workload", "zipf:1.0", "--logical-blocks", "16384", "--segment-blocks", "32",
+        "--drive-writes", "3", "--warmup-drive-writes", "1", "--nodap-ladder", "--json",
+        "--store", str(tmp_path / "g.sqlite"))
+    page = write_report(tmp_path / "g.sqlite", tmp_path / "r", static_formats=()).read_text()
+    assert 'id="oracle-gap"' in page and (tmp_path / "r" / "gap.csv").read_text().count("two-r") == 9

@@ -98,6 +98,31 @@ def decompose(df, policy: str) -> dict[str, Any]:
     return out
 
 
+def find(runs) -> list[dict[str, Any]]:
+    """Every decomposition a table of runs (one row per run: policy, seed,
+    status, steady_waf, waf, error, and the setting's workload / device /
+    victim / length) holds: each policy run with all of +nu, +ngc, +nu+ngc
+    beside NoDaP in the same setting. Named ``POLICY @ SETTING`` when the
+    runs span several settings."""
+    keys = [k for k in ("workload", "device", "victim", "length") if k in runs]
+    groups = list(runs.groupby(keys, sort=False)) if keys else [((), runs)]
+    out = []
+    for key, d in groups:
+        names = set(d.policy)
+        if "nodap" not in names:
+            continue
+        for p in dict.fromkeys(d.policy):
+            if "+" in p or p == "nodap" or not all(p + v in names for v in VARIANTS[1:]):
+                continue
+            g = decompose(d, p)
+            if len(groups) > 1:
+                key = key if isinstance(key, tuple) else (key,)
+                varying = [str(v) for k, v in zip(keys, key) if runs[k].nunique() > 1]
+                g["policy"] = f"{p} @ {' · '.join(varying)}" if varying else p
+            out.append(g)
+    return out
+
+
 def tidy(gaps: list[dict[str, Any]]):
     """One row per policy x order x component: ``policy``, ``order``
     (``user first``, ``GC first``, ``average``), ``component``, ``value``

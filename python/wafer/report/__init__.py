@@ -43,7 +43,9 @@ def write_report(
     figure the data has, ``figures/NAME.png`` and ``.svg`` (``static_formats=()``
     skips them). ``extra``: more (anchor, heading, plotly figure) sections;
     ``notes``: paragraphs under the title; ``gaps``: an oracle-gap table
-    (:func:`wafer.gap.tidy`) drawn first, as stacked bars."""
+    (:func:`wafer.gap.tidy`) drawn first, as stacked bars (by default the
+    decompositions the runs hold: a policy with its +nu, +ngc, +nu+ngc
+    variants and NoDaP in one setting)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables, results = load(source, study=study, title=title, jobs=jobs)
@@ -55,7 +57,11 @@ def write_report(
     links = [("results.json", "every run, in full"), ("runs.csv", "one row per run"),
              ("timeseries.csv", "one row per run and window"), ("groups.csv", "one row per run and group")]
     sections = []
-    if gaps is not None and not gaps.empty:
+    if gaps is None:  # runs that hold a decomposition (wafer gap's five variants) get its figure
+        from ..gap import find, tidy
+
+        gaps = tidy(find(tables.runs))
+    if not gaps.empty:
         gaps.to_csv(out / "gap.csv", index=False)
         links.append(("gap.csv", "the decomposition, one row per policy, order and component"))
         sections.append(("oracle-gap", "Distance to NoDaP by component", figures.oracle_gap(gaps)))
