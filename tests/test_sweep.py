@@ -88,7 +88,7 @@ def test_run_returns_a_table_and_resumes(tmp_path):
 
 def test_a_failed_job_keeps_its_error_and_partial_results(tmp_path):
     trace = tmp_path / "bad.csv"
-    good = "".join(f"128166372003061629,hm,0,Write,{(i % 50) * 4096},4096,0\n" for i in range(200))
+    good = "".join(f"128166372003061629,hm,0,Write,{(i % 200) * 4096},4096,0\n" for i in range(200))
     trace.write_text(good + "garbage line\n" + good)
     s = {"name": "f", "traces": [str(trace)], "policies": ["base", "two-r"],
          "devices": [{"op": 0.5, "segment_blocks": 4}]}
