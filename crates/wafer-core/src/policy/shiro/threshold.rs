@@ -22,11 +22,16 @@
 //! candidate gets an accuracy above 0 (a class is empty), T stays; the
 //! light model is a logistic regression on the 24 encoded digits of the
 //! sample's write, trained by SGD (3 epochs, rate 0.1), on at most
-//! `per_class` samples of each class, 80% to train and 20% to score.
+//! `per_class` samples of each class, 80% to train and 20% to score; a
+//! candidate leaving fewer than [`LIGHT_MIN`] samples in a class scores 0
+//! (its accuracy would be noise: a few test samples).
 
 use serde::Serialize;
 
 use super::features::INPUTS;
+
+/// Fewest samples of each class a candidate threshold needs to be scored.
+pub const LIGHT_MIN: usize = 50;
 use crate::rng::Rng;
 
 /// Index of the inflection point of the sorted `lifetimes` (non-empty):
@@ -200,7 +205,7 @@ pub fn light_model_accuracy(
         }
     }
     let n = short.len().min(long.len()).min(per_class);
-    if n < 2 {
+    if n < LIGHT_MIN.min(per_class).max(2) {
         return 0.0;
     }
     for class in [&mut short, &mut long] {
