@@ -569,6 +569,106 @@ impl Classifier {
 mod tests {
     use super::*;
 
+    fn random_model(hidden: usize, seed: u64) -> Tensors {
+        let mut rng = Rng::new(seed);
+        let mut r = |n: usize| (0..n).map(|_| (rng.next_f64() as f32 - 0.5) * 0.8).collect::<Vec<_>>();
+        let g = 3 * hidden;
+        let mut t = Tensors::default();
+        t.insert("gru.cell.weight_ih", &[g, INPUTS], r(g * INPUTS));
+        t.insert("gru.cell.weight_hh", &[g, hidden], r(g * hidden));
+        t.insert("gru.cell.bias_ih", &[g], r(g));
+        t.insert("gru.cell.bias_hh", &[g], r(g));
+        t.insert("gru.head.0.weight", &[2, hidden], r(2 * hidden));
+        t.insert("gru.head.0.bias", &[2], r(2));
+        t
+    }
+
+    fn config(int8: bool, seq_len: usize, model: Tensors) -> Config {
+        Config {
+            policy: "shiro",
+            hidden: 32,
+            seq_len,
+            window: 1000,
+            history_windows: 4,
+            train_fraction: 0.1,
+            bootstrap_epochs: 1,
+            converge: Convergence {
+                min_delta: 1e-3,
+                patience: 3,
+            },
+            batch: 16,
+            lr: 1e-3,
+            balance: true,
+            int8,
+            step: 5,
+            max_step: 10,
+            light_per_class: 100,
+            online: false,
+            model: Some((model, Some(50))),
+            seed: 1,
+        }
+    }
+
+    /// Writes LBA 5 at `times` (and other LBAs in between, so every
+    /// logical time has a write); returns the classifier and the log
+    /// indices of LBA 5's writes.
+    fn replay(c: Config, times: &[u64]) -> (Classifier, Vec<u64>) {
+        let mut k = Classifier::new(c, 1000, 16384).unwrap();
+        k.start(0);
+        let mut mine = Vec::new();
+        for t in 0..=*times.last().unwrap() {
+            let lba = if times.contains(&t) { 5 } else { 100 + (t as u32 % 700) };
+            let w = UserWrite {
+                lba,
+                time: t,
+                req_blocks: 1 + (t % 3) as u32,
+                req_offset: 0,
+                ..Default::default()
+            };
+            k.classify(&w);
+            k.written(lba, t);
+            if lba == 5 {
+                mine.push(t);
+            }
+        }
+        (k, mine)
+    }
+
+    #[test]
+    fn cached_state_equals_the_full_sequence_run() {
+        let model = random_model(32, 9);
+        let times = [3, 10, 11, 40, 41, 42, 90, 200, 201, 350, 351, 352, 600];
+        let (k, mine) = replay(config(false, 20, model.clone()), &times);
+        // The full-sequence run: from H = 0 over every write of LBA 5 but
+        // its first (which had no prediction), on the same inputs.
+        let mut cell = GruCell::load(&model, "gru.cell", INPUTS, 32).unwrap();
+        let mut h = vec![0f32; 32];
+        let mut x = [0f32; INPUTS];
+        for &g in &mine[1..] {
+            to_inputs(&k.log.digits[k.log.slot(g)], &mut x);
+            cell.step(&x, &mut h);
+        }
+        let cached = &k.h32[5 * 32..6 * 32];
+        let d = cached.iter().zip(&h).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(d < 1e-6, "cached vs full sequence: {d}");
+        // Unseen: every first write (LBA 5's and the 588 others', each once).
+        assert_eq!(k.predicted[2] as usize, 1 + (601 - times.len()));
+        // int8 states: the same within the quantisation.
+        let (q, _) = replay(config(true, 20, model.clone()), &times);
+        let d = q.h8[5 * 32..6 * 32]
+            .iter()
+            .zip(&h)
+            .map(|(&a, b)| (a as f32 / 127.0 - b).abs())
+            .fold(0f32, f32::max);
+        assert!(d < 0.05, "int8 state vs full sequence: {d}");
+        // seq_len 1: the state is the last write's step from zero.
+        let (one, _) = replay(config(false, 1, model), &times);
+        let mut h1 = vec![0f32; 32];
+        to_inputs(&one.log.digits[one.log.slot(*mine.last().unwrap())], &mut x);
+        cell.step(&x, &mut h1);
+        assert_eq!(&one.h32[5 * 32..6 * 32], &h1[..]);
+    }
+
     #[test]
     fn log_sequences_follow_the_page_and_stop_at_its_first_write() {
         let mut log = Log::new(100);
