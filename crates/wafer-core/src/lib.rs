@@ -36,7 +36,7 @@ pub mod victim;
 pub mod warnings;
 pub mod workload;
 
-pub use device::{DeviceConfig, GcMode, Geometry};
+pub use device::{BackgroundGc, DeviceConfig, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
 pub use sim::{RunConfig, RunResult, Simulation};

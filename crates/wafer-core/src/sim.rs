@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
 use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
+use crate::ftl::engine::GcSettings;
 use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::model::train::TrainingStats;
@@ -148,6 +149,8 @@ pub struct RunResult {
     pub drive_writes: f64,
     /// Mean valid ratio of the collected segments.
     pub mean_victim_valid_ratio: Option<f64>,
+    /// How GC ran: foreground watermarks [segments], background mode.
+    pub gc: GcSettings,
     /// Segments held out of use (free reserve + open segments of the
     /// policy's groups) when GC started: mean and max.
     pub held_segments: HeldSegments,
@@ -434,6 +437,7 @@ impl Simulation {
             mean_victim_valid_ratio: (c.victims > 0).then(|| {
                 c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)
             }),
+            gc: e.gc_settings(),
             victim_valid_histogram: stats.victim_hist,
             held_segments: stats.held,
             erases,

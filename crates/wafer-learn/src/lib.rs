@@ -8,11 +8,13 @@
 //! candle's), batches are taken in a seeded order, and everything runs on
 //! the CPU in f32.
 
+pub mod gru_seq;
+
 use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, RNN};
-use wafer_core::model::train::{SeqShape, Trainer};
+use wafer_core::model::train::{FitOutcome, GruFit, SeqShape, Sequences, Trainer};
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
@@ -105,6 +107,17 @@ impl Trainer for Candle {
             y,
             spec,
         )
+    }
+
+    fn train_gru_seqs(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        data: &Sequences,
+        spec: &TrainSpec,
+        fit: &GruFit,
+    ) -> Result<FitOutcome> {
+        gru_seq::train(prefix, shape, data, spec, fit)
     }
 
     fn train_tcn(

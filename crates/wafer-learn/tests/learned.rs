@@ -49,7 +49,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_random_operation_sequences(
         ops in prop::collection::vec((0u8..10, 0u64..600, 1u32..20), 1..3000),
-        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp", "phftl", "ml-dt"]),
+        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp", "phftl", "ml-dt", "shiro", "shiro-ng"]),
         vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
         seg in prop::sample::select(vec![4u32, 7]),
         prefill in any::<bool>(),
@@ -57,8 +57,13 @@ proptest! {
         wafer_learn::install();
         let cfg = DeviceConfig { logical_blocks: 600, op: 0.5, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
         let geo = cfg.geometry().unwrap();
-        let params = json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2});
-        let params = if pol.starts_with("dogi") { params } else { json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 1}) };
+        let params = match pol {
+            p if p.starts_with("dogi") => json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2}),
+            "ml-dt" => json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 1}),
+            // Shiro's classifier: a window of 0.3 C, short trainings.
+            "phftl" => json!({"window": 0.3, "bootstrap_epochs": 2, "train_fraction": 0.5, "batch": 16}),
+            _ => json!({"window": 0.3, "bootstrap_epochs": 2, "train_fraction": 0.5, "batch": 16, "reward_horizon": 5}),
+        };
         let mut e = Engine::new(&cfg, geo, policy::build(pol, &params, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap()).unwrap();
         if prefill { e.prefill().unwrap(); }
         let mut writes = 0u64;
@@ -169,8 +174,12 @@ fn phftl_and_ml_dt_train_online_save_and_reload() {
     wafer_learn::install();
     let dir = std::env::temp_dir().join(format!("wafer-seq-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = json!({"min_examples": 64, "retrain": 0.5, "epochs": 2});
     for (policy, classes) in [("phftl", 2), ("ml-dt", 19)] {
+        let p = if policy == "phftl" {
+            json!({"window": 0.25, "bootstrap_epochs": 3, "train_fraction": 0.5, "batch": 32})
+        } else {
+            json!({"min_examples": 64, "retrain": 0.5, "epochs": 2})
+        };
         let mut c = cfg(policy, "zipf:1.0", p.clone());
         c.device.logical_blocks = 1 << 13;
         c.device.segment_blocks = 16;
@@ -197,7 +206,11 @@ fn phftl_and_ml_dt_train_online_save_and_reload() {
         assert_eq!(model.metadata["policy"], policy);
         let f = dir.join(format!("{policy}.safetensors"));
         model.save(&f).unwrap();
-        c.params = json!({"model": f.to_str().unwrap(), "retrain": 0});
+        c.params = if policy == "phftl" {
+            json!({"model": f.to_str().unwrap(), "online": false})
+        } else {
+            json!({"model": f.to_str().unwrap(), "retrain": 0})
+        };
         assert_eq!(run(c.clone()).training.unwrap().trainings, 0);
         // Another policy's model is refused.
         let other = if policy == "phftl" { "ml-dt" } else { "phftl" };
@@ -266,8 +279,12 @@ fn no_training_on_prefilled_blocks() {
     // Retraining every 0.3 C: a prefill of 1 C used to train three times
     // before the workload started. Now sampling and training start with the
     // workload, so 0.25 C of writes trains nothing and 0.7 C trains twice.
-    for policy in ["dogi", "phftl", "ml-dt"] {
-        let mut c = cfg(policy, "zipf:1.0", quick());
+    for policy in ["dogi", "phftl", "ml-dt", "shiro"] {
+        let p = match policy {
+            "phftl" | "shiro" => json!({"window": 0.3, "bootstrap_epochs": 2}),
+            _ => quick(),
+        };
+        let mut c = cfg(policy, "zipf:1.0", p);
         c.writes = (1 << 15) / 4;
         assert_eq!(run(c.clone()).training.unwrap().trainings, 0, "{policy}");
         c.writes = (1 << 15) * 7 / 10;

@@ -67,6 +67,28 @@ pub trait Trainer: Send + Sync {
         spec: &TrainSpec,
     ) -> Result<(Tensors, f32)>;
 
+    /// Train, or go on training, a GRU sequence classifier on sequences of
+    /// different lengths (Shiro's page classifier, §III-B): a
+    /// [`super::GruCell`] under `{prefix}.cell` (hidden `shape.width`) run
+    /// from a zero state over each sequence, a linear head `{prefix}.head.0`
+    /// on its last hidden state, cross-entropy, Adam. `shape.steps` is
+    /// unused (each sequence has its own length). Starts from `fit.init`
+    /// (the deployed model) when given, else from seeded weights.
+    fn train_gru_seqs(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        data: &Sequences,
+        spec: &TrainSpec,
+        fit: &GruFit,
+    ) -> Result<FitOutcome> {
+        let _ = (prefix, shape, data, spec, fit);
+        Err(Error::Model {
+            file: "training".into(),
+            reason: "this trainer cannot train variable-length GRU sequences".into(),
+        })
+    }
+
     /// Train a TCN sequence classifier: a [`super::Tcn`] under
     /// `{prefix}.tcn` (`shape.width` channels, `levels` levels, `kernel`)
     /// over each window of `x`, and a linear head `{prefix}.head.0` on the
@@ -96,6 +118,50 @@ pub struct SeqShape {
     pub width: usize,
     /// Output classes.
     pub classes: usize,
+}
+
+/// Labelled sequences of different lengths: sequence `i` is the steps
+/// `starts[i]..starts[i + 1]` of `x` (each step `inputs` values, oldest
+/// first), with label `y[i]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Sequences<'a> {
+    /// Every step of every sequence, concatenated.
+    pub x: &'a [f32],
+    /// Offsets of the sequences [steps]; one more than there are sequences.
+    pub starts: &'a [u32],
+    /// Labels.
+    pub y: &'a [u32],
+}
+
+/// How long to train and from where.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GruFit<'a> {
+    /// Weights to start from (the deployed model), else seeded ones.
+    pub init: Option<&'a Tensors>,
+    /// Train until the epoch loss improves by less than `min_delta` for
+    /// `patience` epochs in a row, at most `TrainSpec::epochs` epochs
+    /// (Shiro's "until convergence"); `None`: exactly `TrainSpec::epochs`.
+    pub converge: Option<Convergence>,
+}
+
+/// The stopping rule of a training "until convergence".
+#[derive(Clone, Copy, Debug)]
+pub struct Convergence {
+    /// Smallest improvement of the epoch's mean loss that counts.
+    pub min_delta: f32,
+    /// Epochs in a row without such an improvement before stopping.
+    pub patience: usize,
+}
+
+/// A finished training.
+#[derive(Clone, Debug)]
+pub struct FitOutcome {
+    /// The trained tensors.
+    pub tensors: Tensors,
+    /// Mean loss of the last epoch.
+    pub loss: f32,
+    /// Epochs run.
+    pub epochs: usize,
 }
 
 static TRAINER: OnceLock<Box<dyn Trainer>> = OnceLock::new();

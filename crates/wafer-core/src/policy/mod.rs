@@ -20,6 +20,7 @@ mod phftl;
 mod sampler;
 mod sealed;
 mod sepbit;
+pub mod shiro;
 mod two_r;
 
 use serde_json::Value;
@@ -161,6 +162,12 @@ pub trait Placement: Send {
     fn select_victim(&mut self, _ctx: &Ctx, _max_valid: u32) -> Option<SegmentId> {
         None
     }
+    /// What a victim selector that scores by the policy's predictions
+    /// (Adjusted Greedy) should know before its next choice; `None` if the
+    /// policy has nothing to say. Asked only when such a selector runs.
+    fn victim_hint(&self) -> Option<crate::victim::VictimHint> {
+        None
+    }
     /// React to an engine event.
     fn on_event(&mut self, _ctx: &Ctx, _ev: &Event) {}
     /// The workload starts now (after the prefill, if the run has one):
@@ -252,7 +259,11 @@ pub const REGISTRY: &[PolicyInfo] = &[
     base::INFO,
     two_r::INFO,
     sepbit::INFO,
+    sepbit::INFO_NG,
     midas::INFO,
+    midas::INFO_NG,
+    shiro::INFO,
+    shiro::INFO_NG,
     phftl::INFO,
     ml_dt::INFO,
     dogi::INFO,
@@ -266,7 +277,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
 /// Policies that train online: they need the process's trainer
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
-pub const LEARNED: &[&str] = &["phftl", "ml-dt", "dogi"];
+pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).

@@ -17,6 +17,9 @@
 //! Greedy and Cost-Benefit, so it uses the configured selector (the papers
 //! that compare against it use cost-benefit).
 //!
+//! `sepbit-ng` (Shiro §V-B, Fig. 9) keeps groups 0 and 1 and sends every
+//! GC-written block to group 2.
+//!
 //! Deviations: (1) lifetimes are exact, from a per-LBA last-write table, where
 //! SepBIT's prototype keeps a FIFO of the last ℓ written LBAs to save memory;
 //! the classification rule is the same. (2) The GC class follows the victim's
@@ -34,6 +37,18 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     description: "SepBIT (FAST'22): user blocks by inferred lifetime vs ℓ, GC blocks by age in 4 classes; 6 groups",
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(SepBit::new(params::parse("sepbit", p)?, geo.logical_blocks))),
+};
+
+/// SepBIT-NG (Shiro §V-B, Fig. 9): SepBIT's user separation, one GC group.
+pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
+    name: "sepbit-ng",
+    description: "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| {
+        let mut s = SepBit::new(params::parse("sepbit-ng", p)?, geo.logical_blocks);
+        s.ng = true;
+        Ok(Box::new(s))
+    },
 };
 
 /// SepBIT's parameters (paper defaults).
@@ -58,6 +73,8 @@ impl Default for Params {
 /// SepBIT state.
 pub struct SepBit {
     p: Params,
+    /// SepBIT-NG: every GC-written block goes to group 2.
+    ng: bool,
     last: LastWrite,
     /// Threshold ℓ [user blocks].
     ell: f64,
@@ -71,6 +88,7 @@ impl SepBit {
     fn new(p: Params, logical_blocks: u32) -> Self {
         SepBit {
             p,
+            ng: false,
             last: LastWrite::new(logical_blocks),
             ell: f64::INFINITY,
             lifespan_sum: 0,
@@ -82,11 +100,19 @@ impl SepBit {
 
 impl Placement for SepBit {
     fn name(&self) -> &'static str {
-        "sepbit"
+        if self.ng {
+            "sepbit-ng"
+        } else {
+            "sepbit"
+        }
     }
 
     fn groups(&self) -> usize {
-        6
+        if self.ng {
+            3
+        } else {
+            6
+        }
     }
 
     fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
@@ -108,7 +134,7 @@ impl Placement for SepBit {
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        if b.from_group == 0 {
+        if b.from_group == 0 || self.ng {
             return 2;
         }
         let age = self.last.since(b.lba, ctx.now()).unwrap_or(0) as f64;
