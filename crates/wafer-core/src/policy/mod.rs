@@ -10,6 +10,7 @@ mod autostream;
 mod base;
 pub mod dogi;
 mod equal_partition;
+pub mod fios;
 mod midas;
 mod ml_dt;
 pub mod nodap;
@@ -20,6 +21,7 @@ mod phftl;
 mod sampler;
 mod sealed;
 mod sepbit;
+pub mod streams;
 mod two_r;
 
 use serde_json::Value;
@@ -192,6 +194,13 @@ pub trait Placement: Send {
     fn prepare(&mut self, _run: &RunConfig, _ann: &Arc<Annotation>) -> Result<()> {
         Ok(())
     }
+    /// Offline preparation from the run's own request stream, before the
+    /// prefill: a policy that trains on the whole trace (FIOS `train=full`)
+    /// or must know the trace's span (time windows) reads it here with
+    /// [`crate::source::replay_requests`]. Called for every run.
+    fn prepare_stream(&mut self, _run: &RunConfig) -> Result<()> {
+        Ok(())
+    }
     /// Whether the policy places by the annotated future (an oracle): the
     /// run then annotates its request stream first.
     fn needs_future(&self) -> bool {
@@ -261,6 +270,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
     oracle_sort::INFO,
     autostream::INFO,
     equal_partition::INFO,
+    fios::INFO,
 ];
 
 /// Policies that train online: they need the process's trainer
