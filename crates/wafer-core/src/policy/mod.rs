@@ -14,6 +14,7 @@ pub mod fios;
 mod midas;
 mod ml_dt;
 pub mod nodap;
+mod ofios;
 mod online;
 mod oracle_hotcold;
 mod oracle_sort;
@@ -23,6 +24,7 @@ mod sealed;
 mod sepbit;
 pub mod streams;
 mod two_r;
+mod vstream;
 
 use serde_json::Value;
 
@@ -269,8 +271,11 @@ pub const REGISTRY: &[PolicyInfo] = &[
     oracle_hotcold::INFO,
     oracle_sort::INFO,
     autostream::INFO,
+    autostream::INFO_PUB,
     equal_partition::INFO,
     fios::INFO,
+    ofios::INFO,
+    vstream::INFO,
 ];
 
 /// Policies that train online: they need the process's trainer

@@ -307,17 +307,16 @@ impl Training {
         }
     }
 
-    /// A whole request at clock `t` (the attributes use its timestamp).
-    pub fn request(&mut self, cfg: &Config, r: &Request, t: u64) {
+    /// A whole request at clock `t` in chunks of `chunk_blocks` (the
+    /// attributes use its timestamp).
+    pub fn request(&mut self, chunk_blocks: u32, r: &Request, t: u64) {
         match r.op {
             Op::Write => {
-                self.features
-                    .write(r.lba, r.blocks as u64, cfg.chunking.blocks, t);
+                self.features.write(r.lba, r.blocks as u64, chunk_blocks, t);
                 self.attributes.write(r.lba, r.blocks as u64, r.time_ns);
             }
             Op::Read => {
-                self.features
-                    .read(r.lba, r.blocks as u64, cfg.chunking.blocks, t);
+                self.features.read(r.lba, r.blocks as u64, chunk_blocks, t);
                 self.attributes.read(r.lba, r.blocks as u64, r.time_ns);
             }
             Op::Trim => {}
@@ -558,7 +557,7 @@ impl Placement for Fios {
         let lambda_span = matches!(self.part, TrainPart::Seconds(_)).then_some(train_ns);
         let mut t = Training::new(&self.cfg, span.first_ns, train_ns.max(1), lambda_span);
         let mut written = 0u64;
-        let cfg = self.cfg.clone();
+        let chunk_blocks = self.cfg.chunking.blocks;
         crate::source::replay_requests(run, |r| {
             if written >= end_writes || r.time_ns >= end_ns {
                 return false;
@@ -570,7 +569,7 @@ impl Placement for Fios {
                     .min((end_writes - written).min(u32::MAX as u64) as u32);
                 written += r.blocks as u64;
             }
-            t.request(&cfg, &r, r.time_ns);
+            t.request(chunk_blocks, &r, r.time_ns);
             true
         })?;
         t.feed_seconds = t0.elapsed().as_secs_f64();
