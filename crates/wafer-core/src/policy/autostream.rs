@@ -346,9 +346,8 @@ impl Placement for AutoStream {
         self.count.len() * (4 + 1 + 8 + 4 + 4) + self.last.len() * 8
     }
     fn state(&self) -> Option<serde_json::Value> {
-        self.hottest.then(|| {
-            serde_json::json!({"lifetime": self.lifetime, "max_ref": self.max_ref})
-        })
+        self.hottest
+            .then(|| serde_json::json!({"lifetime": self.lifetime, "max_ref": self.max_ref}))
     }
 }
 
@@ -406,7 +405,11 @@ mod tests {
             write(&mut a, 0);
         }
         assert_eq!(a.queue[0], 0, "count 9 -> log10 queue 0");
-        assert_eq!(write(&mut a, 0), 0, "the 10th write's stream is the queue before promotion");
+        assert_eq!(
+            write(&mut a, 0),
+            0,
+            "the 10th write's stream is the queue before promotion"
+        );
         assert_eq!(a.queue[0], 1, "count 10 -> queue 1");
         // Chunk 0 is the hottest, re-accessed every step: lifetime 1.
         assert_eq!(a.lifetime, 1);

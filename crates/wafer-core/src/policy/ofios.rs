@@ -227,7 +227,10 @@ impl Ofios {
             return Err(bad(format!("psi_lag = {}; must be 0 or 1", p.psi_lag)));
         }
         if !(p.build_delay_s.is_finite() && p.build_delay_s >= 0.0) {
-            return Err(bad(format!("build_delay_s = {}; must be >= 0", p.build_delay_s)));
+            return Err(bad(format!(
+                "build_delay_s = {}; must be >= 0",
+                p.build_delay_s
+            )));
         }
         let delay = match clock {
             Clock::Seconds(_) => (p.build_delay_s * 1e9).round() as u64,
@@ -277,7 +280,8 @@ impl Ofios {
         self.next_boundary = o + (k + 1) * t;
         let train = (self.train_frac * t as f64).round() as u64;
         self.trace_start = o + k * t + (t - train.min(t));
-        self.trace_end = self.trace_start + ((self.trace_frac * train as f64).round() as u64).max(1);
+        self.trace_end =
+            self.trace_start + ((self.trace_frac * train as f64).round() as u64).max(1);
         let span_ns = match self.clock {
             Clock::Seconds(_) => Some(self.trace_end - self.trace_start),
             Clock::Blocks(_) => None,
@@ -424,7 +428,10 @@ impl Placement for Ofios {
     fn on_read(&mut self, _ctx: &Ctx, req: &Request) {
         if let Clock::Seconds(_) = self.clock {
             self.advance(req.time_ns);
-            if self.started && self.tracing(req.time_ns) && self.sampled(self.cfg.chunking.of(req.lba as u32)) {
+            if self.started
+                && self.tracing(req.time_ns)
+                && self.sampled(self.cfg.chunking.of(req.lba as u32))
+            {
                 let blocks = self.cfg.chunking.blocks;
                 if let Some(tr) = self.training.as_mut() {
                     tr.request(blocks, req, req.time_ns);

@@ -144,7 +144,13 @@ impl VStream {
         if !(p.alpha.is_finite() && p.alpha > 0.0 && p.alpha <= 1.0) {
             return Err(bad(format!("alpha = {}; must be in (0, 1]", p.alpha)));
         }
-        let clock = Clock::new("vstream", "remap_s", p.remap_s, p.remap_dw, geo.logical_blocks)?;
+        let clock = Clock::new(
+            "vstream",
+            "remap_s",
+            p.remap_s,
+            p.remap_dw,
+            geo.logical_blocks,
+        )?;
         let groups = (geo.logical_blocks as usize).div_ceil(p.sample as usize);
         let v = p.vstreams as usize;
         Ok(VStream {
@@ -213,7 +219,9 @@ impl VStream {
         let known: Vec<usize> = (0..self.ewma.len())
             .filter(|&v| !self.ewma[v].is_nan())
             .collect();
-        self.map.iter_mut().for_each(|m| *m = (self.streams - 1) as u8);
+        self.map
+            .iter_mut()
+            .for_each(|m| *m = (self.streams - 1) as u8);
         if !known.is_empty() {
             let pts: Vec<f64> = known.iter().map(|&v| self.ewma[v]).collect();
             let w: Vec<f64> = known
@@ -267,7 +275,8 @@ impl Placement for VStream {
         self.streams as usize
     }
     fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        self.clock.check_fits("vstream", "the remapping period", run)?;
+        self.clock
+            .check_fits("vstream", "the remapping period", run)?;
         Ok(())
     }
     fn on_workload_start(&mut self, _ctx: &Ctx) {
@@ -280,7 +289,11 @@ impl Placement for VStream {
         self.advance(self.clock.read(first.req_time_ns, first.time));
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let v = self.vstream_of(w);
-            *g = if self.mapped { self.map[v] as GroupId } else { 0 };
+            *g = if self.mapped {
+                self.map[v] as GroupId
+            } else {
+                0
+            };
             if !self.started {
                 continue;
             }
@@ -314,7 +327,10 @@ impl Placement for VStream {
             .iter()
             .map(|&e| (!e.is_nan()).then(|| e.exp() - 1.0))
             .collect();
-        let used = lifetimes.iter().rposition(|l| l.is_some()).map_or(0, |i| i + 1);
+        let used = lifetimes
+            .iter()
+            .rposition(|l| l.is_some())
+            .map_or(0, |i| i + 1);
         Some(json!({
             "remaps": self.remaps,
             "remap_seconds": self.stats.seconds,
