@@ -12,6 +12,7 @@ pub mod dogi;
 mod equal_partition;
 pub mod fios;
 mod midas;
+mod lstm_km;
 mod ml_dt;
 pub mod nodap;
 mod ofios;
@@ -276,12 +277,13 @@ pub const REGISTRY: &[PolicyInfo] = &[
     fios::INFO,
     ofios::INFO,
     vstream::INFO,
+    lstm_km::INFO,
 ];
 
 /// Policies that train online: they need the process's trainer
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
-pub const LEARNED: &[&str] = &["phftl", "ml-dt", "dogi"];
+pub const LEARNED: &[&str] = &["phftl", "ml-dt", "dogi", "lstm-km"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
