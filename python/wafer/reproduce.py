@@ -28,6 +28,8 @@ class Experiment:
     segment_blocks: int = 256
     seed: int = 1
     accuracy: bool = False
+    #: A module with its own ``run(quick, progress)`` and ``markdown(out)``, for an experiment that is not a sweep.
+    runner: str | None = None
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
                                                             "warmup_drive_writes": 1.0, "segment_blocks": 8})
 
@@ -68,12 +70,29 @@ EXPERIMENTS = {
         ops=[0.10, 0.28],
         accuracy=True,
     ),
+    "streams": Experiment(
+        description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
+                    "legacy, the 15 feature combinations (decimal and binary) on four designed mixes, automatic "
+                    "selection's regret, the chunk-size knee, OFIOS vs static FIOS on phased tenants and its "
+                    "training fraction, LSTM vs last-value on a sliding and a stationary hot spot, OFIOS vs "
+                    "AutoStream-MQ/vStream/LSTM+KM; each claim holds/fails with numbers; dictionary build time and "
+                    "BD/SID bytes vs chunks.",
+        policies=["base", "equal-partition", "fios", "ofios", "vstream", "autostream-pub", "lstm-km"],
+        victims=["greedy"],
+        workloads=[],
+        ops=[0.11],
+        runner="repro_streams",
+    ),
 }
 
 
 def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]:
     """Run experiment ``name``; policies not registered in this build are listed as missing."""
     e = EXPERIMENTS[name]
+    if e.runner:
+        import importlib
+
+        return importlib.import_module(f".{e.runner}", __package__).run(quick=quick, progress=progress)
     known = {p["name"] for p in policies()}
     pols = [p for p in e.policies if p.split("+")[0] in known]
     size = dict(logical_blocks=e.logical_blocks, drive_writes=e.drive_writes,
@@ -129,6 +148,11 @@ def _table(lines: list[str], title: str, cols: list[str], workloads: list[str], 
 def markdown(out: dict[str, Any]) -> str:
     """One table per (OP, victim): workloads down, policies across, steady WAF, the lowest in bold;
     then the same for the prediction accuracies, if the experiment measured them."""
+    runner = EXPERIMENTS.get(out["experiment"]) and EXPERIMENTS[out["experiment"]].runner
+    if runner:
+        import importlib
+
+        return importlib.import_module(f".{runner}", __package__).markdown(out)
     lines: list[str] = []
     pols = out["policies"]
     results = out["results"]
