@@ -85,8 +85,9 @@ def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     dw = 4.0 if quick else 6.0
     fdev, ldev = _fios_device(quick), _lstm_device(quick)
     combos = FEATURES
-    jobs = (len(MIXES) * 3 + len(COMBO_MIXES) * (2 * len(combos) + 1) + len(KNEE_SECTORS) + len(TRAIN_FRACS) + 7 + 4
-            + 5)
+    sizes = [1 << 14, 1 << 16] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22]
+    jobs = (3 * len(MIXES) + 2 * len(COMBO_MIXES) * len(combos) + len(KNEE_SECTORS) + 2 + len(TRAIN_FRACS) + 4 + 4
+            + len(sizes))
     bar = Progress(jobs, "reproduce streams", enabled=progress)
     rows: list[dict] = []
 
@@ -133,11 +134,13 @@ def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     dec_le = {m: table[(m, "decimal", best[(m, "decimal")])] <= table[(m, "binary", best[(m, "binary")])] * 1.001
               for m in COMBO_MIXES}
     same = {m: best[(m, "decimal")] == best[(m, "binary")] for m in COMBO_MIXES}
-    _claim(claims, 3, "decimal matrices give WAF <= binary ones (best combination of each), with the same best "
-                      "combination", all(dec_le.values()) and all(same.values()),
-           ", ".join(f"{m}: decimal {best[(m, 'decimal')]} {table[(m, 'decimal', best[(m, 'decimal')])]:.3f} vs "
-                     f"binary {best[(m, 'binary')]} {table[(m, 'binary', best[(m, 'binary')])]:.3f}"
-                     for m in COMBO_MIXES))
+    pairs = ", ".join(f"{m}: decimal {best[(m, 'decimal')]} {table[(m, 'decimal', best[(m, 'decimal')])]:.3f} vs "
+                      f"binary {best[(m, 'binary')]} {table[(m, 'binary', best[(m, 'binary')])]:.3f}"
+                      for m in COMBO_MIXES)
+    _claim(claims, 3, "decimal matrices give WAF <= binary ones (best combination of each)", all(dec_le.values()),
+           pairs)
+    _claim(claims, 3.5, "... with the same best combination for both", all(same.values()),
+           f"same on {sum(same.values())} of {len(same)}: " + pairs)
     regret = {m: _waf(auto[m]) / table[(m, "decimal", argmins[m])] for m in COMBO_MIXES}
     _claim(claims, 5, "automatic selection is close to the best of the 15 combinations (regret <= 5% on each mix)",
            all(r <= 1.05 for r in regret.values()),
@@ -167,7 +170,8 @@ def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     others = {
         "autostream-pub": go("autostream-pub", phased, fdev, pdw, {"streams": 16}),
         "vstream": go("vstream", phased, fdev, pdw, {"streams": 16, "remap_s": window}),
-        "lstm-km": go("lstm-km", phased, fdev, pdw, {"streams": 16, "chunks": 2000, "period_s": 5.0}),
+        "lstm-km": go("lstm-km", phased, fdev, pdw, {"streams": 16, "chunks": 2000, "period_s": 5.0, "hidden": 64,
+                                                     "epochs": 20}),
         "equal-partition": go("equal-partition", phased, fdev, pdw, {"streams": 16}),
     }
     order = sorted([("ofios", o1)] + [(k, _waf(v)) for k, v in others.items()], key=lambda x: x[1])
@@ -178,7 +182,9 @@ def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
     iops = 6554 if not quick else 1638
     blocks = ldev.resolved_logical_blocks()
     move = LSTM_PERIOD_S * iops / blocks
-    lstm_p = {"chunks": 1000 if not quick else 256, "period_s": LSTM_PERIOD_S, "epochs": 30}
+    # Smaller than the spec's defaults (hidden 128, 30 epochs, 120 periods) to train in seconds on a CPU.
+    lstm_p = {"chunks": 1000 if not quick else 256, "period_s": LSTM_PERIOD_S, "hidden": 64, "epochs": 20,
+              "train_periods_max": 60}
     ldw = 60.0 if not quick else 30.0
     slide = f"phase:0.95:0.05:{move:g},move=slide,iops={iops}"
     still = f"zipf:1.0,iops={iops}"
@@ -195,7 +201,7 @@ def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
                      f"{_fmt(mae[n].get('mae_last'))} blocks/chunk" for n in ("slide", "still")))
     # Overheads: dictionary build time vs chunks, BD/SID bytes (FIOS, binary FSAC as F18).
     over = []
-    for logical in ([1 << 14, 1 << 16] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22]):
+    for logical in sizes:
         d = Device.preset("fios-disksim", logical_blocks=logical)
         r = go("fios", "zipf:1.0", d, 1.0, {"features": "FSAC", "matrix": "binary"})
         s = r["state"]
@@ -216,7 +222,8 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [f"#### Claims (seed {out['seed']}{', quick' if out['quick'] else ''})\n",
              "| # | claim | holds | numbers |", "|---|---|---|---|"]
     for c in sorted(out["claims"], key=lambda c: c["claim"]):
-        lines.append(f"| {c['claim']} | {c['text']} | {'holds' if c['holds'] else 'fails'} | {c['numbers']} |")
+        n = f"{c['claim']:g}".replace(".5", "b")
+        lines.append(f"| {n} | {c['text']} | {'holds' if c['holds'] else 'fails'} | {c['numbers']} |")
     lines += ["", "#### Steady-state WAF of the 15 feature combinations (FIOS, K = 16)\n"]
     mixes = list(dict.fromkeys(r["mix"] for r in out["combos"]))
     cols = [(m, mx) for m in mixes for mx in ("decimal", "binary")]

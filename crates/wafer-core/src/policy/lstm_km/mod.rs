@@ -31,8 +31,9 @@
 //! Feature selection (§3.3, Fig. 4): Pearson correlation of each candidate
 //! with the same period's temperature over the training (chunk, period)
 //! pairs, on log1p values; candidates with |r| ≥ `pcc_min` (0.3) are kept,
-//! at most `max_features` (4), strongest first; `features` may name them
-//! instead. Every input is log1p-scaled and divided by its training maximum.
+//! at most `max_features` (4), strongest first, except those that are T up
+//! to scale (|r| ≥ 0.999, e.g. write requests when every request is one
+//! block); `features` may name them instead. Every input is log1p-scaled and divided by its training maximum.
 //!
 //! Where the paper is silent ([U] in the spec): the candidate list (the
 //! StoneNeedle features are not published), T in blocks, the LSTM's size
@@ -189,6 +190,9 @@ impl Default for Params {
         }
     }
 }
+
+/// |PCC| with T from which a candidate counts as T itself.
+const REDUNDANT: f64 = 0.999;
 
 /// Most sequences of a per-chunk training.
 const MAX_PER_CHUNK_SAMPLES: usize = 50_000;
@@ -517,9 +521,11 @@ impl LstmKm {
                     .iter()
                     .map(|&(j, r)| (CANDIDATES[j].to_string(), r))
                     .collect();
+                // A candidate equal to T up to scale (1-block requests make
+                // write_requests = T) adds nothing: dropped (spec §5).
                 let sel: Vec<usize> = scored
                     .iter()
-                    .filter(|(_, r)| r.abs() >= self.p.pcc_min)
+                    .filter(|(_, r)| r.abs() >= self.p.pcc_min && r.abs() < REDUNDANT)
                     .take(self.p.max_features as usize)
                     .map(|&(j, _)| j)
                     .collect();
