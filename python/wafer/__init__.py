@@ -20,7 +20,7 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import Device, compare, parse_size, policies, replay, train, victims
+from .api import Device, compare, kmeans, parse_size, policies, presets, replay, train, victims
 from .result import ResultSet, RunResult, format_table
 from .traces import Selection, TraceStats
 
@@ -41,8 +41,10 @@ __all__ = [
     "__version__",
     "compare",
     "format_table",
+    "kmeans",
     "parse_size",
     "policies",
+    "presets",
     "replay",
     "train",
     "victims",

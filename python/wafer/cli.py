@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from . import _core, traces
-from .api import DEFAULT_WORKLOAD, Device, compare, policies, replay, victims
+from .api import DEFAULT_WORKLOAD, Device, compare, policies, presets, replay, victims
 from .result import RunResult, format_table
 
 EPILOG_WORKLOADS = """\
@@ -19,10 +19,19 @@ workload specs (--workload):
   zipf[:THETA]            Zipf(theta), default 1.0; hot blocks scattered (scramble=0 to keep them together)
   hotcold[:W[:S]]         fraction W of requests to fraction S of the space (default 0.9:0.1)
   seq                     sequential overwrites, wrapping at the end
-  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0)
+  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0); move=slide
+  sets[:N[:M[:THETA]]]    bursts rewriting one of N recurring sets of M chunks (chunk = size), sets by
+                          Zipf(THETA) (default 64:16:1.0): FIOS's coherency
   mix:A+B+...             tenants with their own region, sizes and rate, e.g.
                           mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
+        arrivals=poisson|mmpp[:R[:T[:CV]]]|onoff[:ON[:OFF[:CV]]]
+                          bursty arrivals at the same mean rate: mmpp = two rates R apart (10) switching
+                          every T s (1) with gap CV (0.2), write inter-arrival ACF ~0.9; onoff = on ON s,
+                          silent OFF s; addresses as with poisson
+        move=jump|slide   phase only: the hot spot jumps to a random place (default) or slides by its length
+        schedule=P:PATTERN  on/off phases of P seconds, PATTERN of 0/1 repeated, e.g. 600:110000
+                          (OFIOS's six 10-minute phases: one pattern per tenant)
 
 traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
   blkparse[:Q|:D], mqsim, disksim, ssdsim, msr-cut, flashnet, vscsi, wiscsee,
@@ -64,13 +73,17 @@ def _positive_float(text: str) -> float:
 def _add_device(p: argparse.ArgumentParser) -> None:
     d = Device()
     g = p.add_argument_group("device")
+    g.add_argument("--preset", metavar="NAME",
+                   help="a paper's device: " + ", ".join(f"{x['name']} ({x['description'].split(':')[0]})"
+                                                         for x in presets())
+                        + "; flags given explicitly win over it")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
-    g.add_argument("--op", type=float, default=d.op, metavar="RATIO",
+    g.add_argument("--op", type=float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
-    g.add_argument("--block-size", type=int, default=d.block_size, metavar="BYTES", help="block (page) size (default 4096)")
+    g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
@@ -88,6 +101,8 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
     g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
                    help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
+    g.add_argument("--open-streams", type=_positive_int, metavar="N",
+                   help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
     g.add_argument("--no-prefill", action="store_true", help="start from an empty device (default: write it full first)")
     g.add_argument("--warmup-drive-writes", type=float, default=d.warmup_drive_writes, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
@@ -159,15 +174,36 @@ def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
             "address_space": a.address_space, "repeat": a.repeat, **extra}
 
 
+def _preset(a: argparse.Namespace) -> dict[str, Any]:
+    """The preset named by --preset (empty without one)."""
+    name = getattr(a, "preset", None)
+    if not name:
+        return {}
+    found = {p["name"]: p for p in presets()}
+    if name not in found:
+        raise _core.ConfigError(f"unknown device preset '{name}'; known: {', '.join(found)}")
+    return found[name]
+
+
 def _device(a: argparse.Namespace) -> Device:
+    d, pre = Device(), _preset(a).get("device", {})
+
+    def pick(flag: Any, field: str) -> Any:
+        """An explicit flag, else the preset's value, else the default."""
+        return flag if flag is not None else pre.get(field, getattr(d, field))
+
+    segment_blocks = a.segment_blocks
+    if segment_blocks is None and a.segment_size is None:
+        segment_blocks = pre.get("segment_blocks")
     return Device(
         logical_blocks=a.logical_blocks,
         capacity=a.capacity,
         physical_blocks=a.physical_blocks,
-        op=a.op,
-        block_size=a.block_size,
-        segment_blocks=a.segment_blocks,
+        op=pick(a.op, "op"),
+        block_size=pick(a.block_size, "block_size"),
+        segment_blocks=segment_blocks,
         segment_size=a.segment_size,
+        open_streams=pick(a.open_streams, "open_streams"),
         gc_mode=a.gc_mode,
         gp_threshold=a.gp_threshold,
         segment_gp_threshold=a.segment_gp_threshold,
@@ -286,9 +322,14 @@ def _write_timeseries(r: RunResult, path: str) -> None:
         out.writerows(zip(*ts.values()))
 
 
+def _victim(a: argparse.Namespace, given: str | None) -> str:
+    """--victim(s) as given, else the preset's, else greedy."""
+    return given or _preset(a).get("victim", "greedy")
+
+
 def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
-    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
+    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
                **_trace_kwargs(a))
     if a.timeseries:
@@ -308,7 +349,7 @@ def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str],
 
 def cmd_compare(a: argparse.Namespace) -> int:
     names = [p for p in a.policies.split(",") if p] if a.policies else None
-    results = _comparison(a, names, [v for v in a.victims.split(",") if v], a.workload)
+    results = _comparison(a, names, [v for v in _victim(a, a.victims).split(",") if v], a.workload)
     if a.report:
         from .report import write_report
 
@@ -610,8 +651,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay one workload under one policy", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS)
     r.add_argument("--policy", default="base", help="placement policy (see `wafer policies`; default base)")
-    r.add_argument("--victim", default="greedy",
-                   help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D] (default greedy)")
+    r.add_argument("--victim",
+                   help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D] (default greedy, or the "
+                        "--preset's)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
     _add_run(r)
@@ -622,7 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS)
     c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
-    c.add_argument("--victims", default="greedy", metavar="A,B,...", help="victim selectors (default greedy)")
+    c.add_argument("--victims", metavar="A,B,...", help="victim selectors (default greedy, or the --preset's)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
     _add_run(c)
     _add_device(c)

@@ -233,6 +233,8 @@ class Experiment:
     accuracy: bool = False
     claims: list[Claim] = field(default_factory=list)
     gap: list[str] = field(default_factory=list)
+    #: A module with its own ``run(quick, progress)`` and ``markdown(out)``, for an experiment that is not a sweep.
+    runner: str | None = None
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
                                                             "warmup_drive_writes": 1.0, "segment_blocks": 8})
 
@@ -353,6 +355,19 @@ EXPERIMENTS = {
                   lowers("sepbit+ngc", "sepbit", SKEWED, 0.10)),
         ],
     ),
+    "streams": Experiment(
+        description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
+                    "legacy, the 15 feature combinations (decimal and binary) on four designed mixes, automatic "
+                    "selection's regret, the chunk-size knee, OFIOS vs static FIOS on phased tenants and its "
+                    "training fraction, LSTM vs last-value on a sliding and a stationary hot spot, OFIOS vs "
+                    "AutoStream-MQ/vStream/LSTM+KM; each claim holds/fails with numbers; dictionary build time and "
+                    "BD/SID bytes vs chunks.",
+        policies=["base", "equal-partition", "fios", "ofios", "vstream", "autostream-pub", "lstm-km"],
+        victims=["greedy"],
+        workloads=[],
+        ops=[0.11],
+        runner="repro_streams",
+    ),
 }
 
 
@@ -380,6 +395,10 @@ def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None
     from .sweep import load, run_study
 
     e = EXPERIMENTS[name]
+    if e.runner:
+        import importlib
+
+        return importlib.import_module(f".{e.runner}", __package__).run(quick=quick, progress=progress)
     spec = e.study(name, quick=quick, seeds=seeds)
     st = load(spec)
     ids = [j.id for j in st.jobs()]
@@ -432,6 +451,11 @@ def markdown(out: dict[str, Any]) -> str:
     """One table per (OP, victim): workloads down, policies across, steady WAF
     (mean ± 95% half-width over seeds), the lowest in bold; the accuracies if
     measured; failed runs; then the claims, each holds / fails with its numbers."""
+    runner = EXPERIMENTS.get(out["experiment"]) and EXPERIMENTS[out["experiment"]].runner
+    if runner:
+        import importlib
+
+        return importlib.import_module(f".{runner}", __package__).markdown(out)
     lines: list[str] = []
     pols = out["policies"]
     results = out["results"]

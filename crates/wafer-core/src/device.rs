@@ -130,6 +130,12 @@ pub struct DeviceConfig {
     /// footprint), so that GC has segments to choose from. The result's
     /// geometry and warnings say what was used.
     pub fit_segments: bool,
+    /// Open-stream limit of a multi-stream SSD [streams]: the device keeps
+    /// at most this many append points, and a write (user or GC) a policy
+    /// sends to group `g >= open_streams` goes to the last stream,
+    /// `open_streams - 1` (stream policies number their streams hottest
+    /// first, so the coldest share one). `None`: as many as the policy asks.
+    pub open_streams: Option<u32>,
 }
 
 /// Spare segments (physical minus logical space) a fitted device has at least.
@@ -167,6 +173,7 @@ impl Default for DeviceConfig {
             gp_threshold: 0.15,
             segment_gp_threshold: 0.15,
             fit_segments: false,
+            open_streams: None,
         }
     }
 }
@@ -337,6 +344,12 @@ impl DeviceConfig {
                     format!("{v}; must be a finite number {bound}"),
                 ));
             }
+        }
+        if self.open_streams == Some(0) {
+            return Err(Error::config(
+                "open_streams",
+                "must be at least 1 stream (or unset for no limit)",
+            ));
         }
         let mut segment_blocks = self.segment_blocks;
         if self.fit_segments {

@@ -3,7 +3,8 @@
 //! amplification (WAF) under data-placement policies.
 //!
 //! Layers, bottom up:
-//! * [`device`]: geometry and configuration of the simulated device;
+//! * [`device`]: geometry and configuration of the simulated device, with
+//!   the papers' devices by name in [`preset`];
 //! * [`ftl`]: page-level mapping, segments, groups, the GC loop, statistics;
 //! * [`victim`]: victim selection (greedy, cost-benefit, FIFO) behind one trait;
 //! * [`policy`]: placement policies behind one trait and one registry table,
@@ -26,6 +27,7 @@ pub mod future;
 pub mod model;
 pub mod params;
 pub mod policy;
+pub mod preset;
 pub mod request;
 pub mod resources;
 pub mod rng;

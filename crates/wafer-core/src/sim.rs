@@ -247,6 +247,9 @@ impl Simulation {
         }
         let memory_estimate = resources::check(&cfg, &geo)?;
         let mut policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
+        if let Some(limit) = cfg.device.open_streams {
+            policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
+        }
         let victim = victim::build(&cfg.victim, &geo, cfg.seed)?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
@@ -262,6 +265,7 @@ impl Simulation {
         if let Some(a) = &ann {
             policy.prepare(&cfg, a)?;
         }
+        policy.prepare_stream(&cfg)?;
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, RNN};
-use wafer_core::model::train::{FitOutcome, GruFit, SeqShape, Sequences, Trainer};
+use wafer_core::model::train::{FitOutcome, GruFit, LstmShape, SeqShape, Sequences, Trainer};
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
@@ -78,6 +78,17 @@ pub type TrainConfig = TrainSpec;
 pub struct Candle;
 
 impl Trainer for Candle {
+    fn train_lstm(
+        &self,
+        prefix: &str,
+        shape: LstmShape,
+        x: &[f32],
+        y: &[f32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        train_lstm(prefix, shape, x, y, spec)
+    }
+
     fn train_mlp(
         &self,
         prefix: &str,
@@ -212,23 +223,41 @@ fn trained(vm: &VarMap) -> Result<Tensors> {
     from_candle(&m)
 }
 
-/// Minimise cross-entropy of `forward(x batch)` against `y` with AdamW over
-/// seeded shuffled batches; `x` holds `y.len()` rows of `row` values and is
-/// reshaped to `[batch, shape...]`. Returns the last epoch's mean loss; a
-/// non-finite loss is an error (diverged).
+/// What a model is fitted to.
+#[derive(Clone, Copy)]
+enum Targets<'a> {
+    /// Class labels: cross-entropy of the logits.
+    Classes(&'a [u32]),
+    /// Rows of `width` values: mean squared error.
+    Values(&'a [f32], usize),
+}
+
+impl Targets<'_> {
+    fn rows(&self) -> usize {
+        match *self {
+            Targets::Classes(y) => y.len(),
+            Targets::Values(y, w) => y.len() / w.max(1),
+        }
+    }
+}
+
+/// Minimise the loss of `forward(x batch)` against `targets` with AdamW
+/// over seeded shuffled batches; `x` holds one row of `shape` values per
+/// target row and is reshaped to `[batch, shape...]`. Returns the last
+/// epoch's mean loss; a non-finite loss is an error (diverged).
 fn fit(
     vm: &VarMap,
     forward: impl Fn(&Tensor) -> candle_core::Result<Tensor>,
     x: &[f32],
     shape: &[usize],
-    y: &[u32],
+    targets: Targets,
     spec: &TrainSpec,
 ) -> Result<f32> {
-    let n = y.len();
+    let n = targets.rows();
     let row: usize = shape.iter().product();
     if x.len() != n * row || n == 0 {
         return Err(bad(format!(
-            "{} input values for {n} labels of {row} values",
+            "{} input values for {n} targets of {row} values",
             x.len()
         )));
     }
@@ -243,7 +272,11 @@ fn fit(
     let mut dims = vec![n];
     dims.extend_from_slice(shape);
     let xs = Tensor::from_vec(x.to_vec(), dims, &Device::Cpu).map_err(err)?;
-    let ys = Tensor::from_vec(y.to_vec(), n, &Device::Cpu).map_err(err)?;
+    let ys = match targets {
+        Targets::Classes(y) => Tensor::from_vec(y.to_vec(), n, &Device::Cpu),
+        Targets::Values(y, w) => Tensor::from_vec(y.to_vec(), (n, w), &Device::Cpu),
+    }
+    .map_err(err)?;
     let mut rng = Rng::new(spec.seed ^ 0x5eed);
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut last = f32::NAN;
@@ -259,7 +292,10 @@ fn fit(
                 ys.index_select(&idx, 0).map_err(err)?,
             );
             let loss = forward(&bx)
-                .and_then(|logits| candle_nn::loss::cross_entropy(&logits, &by))
+                .and_then(|out| match targets {
+                    Targets::Classes(_) => candle_nn::loss::cross_entropy(&out, &by),
+                    Targets::Values(..) => candle_nn::loss::mse(&out, &by),
+                })
                 .map_err(err)?;
             let l = loss.to_scalar::<f32>().map_err(err)?;
             if !l.is_finite() {
@@ -290,7 +326,14 @@ pub fn train_mlp(
     let vm = var_map(&init_mlp(prefix, sizes, cfg.seed))?;
     let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
     let layers = linears(&vb, prefix, sizes)?;
-    let loss = fit(&vm, |xs| mlp_forward(&layers, xs), x, &[sizes[0]], y, cfg)?;
+    let loss = fit(
+        &vm,
+        |xs| mlp_forward(&layers, xs),
+        x,
+        &[sizes[0]],
+        Targets::Classes(y),
+        cfg,
+    )?;
     Ok((trained(&vm)?, loss))
 }
 
@@ -355,7 +398,64 @@ pub fn train_gru(
         }
         mlp_forward(&head, &state.h)
     };
-    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    let loss = fit(
+        &vm,
+        forward,
+        x,
+        &[steps, inputs],
+        Targets::Classes(y),
+        spec,
+    )?;
+    Ok((trained(&vm)?, loss))
+}
+
+/// Train an LSTM regressor: an LSTM cell (`{prefix}.cell`, the
+/// [`wafer_core::model::LstmCell`] layout, candle's `_l0` names) run from a
+/// zero state over `shape.steps` inputs of `shape.inputs` values (oldest
+/// first; `x` holds one sequence per row of `y`), then a linear head
+/// `{prefix}.head.0` on the last hidden state into `shape.outputs` values,
+/// fitted to `y` by mean squared error with AdamW.
+pub fn train_lstm(
+    prefix: &str,
+    shape: LstmShape,
+    x: &[f32],
+    y: &[f32],
+    spec: &TrainSpec,
+) -> Result<(Tensors, f32)> {
+    let (inputs, hidden, outputs, steps) = (shape.inputs, shape.hidden, shape.outputs, shape.steps);
+    let mut rng = Rng::new(spec.seed);
+    let mut init = Tensors::default();
+    let c = format!("{prefix}.cell");
+    let g = 4 * hidden;
+    for (name, dims) in [
+        ("weight_ih_l0", vec![g, inputs]),
+        ("weight_hh_l0", vec![g, hidden]),
+        ("bias_ih_l0", vec![g]),
+        ("bias_hh_l0", vec![g]),
+    ] {
+        put(&mut init, &mut rng, &format!("{c}.{name}"), &dims, hidden);
+    }
+    put_head(&mut init, &mut rng, prefix, hidden, outputs);
+    let vm = var_map(&init)?;
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+    let lstm = candle_nn::rnn::lstm(inputs, hidden, Default::default(), vb.pp(&c)).map_err(err)?;
+    let head = linears(&vb, &format!("{prefix}.head"), &[hidden, outputs])?;
+    let forward = |xs: &Tensor| -> candle_core::Result<Tensor> {
+        let b = xs.dim(0)?;
+        let mut state = lstm.zero_state(b)?;
+        for t in 0..steps {
+            state = lstm.step(&xs.narrow(1, t, 1)?.squeeze(1)?, &state)?;
+        }
+        mlp_forward(&head, &state.h)
+    };
+    let loss = fit(
+        &vm,
+        forward,
+        x,
+        &[steps, inputs],
+        Targets::Values(y, outputs),
+        spec,
+    )?;
     Ok((trained(&vm)?, loss))
 }
 
@@ -455,7 +555,14 @@ pub fn train_tcn(
         let last = h.narrow(2, steps - 1, 1)?.squeeze(2)?;
         mlp_forward(&head, &last)
     };
-    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    let loss = fit(
+        &vm,
+        forward,
+        x,
+        &[steps, inputs],
+        Targets::Classes(y),
+        spec,
+    )?;
     Ok((trained(&vm)?, loss))
 }
 

@@ -318,3 +318,65 @@ fn trained_sequence_classifiers_run_in_the_kernels() {
     });
     assert!(acc > 0.9, "TCN accuracy {acc}");
 }
+
+/// The LSTM regressor of `lstm-km`: trained with candle, the same weights
+/// give the same predictions in the engine's kernel (LSTM cell + dense head),
+/// training is seeded, and it learns a temporal task.
+#[test]
+fn trained_lstm_regressor_runs_in_the_kernel() {
+    use wafer_core::model::train::{LstmShape, TrainSpec};
+    use wafer_core::model::Dense;
+    let (n, steps, inputs, outputs) = (400, 5, 3, 2);
+    let mut rng = Rng::new(21);
+    let x = rand_vec(&mut rng, n * steps * inputs, 1.0);
+    // Targets: the mean of channel 0 over the steps, channel 1 of the last step.
+    let y: Vec<f32> = x
+        .chunks(steps * inputs)
+        .flat_map(|s| {
+            let mean = s.chunks(inputs).map(|st| st[0]).sum::<f32>() / steps as f32;
+            [mean, s[(steps - 1) * inputs + 1]]
+        })
+        .collect();
+    let shape = LstmShape {
+        inputs,
+        steps,
+        hidden: 16,
+        outputs,
+    };
+    let spec = TrainSpec {
+        epochs: 40,
+        batch: 32,
+        lr: 1e-2,
+        seed: 3,
+    };
+    let (t, loss) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
+    let (t2, _) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
+    assert_eq!(t.tensors, t2.tensors, "seeded");
+    let var = y.iter().map(|v| v * v).sum::<f32>() / y.len() as f32;
+    assert!(loss < 0.2 * var, "loss {loss} vs target variance {var}");
+    // Kernel vs candle on the trained weights.
+    let mut cell = LstmCell::load(&t, "m.cell", inputs, 16).unwrap();
+    let head = Dense::load(&t, "m.head.0", 16, outputs).unwrap();
+    let vb = vb(&t);
+    let lstm = candle_nn::rnn::lstm(inputs, 16, LSTMConfig::default(), vb.pp("m.cell")).unwrap();
+    let lin = candle_nn::linear(16, outputs, vb.pp("m.head.0")).unwrap();
+    for s in x.chunks(steps * inputs).take(20) {
+        let (mut h, mut c) = (vec![0f32; 16], vec![0f32; 16]);
+        for st in s.chunks(inputs) {
+            cell.step(st, &mut h, &mut c);
+        }
+        let mut ours = vec![0f32; outputs];
+        head.forward(&h, &mut ours);
+        let mut state = lstm.zero_state(1).unwrap();
+        for st in s.chunks(inputs) {
+            state = lstm
+                .step(
+                    &Tensor::from_vec(st.to_vec(), (1, inputs), &Device::Cpu).unwrap(),
+                    &state,
+                )
+                .unwrap();
+        }
+        let theirs = row(&lin.forward(&state.h).unwrap());
+        close(&ours, &theirs, "lstm regressor");
+    }
+}

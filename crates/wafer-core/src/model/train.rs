@@ -104,6 +104,41 @@ pub trait Trainer: Send + Sync {
         y: &[u32],
         spec: &TrainSpec,
     ) -> Result<(Tensors, f32)>;
+
+    /// Train an LSTM regressor: a [`super::LstmCell`] under `{prefix}.cell`
+    /// (hidden `shape.hidden`, candle's `_l0` names) run from a zero state
+    /// over each sequence of `x` (`shape.steps` steps of `shape.inputs`
+    /// values, oldest first), and a linear head `{prefix}.head.0` from its
+    /// last hidden state to `shape.outputs` values, fitted to `y` (rows of
+    /// `shape.outputs`) by mean squared error; returns the tensors and the
+    /// last epoch's mean loss. Trainers without it say so.
+    fn train_lstm(
+        &self,
+        prefix: &str,
+        shape: LstmShape,
+        x: &[f32],
+        y: &[f32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        let _ = (shape, x, y, spec);
+        Err(Error::Model {
+            file: format!("{prefix} training"),
+            reason: "this trainer cannot train an LSTM regressor".into(),
+        })
+    }
+}
+
+/// Settings and shape of an LSTM regressor (LSTM+KM's temperature model).
+#[derive(Clone, Copy, Debug)]
+pub struct LstmShape {
+    /// Values per step.
+    pub inputs: usize,
+    /// Steps per sequence.
+    pub steps: usize,
+    /// Hidden units.
+    pub hidden: usize,
+    /// Values predicted per sequence.
+    pub outputs: usize,
 }
 
 /// The shape of a sequence classifier's data: `x` holds sequences of

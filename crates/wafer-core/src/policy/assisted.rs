@@ -336,6 +336,9 @@ impl Placement for Assisted {
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
     }
+    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+        self.inner.prepare_stream(run)
+    }
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.inner.on_workload_start(ctx);
     }

@@ -10,9 +10,12 @@ mod autostream;
 mod base;
 pub mod dogi;
 mod equal_partition;
+pub mod fios;
 mod midas;
+mod lstm_km;
 mod ml_dt;
 pub mod nodap;
+mod ofios;
 mod online;
 mod oracle_hotcold;
 mod oracle_sort;
@@ -21,7 +24,9 @@ mod sampler;
 mod sealed;
 mod sepbit;
 pub mod shiro;
+pub mod streams;
 mod two_r;
+mod vstream;
 
 use serde_json::Value;
 
@@ -199,6 +204,13 @@ pub trait Placement: Send {
     fn prepare(&mut self, _run: &RunConfig, _ann: &Arc<Annotation>) -> Result<()> {
         Ok(())
     }
+    /// Offline preparation from the run's own request stream, before the
+    /// prefill: a policy that trains on the whole trace (FIOS `train=full`)
+    /// or must know the trace's span (time windows) reads it here with
+    /// [`crate::source::replay_requests`]. Called for every run.
+    fn prepare_stream(&mut self, _run: &RunConfig) -> Result<()> {
+        Ok(())
+    }
     /// Whether the policy places by the annotated future (an oracle): the
     /// run then annotates its request stream first.
     fn needs_future(&self) -> bool {
@@ -271,13 +283,18 @@ pub const REGISTRY: &[PolicyInfo] = &[
     oracle_hotcold::INFO,
     oracle_sort::INFO,
     autostream::INFO,
+    autostream::INFO_PUB,
     equal_partition::INFO,
+    fios::INFO,
+    ofios::INFO,
+    vstream::INFO,
+    lstm_km::INFO,
 ];
 
 /// Policies that train online: they need the process's trainer
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
-pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi"];
+pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi", "lstm-km"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
