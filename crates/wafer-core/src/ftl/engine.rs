@@ -100,6 +100,7 @@ impl Engine {
             started: false,
             retired: Vec::new(),
         };
+        e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
         Ok(e)
     }
