@@ -335,9 +335,12 @@ def cmd_policies(a: argparse.Namespace) -> int:
                 print(f"  {'':<16}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
                 print(f"  {'':<16}   (no parameters)")
-    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes)")
+    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes; the mirror of")
+    print("                   DOGI Fig. 2's NoDaP^{+XU}, which is nodap+POLICY-user)")
     print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
     print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
+    print("  nodap+POLICY-user  NoDaP with POLICY's user-write predictions (DOGI Fig. 2: nodap+sepbit-user,")
+    print("                   nodap+midas-user, nodap+phftl-user, nodap+ml-dt-user); POLICY+nu is the mirror")
     print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
     print("victim selectors (--victim):")
     for v in vs:
@@ -633,12 +636,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace(tr)
     tr.set_defaults(func=cmd_train)
 
-    from .reproduce import EXPERIMENTS
+    from .reproduce import EXPERIMENTS, SPECIAL
 
+    described = {**{k: v.description for k, v in EXPERIMENTS.items()}, **SPECIAL}
     rp = sub.add_parser("reproduce", help="re-run an experiment behind docs/FIDELITY.md",
                         formatter_class=fmt,
-                        epilog="experiments:\n" + "\n".join(f"  {k:<12} {v.description}" for k, v in EXPERIMENTS.items()))
-    rp.add_argument("name", choices=sorted(EXPERIMENTS), help="experiment")
+                        epilog="experiments:\n" + "\n".join(f"  {k:<12} {v}" for k, v in described.items()))
+    rp.add_argument("name", choices=sorted(described), help="experiment")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
     rp.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
     rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")

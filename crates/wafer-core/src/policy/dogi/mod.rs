@@ -11,8 +11,10 @@
 //! and 12).
 //! * **Hot filter** (§4.2.1, Fig. 6): a user block whose latest invalidation
 //!   time (time since its LBA's previous write) is below μ goes to G_hot.
-//!   Every window of n user writes, μ grows by d if the window's WAF fell,
-//!   shrinks by d if it rose, and stays if it moved less than 5%.
+//!   Every window of n user writes, μ grows by d if the window's WAF fell;
+//!   if it rose, a raise made by the previous window is undone (back to the
+//!   previous μ); if it moved less than 5%, μ stays. μ never falls below its
+//!   start.
 //! * **ML-Alloc** (§4.2.2-4.2.3): the other blocks are classified into ten
 //!   lifetime categories c1..c10 (upper bounds 1% of the capacity, doubling)
 //!   by a 6-32-32-10 MLP (1,610 parameters) on the six features of Table 3
@@ -324,6 +326,8 @@ pub struct Dogi {
     hf_window: u64,
     hf_next: u64,
     hf_prev: Option<f64>,
+    /// The last window raised μ.
+    hf_raised: bool,
     hf_user: u64,
     hf_gc: u64,
     // Model and configuration.
@@ -436,6 +440,7 @@ impl Dogi {
             hf_window,
             hf_next: hf_window,
             hf_prev: None,
+            hf_raised: false,
             hf_user: 0,
             hf_gc: 0,
             sizes,
@@ -675,8 +680,10 @@ impl Dogi {
             self.choice = c;
         }
         let mask = self.choice.mask;
+        // Both models' estimates of the configuration in force.
         let both =
             [Model::Chain, Model::Flow].map(|m| config::estimate(log, &self.bounds, mask, &inp, m));
+        let waf = |i: usize| both[i].as_ref().map(|e| e.waf);
         self.estimate = both[(model == Model::Flow) as usize].clone();
         self.choice.waf = self.estimate.as_ref().map_or(f64::NAN, |e| e.waf);
         if self.history.len() < MAX_HISTORY {
@@ -687,8 +694,8 @@ impl Dogi {
                 "uppers": self.choice.uppers,
                 "model_pick": pick.as_ref().map(|c| c.mask),
                 "estimated_waf": self.estimate.as_ref().map(|e| e.waf),
-                "estimated_waf_chain": both[0].as_ref().map(|e| e.waf),
-                "estimated_waf_flow": both[1].as_ref().map(|e| e.waf),
+                "estimated_waf_chain": waf(0),
+                "estimated_waf_flow": waf(1),
                 "estimated_valid_ratio": self.estimate.as_ref().map(|e| &e.valid_ratio),
                 "pool_spare": self.estimate.as_ref().map(|e| e.pool_spare),
                 "hot_share": inp.hot_share,
@@ -700,7 +707,11 @@ impl Dogi {
         }
     }
 
-    /// Fig. 6: move μ by the last window's WAF.
+    /// Fig. 6: move μ by the last window's WAF. A window whose WAF fell
+    /// (by 5% or more) raises μ by d; one whose WAF rose undoes the last
+    /// raise ("returns to the previous μ"), and holds μ if the last window
+    /// raised nothing; a change under 5% holds μ. So μ never falls below
+    /// its start.
     fn adapt_mu(&mut self) {
         let u = std::mem::take(&mut self.hf_user);
         let g = std::mem::take(&mut self.hf_gc);
@@ -715,13 +726,14 @@ impl Dogi {
         }
         if let Some(prev) = self.hf_prev {
             let step = ((self.p.hot_step * self.capacity as f64).round() as u64).max(1);
+            let raised = std::mem::take(&mut self.hf_raised);
             if (waf - prev).abs() >= self.p.hot_deadband * prev {
-                self.mu = if waf < prev {
-                    self.mu.saturating_add(step)
-                } else {
-                    self.mu.saturating_sub(step)
+                if waf < prev {
+                    self.mu = self.mu.saturating_add(step).min(self.mu_max);
+                    self.hf_raised = true;
+                } else if raised {
+                    self.mu = self.mu.saturating_sub(step).max(1);
                 }
-                .clamp(1, self.mu_max);
                 self.refresh_bounds();
             }
         }
