@@ -46,14 +46,16 @@
 //!   beyond its group's BIR upper bound; G_hot's is μ), scanned from G_hot to
 //!   G(N-1), if it holds no more valid blocks than the pool rule's victim;
 //!   else a segment of the pool (GN, G_frzn and groups no longer in use),
-//!   by `pool_victim`: the fewest valid blocks (the paper's text) or the
-//!   highest gp/(1−gp)·√age, gp its invalid share and age the time since
-//!   its first write (the artifact's `dogiselect.cc`, cost-benefit-like).
-//!   Starvation guard (ours): when the pool's victim would free less than
-//!   `starvation_guard` × what the best segment anywhere would (or nothing
-//!   at all), the configured selector chooses instead. Which rule chose
-//!   each victim is counted in `policy_state.victims` (expired, pool,
-//!   guard; `selector` for the baseline design's victims).
+//!   by `pool_victim`: the highest gp/(1−gp)·√age, gp its invalid share and
+//!   age the time since its first write (the artifact's `dogiselect.cc`,
+//!   cost-benefit-like; the default), or the fewest valid blocks (the
+//!   paper's text). Starvation guard (ours, off by default): when the
+//!   pool's victim would free less than `starvation_guard` × what the best
+//!   segment anywhere would, the configured selector chooses instead; a
+//!   pool whose victim would free nothing always hands over (a fully valid
+//!   victim frees no space). Which rule chose each victim is counted in
+//!   `policy_state.victims` (expired, pool, guard; `selector` for the
+//!   baseline design's victims).
 //! * **Ablations** (Fig. 14), by name: `dogi+User` (hot filter + the model
 //!   into ten fixed groups; the baseline's two age-ordered GC groups and
 //!   the configured selector), `dogi+Grp` (+ the group configuration with
@@ -200,11 +202,13 @@ pub struct Params {
     /// category k; 511 = ten groups, 0 = one) instead of searching
     /// (Fig. 13's sweep); the model still estimates it.
     pub mask: Option<u32>,
-    /// Victims of the pool: `fewest-valid` or `cost-benefit`.
+    /// Victims of the pool: `cost-benefit` (the artifact's score) or
+    /// `fewest-valid` (the paper's text).
     pub pool_victim: PoolVictim,
     /// The pool's victim must free at least this share of what the best
     /// segment anywhere frees, else the configured selector chooses (0: no
-    /// guard).
+    /// guard, as in the artifact; wafer's earlier DOGI used 0.5 with
+    /// `fewest-valid`).
     pub starvation_guard: f64,
     /// Fall back to the base design below this live accuracy.
     pub fallback_accuracy: f64,
@@ -240,8 +244,8 @@ impl Default for Params {
             holdout: 10,
             config_model: Model::Chain,
             mask: None,
-            pool_victim: PoolVictim::FewestValid,
-            starvation_guard: 0.5,
+            pool_victim: PoolVictim::CostBenefit,
+            starvation_guard: 0.0,
             fallback_accuracy: 0.1,
             model: None,
             seed: 1,
