@@ -162,6 +162,12 @@ impl Placement for Recorder {
     fn take_error(&mut self) -> Option<Error> {
         self.inner.take_error()
     }
+    fn training(&self) -> Option<TrainingStats> {
+        self.inner.training()
+    }
+    fn state(&self) -> Option<Value> {
+        self.inner.state()
+    }
 }
 
 /// NoDaP placing user writes by another policy's predictions.
