@@ -376,9 +376,12 @@ def cmd_policies(a: argparse.Namespace) -> int:
                 print(f"  {'':<16}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
                 print(f"  {'':<16}   (no parameters)")
-    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes)")
+    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes; the mirror of")
+    print("                   DOGI Fig. 2's NoDaP^{+XU}, which is nodap+POLICY-user)")
     print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
     print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
+    print("  nodap+POLICY-user  NoDaP with POLICY's user-write predictions (DOGI Fig. 2: nodap+sepbit-user,")
+    print("                   nodap+midas-user, nodap+phftl-user, nodap+ml-dt-user); POLICY+nu is the mirror")
     print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
     print("victim selectors (--victim):")
     for v in vs:

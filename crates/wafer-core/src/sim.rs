@@ -233,7 +233,20 @@ impl Simulation {
     /// As [`Simulation::new`], reusing an annotation of the same request
     /// stream (the oracle search replays one stream many times). Without
     /// one, a policy that needs the future or `accuracy` gets it annotated.
-    pub fn with_annotation(mut cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
+    pub fn with_annotation(cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
+        Self::with_builder(cfg, ann, |cfg, geo| {
+            policy::build(&cfg.policy, &cfg.params, geo)
+        })
+    }
+
+    /// As [`Simulation::with_annotation`], with the policy made by `build`
+    /// from the validated config and the device's geometry (a policy that
+    /// wraps another, e.g. to record its predictions).
+    pub fn with_builder(
+        mut cfg: RunConfig,
+        ann: Option<Arc<Annotation>>,
+        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
+    ) -> Result<Self> {
         let (source, geo) = open_source(&mut cfg)?;
         if let Some(k) = cfg.drive_writes {
             if !(k.is_finite() && k > 0.0) {
@@ -246,7 +259,7 @@ impl Simulation {
             cfg.drive_writes = None;
         }
         let memory_estimate = resources::check(&cfg, &geo)?;
-        let mut policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
+        let mut policy = build(&cfg, &geo)?;
         if let Some(limit) = cfg.device.open_streams {
             policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
         }

@@ -12,8 +12,11 @@ pub mod gru_seq;
 
 use std::collections::HashMap;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, RNN};
+pub mod native;
+
+use candle_core::backprop::GradStore;
+use candle_core::{DType, Device, Tensor, Var};
+use candle_nn::{Module, ParamsAdamW, VarBuilder, VarMap, RNN};
 use wafer_core::model::train::{FitOutcome, GruFit, LstmShape, SeqShape, Sequences, Trainer};
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
@@ -158,7 +161,17 @@ impl Trainer for Candle {
 
 /// Install candle as this process's trainer (idempotent): learned policies
 /// can then train online during a replay.
+///
+/// candle spreads matrix products over `RAYON_NUM_THREADS` threads (all
+/// cores by default). The learned policies' models are tiny and train on a
+/// thread beside the replay, so extra threads cost more in synchronisation
+/// than they save and take the replay's core: unless the variable is set,
+/// it is set to 1 here (measured: 2.35 s instead of 4.9 s for DOGI's
+/// training on a loaded two-core machine).
 pub fn install() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
     wafer_core::model::train::install(Box::new(Candle));
 }
 
@@ -223,6 +236,73 @@ fn trained(vm: &VarMap) -> Result<Tensors> {
     from_candle(&m)
 }
 
+/// AdamW with candle's update rule and defaults (β 0.9/0.999, ε 1e-8,
+/// weight decay 0.01), fused over every variable: the moments and a master
+/// copy of the weights live in plain vectors, so a step reads each
+/// gradient once and writes each variable once, where candle's optimizer
+/// runs a dozen tensor operations per variable. The models here are tiny
+/// (1-5K parameters), so per-operation overhead, not arithmetic, is what a
+/// step costs.
+struct FusedAdamW {
+    /// Each variable, its weights, first and second moments.
+    vars: Vec<(Var, Vec<f32>, Vec<f32>, Vec<f32>)>,
+    params: ParamsAdamW,
+    t: i32,
+}
+
+impl FusedAdamW {
+    fn new(vars: Vec<Var>, lr: f64) -> Result<Self> {
+        let vars = vars
+            .into_iter()
+            .map(|v| {
+                let w = v
+                    .as_tensor()
+                    .flatten_all()
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(err)?;
+                let n = w.len();
+                Ok((v, w, vec![0.0; n], vec![0.0; n]))
+            })
+            .collect::<Result<_>>()?;
+        Ok(FusedAdamW {
+            vars,
+            params: ParamsAdamW {
+                lr,
+                ..Default::default()
+            },
+            t: 0,
+        })
+    }
+
+    fn step(&mut self, grads: &GradStore) -> Result<()> {
+        self.t += 1;
+        let p = &self.params;
+        let (b1, b2) = (p.beta1 as f32, p.beta2 as f32);
+        let scale_m = (1.0 / (1.0 - p.beta1.powi(self.t))) as f32;
+        let scale_v = (1.0 / (1.0 - p.beta2.powi(self.t))) as f32;
+        let decay = (1.0 - p.lr * p.weight_decay) as f32;
+        let (lr, eps) = (p.lr as f32, p.eps as f32);
+        for (var, w, m, v) in &mut self.vars {
+            let Some(g) = grads.get(var.as_tensor()) else {
+                continue;
+            };
+            let g = g
+                .flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(err)?;
+            for i in 0..w.len() {
+                m[i] = m[i] * b1 + g[i] * (1.0 - b1);
+                v[i] = v[i] * b2 + g[i] * g[i] * (1.0 - b2);
+                let (mh, vh) = (m[i] * scale_m, v[i] * scale_v);
+                w[i] = w[i] * decay - mh / (vh.sqrt() + eps) * lr;
+            }
+            let t = Tensor::from_slice(w, var.shape(), &Device::Cpu).map_err(err)?;
+            var.set(&t).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
 /// What a model is fitted to.
 #[derive(Clone, Copy)]
 enum Targets<'a> {
@@ -244,7 +324,8 @@ impl Targets<'_> {
 /// Minimise the loss of `forward(x batch)` against `targets` with AdamW
 /// over seeded shuffled batches; `x` holds one row of `shape` values per
 /// target row and is reshaped to `[batch, shape...]`. Returns the last
-/// epoch's mean loss; a non-finite loss is an error (diverged).
+/// epoch's mean loss; a non-finite loss is an error (diverged). Each epoch
+/// gathers the shuffled data once and takes its batches as views.
 fn fit(
     vm: &VarMap,
     forward: impl Fn(&Tensor) -> candle_core::Result<Tensor>,
@@ -261,14 +342,7 @@ fn fit(
             x.len()
         )));
     }
-    let mut opt = AdamW::new(
-        vm.all_vars(),
-        ParamsAdamW {
-            lr: spec.lr,
-            ..Default::default()
-        },
-    )
-    .map_err(err)?;
+    let mut opt = FusedAdamW::new(vm.all_vars(), spec.lr)?;
     let mut dims = vec![n];
     dims.extend_from_slice(shape);
     let xs = Tensor::from_vec(x.to_vec(), dims, &Device::Cpu).map_err(err)?;
@@ -280,16 +354,22 @@ fn fit(
     let mut rng = Rng::new(spec.seed ^ 0x5eed);
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut last = f32::NAN;
+    let batch = spec.batch.max(1);
     for _ in 0..spec.epochs.max(1) {
         for i in (1..n).rev() {
             order.swap(i, rng.below(i as u64 + 1) as usize);
         }
+        let idx = Tensor::from_slice(&order, n, &Device::Cpu).map_err(err)?;
+        let (ex, ey) = (
+            xs.index_select(&idx, 0).map_err(err)?,
+            ys.index_select(&idx, 0).map_err(err)?,
+        );
         let (mut sum, mut steps) = (0f32, 0);
-        for chunk in order.chunks(spec.batch.max(1)) {
-            let idx = Tensor::from_vec(chunk.to_vec(), chunk.len(), &Device::Cpu).map_err(err)?;
+        for start in (0..n).step_by(batch) {
+            let len = batch.min(n - start);
             let (bx, by) = (
-                xs.index_select(&idx, 0).map_err(err)?,
-                ys.index_select(&idx, 0).map_err(err)?,
+                ex.narrow(0, start, len).map_err(err)?,
+                ey.narrow(0, start, len).map_err(err)?,
             );
             let loss = forward(&bx)
                 .and_then(|out| match targets {
@@ -303,7 +383,7 @@ fn fit(
                     "loss became {l}: training diverged (lower the learning rate)"
                 )));
             }
-            opt.backward_step(&loss).map_err(err)?;
+            opt.step(&loss.backward().map_err(err)?)?;
             sum += l;
             steps += 1;
         }
@@ -315,8 +395,22 @@ fn fit(
 /// Train an MLP classifier of widths `sizes` on `x` (rows of `sizes[0]`
 /// features) and labels `y` (< the last width) with cross-entropy and
 /// AdamW; returns its tensors under `prefix` and the last epoch's mean loss.
-/// A loss that turns NaN is an error (diverged training).
+/// A loss that turns NaN is an error (diverged training). This is the
+/// native step ([`native`]); [`train_mlp_candle`] is the same training in
+/// candle, 3-5x slower at DOGI's size.
 pub fn train_mlp(
+    prefix: &str,
+    sizes: &[usize],
+    x: &[f32],
+    y: &[u32],
+    cfg: &TrainConfig,
+) -> Result<(Tensors, f32)> {
+    native::train_mlp(prefix, sizes, x, y, cfg)
+}
+
+/// [`train_mlp`] through candle's autograd and layers (the reference the
+/// native step is tested against).
+pub fn train_mlp_candle(
     prefix: &str,
     sizes: &[usize],
     x: &[f32],

@@ -292,3 +292,64 @@ fn no_training_on_prefilled_blocks() {
         assert!(t.trainings <= 2, "{policy}: {t:?}");
     }
 }
+
+#[test]
+fn dogi_forced_configurations_are_estimated_and_measured() {
+    // Fig. 13's method: a mask forces the configuration; the model still
+    // estimates it and reports its own pick; the WAF measured while each
+    // configuration ran is kept beside the estimate.
+    let mut p = quick();
+    p["mask"] = json!(0b1001);
+    let r = run(cfg("dogi", "zipf:1.0", p));
+    let s = r.policy_state.unwrap();
+    assert_eq!(s["groups"], 3, "{s}");
+    assert_eq!(s["mask"], 0b1001);
+    let hist = s["configurations"].as_array().unwrap();
+    assert!(hist.len() >= 3, "{s}");
+    assert!(hist.iter().all(|h| h["mask"] == 0b1001));
+    assert!(hist.iter().any(|h| h["model_pick"].is_u64()));
+    assert!(hist[0]["measured_waf"].as_f64().unwrap() >= 1.0);
+    let est = hist
+        .iter()
+        .filter_map(|h| h["estimated_waf_chain"].as_f64());
+    assert!(est.clone().count() >= 1 && est.clone().all(|w| w >= 1.0));
+    let e = Simulation::new(cfg("dogi", "zipf:1.0", json!({"mask": 512})))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("mask must be below 512"), "{e}");
+}
+
+#[test]
+fn dogi_pool_victims_by_cost_benefit() {
+    // The artifact scores the pool gp/(1-gp)·√age; both rules are counted.
+    for (rule, guard) in [("cost-benefit", 0.5), ("fewest-valid", 0.0)] {
+        let mut p = quick();
+        p["pool_victim"] = json!(rule);
+        p["starvation_guard"] = json!(guard);
+        let r = run(cfg("dogi", "zipf:1.0", p));
+        let s = r.policy_state.unwrap();
+        assert_eq!(s["pool_victim"], rule);
+        let v = &s["victims"];
+        assert!(v["pool"].as_u64().unwrap() > 0, "{rule}: {v}");
+        if guard == 0.0 {
+            assert_eq!(v["guard"], 0, "{rule}: {v}");
+        }
+    }
+}
+
+#[test]
+fn nodap_with_dogi_user_predictions() {
+    // NoDaP^{+XU} with DOGI's predictor: its classes (hot, c1..c10) map to
+    // NoDaP groups by their blocks' median lifetimes.
+    let p = json!({"predictor": quick(), "max_groups": 4});
+    let mut c = cfg("nodap+dogi-user", "zipf:1.0", p);
+    c.accuracy = true;
+    let r = run(c);
+    let s = r.policy_state.as_ref().unwrap();
+    assert_eq!(s["predictor"], "dogi");
+    assert!(s["class_groups"].as_array().unwrap().len() >= 3, "{s}");
+    assert!(r.training.unwrap().trainings >= 3);
+    let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+    assert!(acc.accuracy > 0.2 && acc.accuracy < 1.0, "{}", acc.accuracy);
+}

@@ -380,3 +380,36 @@ fn trained_lstm_regressor_runs_in_the_kernel() {
         close(&ours, &theirs, "lstm regressor");
     }
 }
+
+#[test]
+fn native_mlp_training_matches_candle() {
+    // The native step is candle's training written out: same batches, same
+    // loss, same AdamW; after 3 epochs the weights agree to float rounding.
+    let mut rng = Rng::new(21);
+    let (n, d) = (500, 6);
+    let x = rand_vec(&mut rng, n * d, 1.0);
+    let y: Vec<u32> = x
+        .chunks(d)
+        .map(|r| ((r[0] + r[1] + 2.0) * 2.4).clamp(0.0, 9.0) as u32)
+        .collect();
+    let sizes = [6, 32, 32, 10];
+    let cfg = TrainConfig {
+        epochs: 3,
+        batch: 128,
+        lr: 1e-2,
+        seed: 4,
+    };
+    let (a, la) = train_mlp("mlp", &sizes, &x, &y, &cfg).unwrap();
+    let (b, lb) = wafer_learn::train_mlp_candle("mlp", &sizes, &x, &y, &cfg).unwrap();
+    assert!((la - lb).abs() < 1e-4, "loss {la} vs {lb}");
+    for (name, (shape, va)) in &a.tensors {
+        let (shape_b, vb) = &b.tensors[name];
+        assert_eq!(shape, shape_b, "{name}");
+        let worst = va
+            .iter()
+            .zip(vb)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-4, "{name}: {worst}");
+    }
+}

@@ -189,6 +189,7 @@ impl Engine {
             last_request_ns: None,
             hinted,
         };
+        e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
         Ok(e)
     }

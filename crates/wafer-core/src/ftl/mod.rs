@@ -89,6 +89,10 @@ pub struct Ftl {
     pub(crate) groups: Vec<Group>,
     /// Logical clock: user blocks written so far, prefill included [user blocks].
     pub now: u64,
+    /// Free segments the engine's GC keeps in reserve [segments] (the
+    /// device's `gc_low`, set by the engine): policies that model their
+    /// space budget (DOGI's configuration model) read it here.
+    pub gc_reserve: u32,
     /// Segments sealed so far (source of `seal_seq`).
     seals: u64,
     /// log2(segment_blocks) when it is a power of two: a shift instead of a division.
@@ -121,6 +125,7 @@ impl Ftl {
                 groups
             ],
             now: 0,
+            gc_reserve: 0,
             seals: 0,
             seg_shift: geo
                 .segment_blocks

@@ -6,8 +6,9 @@
 //! its tests run without it; a learned policy asked to train in a process
 //! with no trainer fails with a clear error instead.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -219,13 +220,30 @@ pub fn trainer(policy: &str) -> Result<&'static dyn Trainer> {
         })
 }
 
+static SLOWDOWN_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Delay every background training by `d` before it starts (for tests
+/// that check a replay does not depend on how fast its trainings run).
+pub fn set_slowdown(d: Duration) {
+    SLOWDOWN_MS.store(d.as_millis() as u64, Ordering::Relaxed);
+}
+
+/// The delay [`set_slowdown`] set.
+pub fn slowdown() -> Duration {
+    Duration::from_millis(SLOWDOWN_MS.load(Ordering::Relaxed))
+}
+
 /// What a policy's online training did, for the run's statistics.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct TrainingStats {
-    /// Trainings run.
+    /// Trainings run (deployed).
     pub trainings: u64,
-    /// Wall time spent training [s].
+    /// Wall time spent training [s] (on the training thread when training
+    /// runs in the background).
     pub seconds: f64,
+    /// Wall time the replay waited for background trainings that had not
+    /// finished at their deployment time [s] (inside `elapsed_seconds`).
+    pub waited_seconds: f64,
     /// Examples in the last training.
     pub last_examples: u64,
     /// Mean loss of the last training's last epoch.

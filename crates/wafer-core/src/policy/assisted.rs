@@ -121,7 +121,7 @@ impl Bins {
 }
 
 /// Interned composite names (`name()` is `&'static str`; few distinct ones).
-fn intern(name: &str) -> &'static str {
+pub(crate) fn intern(name: &str) -> &'static str {
     static NAMES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
     let mut v = NAMES
         .get_or_init(Default::default)

@@ -297,7 +297,8 @@ pub const REGISTRY: &[PolicyInfo] = &[
 pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi", "lstm-km"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
-/// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
+/// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]);
+/// `nodap+POLICY-user` NoDaP with POLICY's user predictions ([`nodap::user`]).
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
     if let Some(stage) = dogi::Dogi::stage_of(name) {
         let mut p = params.clone();
@@ -306,6 +307,11 @@ pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Place
         }
         p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
         return build("dogi", &p, geo);
+    }
+    if let Some(predictor) = nodap::user::predictor_of(name) {
+        return Ok(Box::new(nodap::user::NoDapUser::build(
+            name, predictor, params, geo,
+        )?));
     }
     if let Some((base, assists)) = assisted::parse(name)? {
         let inner = build(base, params, geo)?;

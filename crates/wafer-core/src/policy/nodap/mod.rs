@@ -38,6 +38,7 @@
 //!   initial ladder (§4.3): 1% of the logical capacity, doubling, 10 groups.
 
 pub mod search;
+pub mod user;
 
 use std::path::Path;
 use std::sync::Arc;
