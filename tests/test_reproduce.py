@@ -1,4 +1,5 @@
 import importlib
+
 import pandas as pd
 
 from wafer import reproduce as rp

@@ -578,5 +578,5 @@ def main(name: str | None, quick: bool, as_json: bool, out_file: str | None, pro
     if out_file:
         with open(out_file, "w") as f:
             json.dump(out, f, indent=1)
-    print(json.dumps(out) if as_json else text)
+    print(json.dumps(out) if as_json else markdown(out))
     return 0

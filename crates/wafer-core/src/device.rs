@@ -299,7 +299,10 @@ impl DeviceConfig {
         for (field, v) in [
             ("gc_low_fraction", self.gc_low_fraction),
             ("gc_high_fraction", self.gc_high_fraction),
-            ("background_free_fraction", Some(self.background_free_fraction)),
+            (
+                "background_free_fraction",
+                Some(self.background_free_fraction),
+            ),
             ("background_min_invalid", Some(self.background_min_invalid)),
         ] {
             if let Some(v) = v {
@@ -329,7 +332,11 @@ impl DeviceConfig {
             && (self.idle_ns == 0 || self.background_victim_ns == 0)
         {
             return Err(Error::config(
-                if self.idle_ns == 0 { "idle_ns" } else { "background_victim_ns" },
+                if self.idle_ns == 0 {
+                    "idle_ns"
+                } else {
+                    "background_victim_ns"
+                },
                 "must be at least 1 ns with background_gc idle-gap",
             ));
         }
@@ -430,7 +437,11 @@ impl DeviceConfig {
             other => Err(Error::UnknownName {
                 kind: "device preset",
                 name: other.to_string(),
-                known: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+                known: PRESETS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }),
         }
     }
@@ -585,15 +596,27 @@ mod tests {
     fn shiro_preset_gives_table_iii() {
         const GIB: u64 = 1 << 30;
         // (GiB, superblocks, superblock pages): Table III.
-        for (gib, sbs, pages) in [(40, 171, 16_384), (50, 214, 16_384), (100, 214, 32_768), (500, 535, 65_536)] {
+        for (gib, sbs, pages) in [
+            (40, 171, 16_384),
+            (50, 214, 16_384),
+            (100, 214, 32_768),
+            (500, 535, 65_536),
+        ] {
             let c = DeviceConfig::preset("shiro", gib * GIB).unwrap();
             let g = c.geometry().unwrap();
-            assert_eq!((g.segments, g.segment_blocks, g.block_size), (sbs, pages, 16_384), "{gib} GiB");
+            assert_eq!(
+                (g.segments, g.segment_blocks, g.block_size),
+                (sbs, pages, 16_384),
+                "{gib} GiB"
+            );
             assert_eq!(c.gc_low_fraction, Some(0.05));
             assert!(!c.prefill);
         }
         // A small drive keeps 171 superblocks.
-        let g = DeviceConfig::preset("shiro", GIB).unwrap().geometry().unwrap();
+        let g = DeviceConfig::preset("shiro", GIB)
+            .unwrap()
+            .geometry()
+            .unwrap();
         assert_eq!((g.segments, g.logical_blocks), (171, 65_536));
         let e = DeviceConfig::preset("nope", GIB).unwrap_err().to_string();
         assert!(e.contains("shiro"), "{e}");
@@ -602,15 +625,41 @@ mod tests {
     #[test]
     fn fractions_out_of_range_are_errors_naming_the_field() {
         for (cfg, field) in [
-            (DeviceConfig { gc_low_fraction: Some(1.5), ..Default::default() }, "gc_low_fraction"),
             (
-                DeviceConfig { gc_low_fraction: Some(0.1), gc_high_fraction: Some(0.05), ..Default::default() },
+                DeviceConfig {
+                    gc_low_fraction: Some(1.5),
+                    ..Default::default()
+                },
+                "gc_low_fraction",
+            ),
+            (
+                DeviceConfig {
+                    gc_low_fraction: Some(0.1),
+                    gc_high_fraction: Some(0.05),
+                    ..Default::default()
+                },
                 "gc_high_fraction",
             ),
-            (DeviceConfig { gc_high_fraction: Some(0.1), ..Default::default() }, "gc_high_fraction"),
-            (DeviceConfig { background_free_fraction: -0.1, ..Default::default() }, "background_free_fraction"),
             (
-                DeviceConfig { background_gc: BackgroundGc::IdleGap, idle_ns: 0, ..Default::default() },
+                DeviceConfig {
+                    gc_high_fraction: Some(0.1),
+                    ..Default::default()
+                },
+                "gc_high_fraction",
+            ),
+            (
+                DeviceConfig {
+                    background_free_fraction: -0.1,
+                    ..Default::default()
+                },
+                "background_free_fraction",
+            ),
+            (
+                DeviceConfig {
+                    background_gc: BackgroundGc::IdleGap,
+                    idle_ns: 0,
+                    ..Default::default()
+                },
                 "idle_ns",
             ),
         ] {

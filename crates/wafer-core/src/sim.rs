@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
-use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
 use crate::ftl::engine::GcSettings;
+use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::model::train::TrainingStats;

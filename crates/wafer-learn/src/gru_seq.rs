@@ -102,14 +102,7 @@ impl Flat {
         let mut f = Flat::zeros(l);
         let w_ih = cell_tensor(t, prefix, "weight_ih", &[g, l.i])?;
         let w_hh = cell_tensor(t, prefix, "weight_hh", &[g, l.h])?;
-        let (lo, hh, bi, bh, out, bo) = (
-            l.ih(),
-            l.hh(),
-            l.b_ih(),
-            l.b_hh(),
-            l.out(),
-            l.b_out(),
-        );
+        let (lo, hh, bi, bh, out, bo) = (l.ih(), l.hh(), l.b_ih(), l.b_hh(), l.out(), l.b_out());
         f.v[lo..hh].copy_from_slice(&transpose(&w_ih, g, l.i));
         f.v[hh..bi].copy_from_slice(&transpose(&w_hh, g, l.h));
         f.v[bi..bh].copy_from_slice(&cell_tensor(t, prefix, "bias_ih", &[g])?);
@@ -235,7 +228,15 @@ fn accumulate(rows: &mut [f32], x: &[f32], d: &[f32]) {
 
 /// Forward and backward pass of one sequence (`len` steps of `x`) with
 /// label `y`: adds the gradients to `grad`, returns the loss.
-fn sequence(p: &Flat, l: &Layout, x: &[f32], len: usize, y: usize, s: &mut Scratch, grad: &mut Flat) -> f32 {
+fn sequence(
+    p: &Flat,
+    l: &Layout,
+    x: &[f32],
+    len: usize,
+    y: usize,
+    s: &mut Scratch,
+    grad: &mut Flat,
+) -> f32 {
     let (h, g, i) = (l.h, l.g(), l.i);
     let w_ih = &p.v[l.ih()..l.hh()];
     let w_hh = &p.v[l.hh()..l.b_ih()];
@@ -328,7 +329,12 @@ fn sequence(p: &Flat, l: &Layout, x: &[f32], len: usize, y: usize, s: &mut Scrat
 
 /// Loss (mean over the sequences) and its gradients for `t`'s weights, in
 /// the tensors' own layout and names (for tests against autograd).
-pub fn loss_and_grads(t: &Tensors, prefix: &str, shape: SeqShape, data: &Sequences) -> Result<(f32, Tensors)> {
+pub fn loss_and_grads(
+    t: &Tensors,
+    prefix: &str,
+    shape: SeqShape,
+    data: &Sequences,
+) -> Result<(f32, Tensors)> {
     let l = Layout {
         i: shape.inputs,
         h: shape.width,
@@ -342,7 +348,15 @@ pub fn loss_and_grads(t: &Tensors, prefix: &str, shape: SeqShape, data: &Sequenc
     let mut loss = 0.0;
     for k in 0..n {
         let (a, b) = (data.starts[k] as usize, data.starts[k + 1] as usize);
-        loss += sequence(&p, &l, &data.x[a * l.i..b * l.i], b - a, data.y[k] as usize, &mut s, &mut grad);
+        loss += sequence(
+            &p,
+            &l,
+            &data.x[a * l.i..b * l.i],
+            b - a,
+            data.y[k] as usize,
+            &mut s,
+            &mut grad,
+        );
     }
     for v in &mut grad.v {
         *v /= n as f32;
@@ -401,12 +415,11 @@ impl Adam {
         self.t += 1;
         let c1 = 1.0 - Self::B1.powi(self.t);
         let c2 = 1.0 - Self::B2.powi(self.t);
-        for (((w, &g), m), v) in p
-            .v
-            .iter_mut()
-            .zip(&grad.v)
-            .zip(&mut self.m.v)
-            .zip(&mut self.v.v)
+        for (((w, &g), m), v) in
+            p.v.iter_mut()
+                .zip(&grad.v)
+                .zip(&mut self.m.v)
+                .zip(&mut self.v.v)
         {
             let g = g * scale;
             *m = Self::B1 * *m + (1.0 - Self::B1) * g;
@@ -419,7 +432,13 @@ impl Adam {
 /// Train as [`wafer_core::model::train::Trainer::train_gru_seqs`] says:
 /// minibatches of `spec.batch` sequences in a seeded order, Adam at
 /// `spec.lr`, `spec.epochs` epochs or fewer when `fit.converge` stops it.
-pub fn train(prefix: &str, shape: SeqShape, data: &Sequences, spec: &TrainSpec, fit: &GruFit) -> Result<FitOutcome> {
+pub fn train(
+    prefix: &str,
+    shape: SeqShape,
+    data: &Sequences,
+    spec: &TrainSpec,
+    fit: &GruFit,
+) -> Result<FitOutcome> {
     let l = Layout {
         i: shape.inputs,
         h: shape.width,
@@ -452,7 +471,15 @@ pub fn train(prefix: &str, shape: SeqShape, data: &Sequences, spec: &TrainSpec, 
             for &k in chunk {
                 let k = k as usize;
                 let (a, b) = (data.starts[k] as usize, data.starts[k + 1] as usize);
-                sum += sequence(&p, &l, &data.x[a * l.i..b * l.i], b - a, data.y[k] as usize, &mut s, &mut grad) as f64;
+                sum += sequence(
+                    &p,
+                    &l,
+                    &data.x[a * l.i..b * l.i],
+                    b - a,
+                    data.y[k] as usize,
+                    &mut s,
+                    &mut grad,
+                ) as f64;
             }
             adam.step(&mut p, &grad, 1.0 / chunk.len() as f32);
         }

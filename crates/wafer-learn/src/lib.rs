@@ -236,6 +236,9 @@ fn trained(vm: &VarMap) -> Result<Tensors> {
     from_candle(&m)
 }
 
+/// A variable, its master weights, first and second moments.
+type Moments = (Var, Vec<f32>, Vec<f32>, Vec<f32>);
+
 /// AdamW with candle's update rule and defaults (β 0.9/0.999, ε 1e-8,
 /// weight decay 0.01), fused over every variable: the moments and a master
 /// copy of the weights live in plain vectors, so a step reads each
@@ -245,7 +248,7 @@ fn trained(vm: &VarMap) -> Result<Tensors> {
 /// step costs.
 struct FusedAdamW {
     /// Each variable, its weights, first and second moments.
-    vars: Vec<(Var, Vec<f32>, Vec<f32>, Vec<f32>)>,
+    vars: Vec<Moments>,
     params: ParamsAdamW,
     t: i32,
 }
@@ -492,14 +495,7 @@ pub fn train_gru(
         }
         mlp_forward(&head, &state.h)
     };
-    let loss = fit(
-        &vm,
-        forward,
-        x,
-        &[steps, inputs],
-        Targets::Classes(y),
-        spec,
-    )?;
+    let loss = fit(&vm, forward, x, &[steps, inputs], Targets::Classes(y), spec)?;
     Ok((trained(&vm)?, loss))
 }
 
@@ -649,14 +645,7 @@ pub fn train_tcn(
         let last = h.narrow(2, steps - 1, 1)?.squeeze(2)?;
         mlp_forward(&head, &last)
     };
-    let loss = fit(
-        &vm,
-        forward,
-        x,
-        &[steps, inputs],
-        Targets::Classes(y),
-        spec,
-    )?;
+    let loss = fit(&vm, forward, x, &[steps, inputs], Targets::Classes(y), spec)?;
     Ok((trained(&vm)?, loss))
 }
 

@@ -68,7 +68,8 @@ fn gradients_match_candle_autograd() {
         let mut st = gru.zero_state(1).unwrap();
         for s in starts[k]..starts[k + 1] {
             let s = s as usize;
-            let xs = Tensor::from_vec(x[s * i..(s + 1) * i].to_vec(), (1, i), &Device::Cpu).unwrap();
+            let xs =
+                Tensor::from_vec(x[s * i..(s + 1) * i].to_vec(), (1, i), &Device::Cpu).unwrap();
             st = gru.step(&xs, &st).unwrap();
         }
         logits.push(head.forward(&st.h).unwrap());
@@ -166,7 +167,11 @@ fn training_learns_continues_and_converges() {
         }
         right += (head.classify(&h) as u32 == y[k]) as usize;
     }
-    assert!(right as f64 > 0.97 * y.len() as f64, "{right} of {}", y.len());
+    assert!(
+        right as f64 > 0.97 * y.len() as f64,
+        "{right} of {}",
+        y.len()
+    );
     // One more epoch from the trained weights starts near where it ended;
     // from seeded weights it does not. Same inputs, same result.
     let one = TrainSpec { epochs: 1, ..spec };
@@ -176,7 +181,12 @@ fn training_learns_continues_and_converges() {
     };
     let cont = train("m", shape, &data, &one, &go_on).unwrap();
     let fresh = train("m", shape, &data, &one, &GruFit::default()).unwrap();
-    assert!(cont.loss < 0.2 && fresh.loss > 0.4, "{} {}", cont.loss, fresh.loss);
+    assert!(
+        cont.loss < 0.2 && fresh.loss > 0.4,
+        "{} {}",
+        cont.loss,
+        fresh.loss
+    );
     let again = train("m", shape, &data, &one, &go_on).unwrap();
     assert_eq!(again.loss, cont.loss);
     // Bad input is an error naming what is wrong.

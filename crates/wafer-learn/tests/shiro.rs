@@ -54,13 +54,22 @@ fn shiro_trains_online_predicts_the_short_class_and_learns_gc_placement() {
     let h = s["history"].as_array().unwrap();
     assert_eq!(h[0]["pick"]["how"], "inflection");
     assert!(h[0]["epochs"].as_u64().unwrap() >= 1);
-    assert!(h[3]["pick"]["candidates"].as_array().unwrap().len() == 3, "{}", h[3]);
+    assert!(
+        h[3]["pick"]["candidates"].as_array().unwrap().len() == 3,
+        "{}",
+        h[3]
+    );
     assert_eq!(h[3]["epochs"], 1, "one epoch after the first window");
     // Accuracy of the short class, overall and per window (Table V, Fig. 8).
     let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
     assert_eq!(acc.classes, 2);
     let b = acc.binary.as_ref().unwrap();
-    assert!(acc.accuracy > 0.6 && b.f1.unwrap() > 0.5, "{} {:?}", acc.accuracy, b.f1);
+    assert!(
+        acc.accuracy > 0.6 && b.f1.unwrap() > 0.5,
+        "{} {:?}",
+        acc.accuracy,
+        b.f1
+    );
     let last = r.windows.last().unwrap();
     assert!(last.cumulative_user_f1.is_some() && last.user_precision.is_some());
     // The agent decided, explored at about 1%, and got its delayed rewards.
@@ -73,26 +82,42 @@ fn shiro_trains_online_predicts_the_short_class_and_learns_gc_placement() {
     assert_eq!(s["q_learning"]["states"], 90_000);
     // Metadata: lookups, a hit rate, RAM per page.
     let m = &s["metadata"];
-    assert!(m["lookups"].as_u64().unwrap() > 0 && m["hit_rate"].as_f64().is_some(), "{m}");
+    assert!(
+        m["lookups"].as_u64().unwrap() > 0 && m["hit_rate"].as_f64().is_some(),
+        "{m}"
+    );
     // Same seed, same run.
     assert_eq!(run(cfg("shiro", quick())).gc_writes, r.gc_writes);
     // Separation helps: below Base (one group, cost-benefit).
     let base = run(cfg("base", Value::Null));
-    assert!(extra(&r) < extra(&base), "shiro {} vs base {}", extra(&r), extra(&base));
+    assert!(
+        extra(&r) < extra(&base),
+        "shiro {} vs base {}",
+        extra(&r),
+        extra(&base)
+    );
 }
 
 #[test]
 fn ablations_and_phftl_run_with_their_groups() {
     let ng = run(cfg("shiro-ng", quick()));
     assert_eq!(ng.groups.len(), 4, "SHORT, LONG, UNSEEN, one GC group");
-    assert!(ng.policy_state.as_ref().unwrap().get("q_learning").is_none());
+    assert!(ng
+        .policy_state
+        .as_ref()
+        .unwrap()
+        .get("q_learning")
+        .is_none());
     let mut p = quick();
     p["seq_len"] = json!(1);
     let one = run(cfg("shiro", p));
     assert!(one.accuracy.as_ref().unwrap().user.is_some());
     let ph = run(cfg("phftl", quick()));
     assert_eq!(ph.groups.len(), 7);
-    assert_eq!(ph.accuracy.as_ref().unwrap().user.as_ref().unwrap().classes, 2);
+    assert_eq!(
+        ph.accuracy.as_ref().unwrap().user.as_ref().unwrap().classes,
+        2
+    );
     // Shiro with the configured selector: adjusted-greedy gets its hint.
     let mut p = quick();
     p["own_victims"] = json!(false);
@@ -120,7 +145,10 @@ fn models_reload_frozen_and_bad_input_is_a_clear_error() {
     assert_eq!(r.training.unwrap().trainings, 0);
     let s = r.policy_state.unwrap();
     assert_eq!(s["threshold"].as_str(), None);
-    assert!(s["threshold"].as_u64().unwrap() > 0, "T from the model file");
+    assert!(
+        s["threshold"].as_u64().unwrap() > 0,
+        "T from the model file"
+    );
     // Another policy's model, a model of another shape.
     let mut other = model.clone();
     other.metadata.insert("policy".into(), "dogi".into());
@@ -131,24 +159,48 @@ fn models_reload_frozen_and_bad_input_is_a_clear_error() {
         .unwrap()
         .to_string();
     assert!(e.contains("a model for policy 'dogi'"), "{e}");
-    let e = Simulation::new(cfg("shiro", json!({"model": path.to_str().unwrap(), "hidden": 16})))
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(e.contains("gru.cell.weight_ih") && e.contains("[48, 24]"), "{e}");
+    let e = Simulation::new(cfg(
+        "shiro",
+        json!({"model": path.to_str().unwrap(), "hidden": 16}),
+    ))
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("gru.cell.weight_ih") && e.contains("[48, 24]"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     // Parameters out of range name the parameter and the accepted range.
     for (params, want) in [
-        (json!({"window": 0}), "window = 0 is out of range; accepted: (0, 1]"),
-        (json!({"epsilon": 1.5}), "epsilon = 1.5 is out of range; accepted: [0, 1]"),
-        (json!({"gc_levels": 0}), "gc_levels = 0 is out of range; accepted: 1 to 8"),
+        (
+            json!({"window": 0}),
+            "window = 0 is out of range; accepted: (0, 1]",
+        ),
+        (
+            json!({"epsilon": 1.5}),
+            "epsilon = 1.5 is out of range; accepted: [0, 1]",
+        ),
+        (
+            json!({"gc_levels": 0}),
+            "gc_levels = 0 is out of range; accepted: 1 to 8",
+        ),
         (json!({"seq_len": 0}), "seq_len = 0 is out of range"),
-        (json!({"state": "f16"}), "state = 'f16' is out of range; accepted: 'int8' or 'f32'"),
+        (
+            json!({"state": "f16"}),
+            "state = 'f16' is out of range; accepted: 'int8' or 'f32'",
+        ),
         (json!({"online": false}), "needs a trained model"),
     ] {
-        let e = Simulation::new(cfg("shiro", params.clone())).err().unwrap().to_string();
+        let e = Simulation::new(cfg("shiro", params.clone()))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains(want), "{params}: {e}");
     }
-    let e = Simulation::new(cfg("phftl", json!({"window": 0}))).err().unwrap().to_string();
+    let e = Simulation::new(cfg("phftl", json!({"window": 0})))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("window = 0"), "{e}");
 }

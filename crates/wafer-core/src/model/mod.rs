@@ -737,10 +737,17 @@ mod tests {
             let e = (exp_approx(x) as f64 - (x as f64).exp()).abs() / (x as f64).exp();
             let s = (sigmoid(x) as f64 - 1.0 / (1.0 + (-x as f64).exp())).abs();
             let t = (tanh_approx(x) as f64 - (x as f64).tanh()).abs();
-            worst = (worst.0.max(e as f32), worst.1.max(s as f32), worst.2.max(t as f32));
+            worst = (
+                worst.0.max(e as f32),
+                worst.1.max(s as f32),
+                worst.2.max(t as f32),
+            );
             x += 0.001;
         }
-        assert!(worst.0 < 5e-7 && worst.1 < 3e-7 && worst.2 < 5e-7, "{worst:?}");
+        assert!(
+            worst.0 < 5e-7 && worst.1 < 3e-7 && worst.2 < 5e-7,
+            "{worst:?}"
+        );
         assert_eq!(sigmoid(-200.0), 1.0 / (1.0 + exp_approx(87.0)));
         assert!(sigmoid(200.0) == 1.0 && tanh_approx(200.0) == 1.0 && tanh_approx(-200.0) == -1.0);
     }

@@ -117,8 +117,7 @@ pub struct Phftl {
 
 impl Phftl {
     fn new(p: Params, geo: &Geometry) -> Result<Self> {
-        if p
-            .age_multiples
+        if p.age_multiples
             .windows(2)
             .any(|w| !(w[0] > 0.0 && w[0] < w[1] && w[1].is_finite()))
         {
@@ -176,7 +175,8 @@ impl Placement for Phftl {
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let pred = self.classifier.classify(w);
             *g = (pred != Pred::Short) as GroupId;
-            self.batch.push((pred != Pred::Unseen).then_some(pred as u8));
+            self.batch
+                .push((pred != Pred::Unseen).then_some(pred as u8));
         }
     }
 

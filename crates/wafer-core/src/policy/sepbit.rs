@@ -42,7 +42,8 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 /// SepBIT-NG (Shiro §V-B, Fig. 9): SepBIT's user separation, one GC group.
 pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "sepbit-ng",
-    description: "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
+    description:
+        "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let mut s = SepBit::new(params::parse("sepbit-ng", p)?, geo.logical_blocks);

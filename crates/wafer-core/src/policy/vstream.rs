@@ -252,11 +252,8 @@ impl VStream {
     #[inline]
     fn advance(&mut self, t: u64) {
         match self.next_remap {
-            None => {
-                if self.started {
-                    self.next_remap = Some(t + self.clock.len());
-                }
-            }
+            None if self.started => self.next_remap = Some(t + self.clock.len()),
+            None => {}
             Some(due) if t >= due => {
                 self.remap();
                 let len = self.clock.len();

@@ -125,7 +125,9 @@ mod tests {
         .geometry()
         .unwrap();
         let mut f = Ftl::new(geo, 2);
-        for (s, (group, valid, sealed)) in [(0, 4, 0), (1, 5, 0), (0, 3, 90)].into_iter().enumerate() {
+        for (s, (group, valid, sealed)) in
+            [(0, 4, 0), (1, 5, 0), (0, 3, 90)].into_iter().enumerate()
+        {
             f.segs.state[s] = SegState::Sealed;
             f.segs.group[s] = group;
             f.segs.valid[s] = valid;

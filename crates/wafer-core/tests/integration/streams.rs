@@ -64,13 +64,18 @@ fn stream_policies_run_and_beat_legacy_on_tenants_of_different_heat() {
     let mix = "mix:zipf:1.2,region=0.15,iops=6000+zipf:0.8,region=0.25,iops=2000\
                +uniform,region=0.5,iops=1000+seq,size=8,region=0.1,iops=500";
     let writes = 6 * 16_384;
-    let base = run(cfg("base", mix, Value::Null, writes)).steady_waf.unwrap();
+    let base = run(cfg("base", mix, Value::Null, writes))
+        .steady_waf
+        .unwrap();
     for (name, params) in [
         ("fios", json!({})),
         ("fios", json!({"train": "prefix:0.3", "matrix": "binary"})),
         ("ofios", json!({"window_dw": 1.0})),
         ("vstream", json!({"remap_dw": 0.5, "source": "region"})),
-        ("lstm-km", json!({"predictor": "last", "chunks": 512, "period_dw": 0.2})),
+        (
+            "lstm-km",
+            json!({"predictor": "last", "chunks": 512, "period_dw": 0.2}),
+        ),
         ("autostream-pub", json!({})),
     ] {
         let r = run(cfg(name, mix, params.clone(), writes));
@@ -79,7 +84,10 @@ fn stream_policies_run_and_beat_legacy_on_tenants_of_different_heat() {
             waf < base,
             "{name} {params}: steady WAF {waf:.3} not below legacy {base:.3}"
         );
-        assert!(r.policy_state.is_some() || name == "autostream-pub", "{name}");
+        assert!(
+            r.policy_state.is_some() || name == "autostream-pub",
+            "{name}"
+        );
     }
 }
 
@@ -122,10 +130,7 @@ fn fios_features_on_a_hand_made_trace() {
     let mut lines = String::new();
     let writes = [0u64, 0, 32768, 0, 32768, 0, 32768, 0, 65536];
     for (i, off) in writes.iter().enumerate() {
-        lines += &format!(
-            "{},hm,0,Write,{off},4096,100\n",
-            t0 + i as u64 * 10_000_000
-        );
+        lines += &format!("{},hm,0,Write,{off},4096,100\n", t0 + i as u64 * 10_000_000);
     }
     let p = dir.file("t.csv", lines);
     let c = RunConfig {
@@ -161,7 +166,8 @@ fn fios_features_on_a_hand_made_trace() {
 #[test]
 fn ofios_rebuilds_every_window_and_logs_its_choices() {
     // Two tenants taking turns every 2 s; windows of 1 s.
-    let mix = "mix:zipf:1.1,schedule=2:10,iops=4000+uniform,schedule=2:01,iops=4000,arrivals=mmpp:10:0.2";
+    let mix =
+        "mix:zipf:1.1,schedule=2:10,iops=4000+uniform,schedule=2:01,iops=4000,arrivals=mmpp:10:0.2";
     let r = run(cfg("ofios", mix, json!({"run_s": 1.0}), 4 * 16_384));
     let s = r.policy_state.unwrap();
     let windows = s["windows"].as_array().unwrap();
@@ -229,19 +235,39 @@ fn bad_stream_parameters_are_clear_errors() {
         ("lstm-km", json!({"streams": 0}), "streams = 0"),
         ("fios", json!({"chunk_sectors": 0}), "chunk_sectors = 0"),
         ("fios", json!({"chunk_sectors": 4}), "multiple of 8"),
-        ("fios", json!({"features": "FX"}), "unknown feature letter 'X'"),
-        ("ofios", json!({"features": "Q"}), "unknown feature letter 'Q'"),
+        (
+            "fios",
+            json!({"features": "FX"}),
+            "unknown feature letter 'X'",
+        ),
+        (
+            "ofios",
+            json!({"features": "Q"}),
+            "unknown feature letter 'Q'",
+        ),
         ("fios", json!({"matrix": "octal"}), "bad parameter value"),
         ("fios", json!({"train": "half"}), "train = 'half'"),
         // Windows longer than the ~2 s these runs last.
-        ("fios", json!({"train": "prefix:100s"}), "longer than the trace"),
+        (
+            "fios",
+            json!({"train": "prefix:100s"}),
+            "longer than the trace",
+        ),
         ("ofios", json!({}), "longer than the run"),
         ("ofios", json!({"window_dw": 5.0}), "longer than the run"),
         ("vstream", json!({}), "longer than the run"),
-        ("lstm-km", json!({"predictor": "last"}), "longer than the run"),
+        (
+            "lstm-km",
+            json!({"predictor": "last"}),
+            "longer than the run",
+        ),
         ("lstm-km", json!({"period_s": 0.5}), "needs at least 7"),
         ("ofios", json!({"train_frac": 0.0}), "train_frac"),
-        ("lstm-km", json!({"features": "iops"}), "unknown feature 'iops'"),
+        (
+            "lstm-km",
+            json!({"features": "iops"}),
+            "unknown feature 'iops'",
+        ),
     ] {
         let e = error_of(cfg(name, "zipf:1.0", params.clone(), w));
         assert!(e.contains(needle), "{name} {params}: {e}");

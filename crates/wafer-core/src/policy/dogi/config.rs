@@ -466,9 +466,9 @@ pub fn estimate(
     let held = inp.reserve + inp.other_groups + k as f64 + inp.hot_segments;
     let mut pool_blocks = (inp.segments - held) * inp.segment;
     let mut pool_valid = inp.valid - inp.hot_live;
-    for j in 0..k - 1 {
-        pool_blocks -= f.inflow[j] * upper[j] as f64;
-        pool_valid -= f.valid[j];
+    for ((inflow, valid), &bir) in f.inflow.iter().zip(&f.valid).zip(&upper).take(k - 1) {
+        pool_blocks -= inflow * bir as f64;
+        pool_valid -= valid;
     }
     if pool_blocks <= 0.0 {
         return None;

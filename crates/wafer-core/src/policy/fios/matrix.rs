@@ -396,11 +396,8 @@ mod tests {
         let r = raw(&f, &[0.5; 10], &[0.0; 10], &w);
         let m = Matrix::build(&r, &settings("FC", Kind::Decimal));
         let rows = rows_of(&m);
-        for c in 0..10 {
-            assert!(
-                (rows[c][0] - (c + 1) as f64 / 10.0).abs() < 1e-12,
-                "F of {c}"
-            );
+        for (c, row) in rows.iter().enumerate().take(10) {
+            assert!((row[0] - (c + 1) as f64 / 10.0).abs() < 1e-12, "F of {c}");
         }
         // g = n(n-1)/2: 0, 1, 3, ..., 45 -> (g - 0) / 45.
         assert_eq!(rows[0][1], 0.0);

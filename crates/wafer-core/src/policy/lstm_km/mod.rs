@@ -282,7 +282,10 @@ impl LstmKm {
             return Err(bad(format!("lr = {}; must be > 0", p.lr)));
         }
         if !(p.train_frac.is_finite() && p.train_frac > 0.0 && p.train_frac <= 1.0) {
-            return Err(bad(format!("train_frac = {}; must be in (0, 1]", p.train_frac)));
+            return Err(bad(format!(
+                "train_frac = {}; must be in (0, 1]",
+                p.train_frac
+            )));
         }
         if p.train_periods_max <= p.k {
             return Err(bad(format!(
@@ -296,7 +299,13 @@ impl LstmKm {
         let fixed = fixed_features(&p.features).map_err(bad)?;
         let chunk_blocks = geo.logical_blocks.div_ceil(p.chunks).max(1);
         let chunking = Chunking::from_blocks(chunk_blocks, geo.logical_blocks);
-        let clock = Clock::new("lstm-km", "period_s", p.period_s, p.period_dw, geo.logical_blocks)?;
+        let clock = Clock::new(
+            "lstm-km",
+            "period_s",
+            p.period_s,
+            p.period_dw,
+            geo.logical_blocks,
+        )?;
         let n = chunking.chunks as usize;
         let mut me = LstmKm {
             p: p.clone(),
@@ -304,7 +313,11 @@ impl LstmKm {
             clock,
             k: p.k as usize,
             batch: (p.batch_chunks as usize).min(n),
-            period: Period::new(chunking, geo.logical_blocks, p.temp_unit == TempUnit::Requests),
+            period: Period::new(
+                chunking,
+                geo.logical_blocks,
+                p.temp_unit == TempUnit::Requests,
+            ),
             started: false,
             origin: None,
             next_boundary: u64::MAX,
@@ -335,7 +348,8 @@ impl LstmKm {
             let t = Tensors::load_for(path, "lstm-km")?;
             me.model = Some(me.load(t, fixed.as_deref())?);
         }
-        me.collecting = p.predictor == Predictor::Lstm && (me.model.is_none() || p.retrain_every > 0);
+        me.collecting =
+            p.predictor == Predictor::Lstm && (me.model.is_none() || p.retrain_every > 0);
         Ok(me)
     }
 
@@ -372,7 +386,10 @@ impl LstmKm {
         if let Some(n) = meta("norm") {
             let v: Vec<f32> = n.split(',').filter_map(|x| x.parse().ok()).collect();
             if v.len() != WIDTH {
-                return Err(bad(format!("metadata norm has {} values, not {WIDTH}", v.len())));
+                return Err(bad(format!(
+                    "metadata norm has {} values, not {WIDTH}",
+                    v.len()
+                )));
             }
             norm.copy_from_slice(&v);
         }
@@ -535,7 +552,7 @@ impl LstmKm {
         let width = sel.len() + 1;
         let scaled = |p: usize, c: usize, out: &mut Vec<f32>| {
             if c >= n {
-                out.extend(std::iter::repeat(0.0).take(width));
+                out.extend(std::iter::repeat_n(0.0, width));
                 return;
             }
             let r = rec(p, c);

@@ -231,7 +231,10 @@ mod tests {
         // chunk 0: requests 2 (blocks 2,3 then 2), blocks 3, distinct 2.
         assert_eq!(&c0[..3], &[2.0, 1.5, 3.0]);
         assert_eq!((c0[3], c0[4]), (1.0, 1.0), "read of block 3");
-        assert_eq!(c0[6], 0.0, "neither touch sequential (first chunk of random requests)");
+        assert_eq!(
+            c0[6], 0.0,
+            "neither touch sequential (first chunk of random requests)"
+        );
         assert_eq!((c0[7], c0[8]), (2.0, 1.0 / 3.0));
         assert!((c0[9] - 3.0).abs() < 1e-6, "gap {}", c0[9]);
         assert_eq!(c0[T], 3.0);

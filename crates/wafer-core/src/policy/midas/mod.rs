@@ -90,7 +90,8 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 /// group); `max_groups` is fixed at 2.
 pub(in crate::policy) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "midas-ng",
-    description: "MiDAS-NG (Shiro Fig. 9): MiDAS with one GC group (chain of hot, user and one GC group)",
+    description:
+        "MiDAS-NG (Shiro Fig. 9): MiDAS with one GC group (chain of hot, user and one GC group)",
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let mut p: Params = params::parse("midas-ng", p)?;

@@ -265,8 +265,16 @@ impl Classifier {
         threshold.current = t;
         Ok(Classifier {
             last: LastWrite::new(logical_blocks),
-            h8: if c.int8 { vec![0; n * c.hidden] } else { Vec::new() },
-            h32: if c.int8 { Vec::new() } else { vec![0.0; n * c.hidden] },
+            h8: if c.int8 {
+                vec![0; n * c.hidden]
+            } else {
+                Vec::new()
+            },
+            h32: if c.int8 {
+                Vec::new()
+            } else {
+                vec![0.0; n * c.hidden]
+            },
             h: vec![0.0; c.hidden],
             x: [0.0; INPUTS],
             features: Features::new(logical_blocks, block_bytes),
@@ -482,7 +490,9 @@ impl Classifier {
         };
         let first = self.model.is_none();
         let epochs = if first { self.c.bootstrap_epochs } else { 1 };
-        let spec: TrainSpec = self.online.spec(epochs, self.c.batch, self.c.lr, self.c.seed);
+        let spec: TrainSpec = self
+            .online
+            .spec(epochs, self.c.batch, self.c.lr, self.c.seed);
         let init = self.model.as_ref().map(|m| m.tensors.clone());
         let fit = GruFit {
             init: init.as_ref(),
@@ -528,7 +538,8 @@ impl Classifier {
         t.metadata.insert("policy".into(), self.c.policy.into());
         t.metadata.insert("model".into(), "gru".into());
         t.metadata.insert("inputs".into(), INPUTS.to_string());
-        t.metadata.insert("hidden".into(), self.c.hidden.to_string());
+        t.metadata
+            .insert("hidden".into(), self.c.hidden.to_string());
         if let Some(th) = self.t {
             t.metadata.insert("threshold".into(), th.to_string());
         }
@@ -571,7 +582,11 @@ mod tests {
 
     fn random_model(hidden: usize, seed: u64) -> Tensors {
         let mut rng = Rng::new(seed);
-        let mut r = |n: usize| (0..n).map(|_| (rng.next_f64() as f32 - 0.5) * 0.8).collect::<Vec<_>>();
+        let mut r = |n: usize| {
+            (0..n)
+                .map(|_| (rng.next_f64() as f32 - 0.5) * 0.8)
+                .collect::<Vec<_>>()
+        };
         let g = 3 * hidden;
         let mut t = Tensors::default();
         t.insert("gru.cell.weight_ih", &[g, INPUTS], r(g * INPUTS));
@@ -617,7 +632,11 @@ mod tests {
         k.start(0);
         let mut mine = Vec::new();
         for t in 0..=*times.last().unwrap() {
-            let lba = if times.contains(&t) { 5 } else { 100 + (t as u32 % 700) };
+            let lba = if times.contains(&t) {
+                5
+            } else {
+                100 + (t as u32 % 700)
+            };
             let w = UserWrite {
                 lba,
                 time: t,
@@ -649,7 +668,11 @@ mod tests {
             cell.step(&x, &mut h);
         }
         let cached = &k.h32[5 * 32..6 * 32];
-        let d = cached.iter().zip(&h).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let d = cached
+            .iter()
+            .zip(&h)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(d < 1e-6, "cached vs full sequence: {d}");
         // Unseen: every first write (LBA 5's and the 588 others', each once).
         assert_eq!(k.predicted[2] as usize, 1 + (601 - times.len()));
@@ -698,10 +721,18 @@ mod tests {
         for k in 1..30 {
             log.push(d(k as u8 % 16), 1, true);
         }
-        assert_eq!(log.sequence(29, 20, &mut x), 10, "the ring holds writes 20..30");
+        assert_eq!(
+            log.sequence(29, 20, &mut x),
+            10,
+            "the ring holds writes 20..30"
+        );
         assert_eq!(x.len(), 10 * INPUTS);
         assert_eq!(x[0], 4.0 / 15.0, "write 20");
-        assert_eq!(x[9 * INPUTS], 13.0 / 15.0, "oldest first, the write itself (29) last");
+        assert_eq!(
+            x[9 * INPUTS],
+            13.0 / 15.0,
+            "oldest first, the write itself (29) last"
+        );
         x.clear();
         assert_eq!(log.sequence(29, 3, &mut x), 3);
     }

@@ -35,7 +35,11 @@ pub const IO_UNIT: u64 = 4096;
 /// Hex digits of `v` in `n` digits, most significant first, saturating.
 #[inline(always)]
 pub fn hex_digits(v: u64, n: usize, out: &mut [u8]) {
-    let max = if n >= 16 { u64::MAX } else { (1u64 << (4 * n)) - 1 };
+    let max = if n >= 16 {
+        u64::MAX
+    } else {
+        (1u64 << (4 * n)) - 1
+    };
     let v = v.min(max);
     for (i, d) in out[..n].iter_mut().enumerate() {
         *d = ((v >> (4 * (n - 1 - i))) & 0xF) as u8;
@@ -278,7 +282,11 @@ mod tests {
         f.observe(&w(500, 1, 0), None);
         let r = f.observe(&w(6, 2, 0), Some(7));
         assert!(r.is_seq, "0..8 is 128 KiB");
-        assert_eq!((r.io_len, r.prev_lifetime), (8, Some(7)), "2 pages = 8 x 4 KiB");
+        assert_eq!(
+            (r.io_len, r.prev_lifetime),
+            (8, Some(7)),
+            "2 pages = 8 x 4 KiB"
+        );
         // One big request is sequential by itself.
         assert!(f.observe(&w(700, 8, 0), None).is_seq);
         // Chunk counters: requests, not pages; a request over two chunks counts in both.

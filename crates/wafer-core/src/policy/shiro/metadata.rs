@@ -73,7 +73,13 @@ pub struct MetaCache {
 impl MetaCache {
     /// For `segments` superblocks of `segment_blocks` pages of `page_bytes`,
     /// caching `fraction` of the meta pages (at least one).
-    pub fn new(segments: u32, segment_blocks: u32, page_bytes: u32, logical_pages: u32, fraction: f64) -> Self {
+    pub fn new(
+        segments: u32,
+        segment_blocks: u32,
+        page_bytes: u32,
+        logical_pages: u32,
+        fraction: f64,
+    ) -> Self {
         let entries = (page_bytes / ENTRY_BYTES).max(1);
         let per_segment = segment_blocks.div_ceil(entries);
         let total = segments as u64 * per_segment as u64;
@@ -193,7 +199,8 @@ impl MetaCache {
         MetaReport {
             entries_per_meta_page: self.entries,
             meta_pages_per_segment: self.per_segment,
-            meta_fraction: self.per_segment as f64 / (self.segment_blocks + self.per_segment) as f64,
+            meta_fraction: self.per_segment as f64
+                / (self.segment_blocks + self.per_segment) as f64,
             cache_pages: cap,
             cache_bytes: bytes,
             cache_bytes_per_logical_page: bytes as f64 / self.logical_pages.max(1) as f64,
@@ -225,18 +232,25 @@ mod tests {
         // 36 are over its 16,348 data pages).
         let c = MetaCache::new(171, 16_384, 16_384, 2_621_440, 0.01);
         let r = c.report();
-        assert_eq!((r.entries_per_meta_page, r.meta_pages_per_segment), (455, 37));
+        assert_eq!(
+            (r.entries_per_meta_page, r.meta_pages_per_segment),
+            (455, 37)
+        );
         assert_eq!(r.cache_pages, (171.0f64 * 37.0 * 0.01).ceil() as u64);
         assert!((r.meta_fraction - 37.0 / 16_421.0).abs() < 1e-12);
         // ~0.38 B of RAM per logical page (the paper: 0.36).
-        assert!((r.cache_bytes_per_logical_page - 0.39).abs() < 0.02, "{}", r.cache_bytes_per_logical_page);
+        assert!(
+            (r.cache_bytes_per_logical_page - 0.39).abs() < 0.02,
+            "{}",
+            r.cache_bytes_per_logical_page
+        );
     }
 
     #[test]
     fn lru_hits_misses_and_erase() {
         // 2 segments of 10 pages, 4 entries per meta page: 3 meta pages
         // each, 6 in all; a cache of 2.
-        let mut c = MetaCache::new(2, 10, 4 * ENTRY_BYTES, 20, 0.34);
+        let c = MetaCache::new(2, 10, 4 * ENTRY_BYTES, 20, 0.34);
         assert_eq!(c.report().cache_pages, 3);
         let mut c = MetaCache::new(2, 10, 4 * ENTRY_BYTES, 20, 0.3);
         assert_eq!(c.report().cache_pages, 2);

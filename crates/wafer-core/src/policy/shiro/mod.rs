@@ -89,9 +89,16 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 
 pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "shiro-ng",
-    description: "Shiro-NG (Shiro Fig. 9): Shiro's user separation and Adjusted Greedy, one GC group",
+    description:
+        "Shiro-NG (Shiro Fig. 9): Shiro's user separation and Adjusted Greedy, one GC group",
     defaults: params::defaults::<Params>,
-    build: |p, geo| Ok(Box::new(Shiro::new(params::parse("shiro-ng", p)?, geo, true)?)),
+    build: |p, geo| {
+        Ok(Box::new(Shiro::new(
+            params::parse("shiro-ng", p)?,
+            geo,
+            true,
+        )?))
+    },
 };
 
 /// Shiro's parameters (the paper's defaults; [U]: our choice, see the
@@ -190,7 +197,12 @@ impl Default for Params {
 }
 
 /// The parameter error of `policy`, naming the parameter and its range.
-pub(crate) fn out_of_range(policy: &str, name: &str, value: impl std::fmt::Display, range: &str) -> Error {
+pub(crate) fn out_of_range(
+    policy: &str,
+    name: &str,
+    value: impl std::fmt::Display,
+    range: &str,
+) -> Error {
     Error::Parameter {
         policy: policy.into(),
         reason: format!("{name} = {value} is out of range; accepted: {range}"),
@@ -225,7 +237,8 @@ impl ClassifierParams<'_> {
     /// The classifier's config for `geo`, or the first parameter out of range.
     pub fn config(&self, geo: &Geometry) -> Result<Config> {
         let p = self.policy;
-        let bad = |name: &str, v: &dyn std::fmt::Display, range: &str| out_of_range(p, name, v, range);
+        let bad =
+            |name: &str, v: &dyn std::fmt::Display, range: &str| out_of_range(p, name, v, range);
         if !(1..=256).contains(&self.hidden) {
             return Err(bad("hidden", &self.hidden, "1 to 256 units"));
         }
@@ -233,9 +246,16 @@ impl ClassifierParams<'_> {
             return Err(bad("seq_len", &self.seq_len, "1 to 64 steps"));
         }
         if !(self.window.is_finite() && self.window > 0.0 && self.window <= 1.0) {
-            return Err(bad("window", &self.window, "(0, 1] of the logical capacity"));
+            return Err(bad(
+                "window",
+                &self.window,
+                "(0, 1] of the logical capacity",
+            ));
         }
-        if !(self.train_fraction.is_finite() && self.train_fraction > 0.0 && self.train_fraction <= 1.0) {
+        if !(self.train_fraction.is_finite()
+            && self.train_fraction > 0.0
+            && self.train_fraction <= 1.0)
+        {
             return Err(bad("train_fraction", &self.train_fraction, "(0, 1]"));
         }
         if self.bootstrap_epochs == 0 {
@@ -257,10 +277,18 @@ impl ClassifierParams<'_> {
             return Err(bad("max_step", &self.max_step, "1 to 50 percentile points"));
         }
         if self.step > self.max_step {
-            return Err(bad("step", &self.step, &format!("0 to max_step ({})", self.max_step)));
+            return Err(bad(
+                "step",
+                &self.step,
+                &format!("0 to max_step ({})", self.max_step),
+            ));
         }
         if self.light_samples < 2 {
-            return Err(bad("light_samples", &self.light_samples, "2 or more per class"));
+            return Err(bad(
+                "light_samples",
+                &self.light_samples,
+                "2 or more per class",
+            ));
         }
         let int8 = match self.state {
             "int8" => true,
@@ -279,7 +307,8 @@ impl ClassifierParams<'_> {
         if !self.online && model.is_none() {
             return Err(Error::Parameter {
                 policy: p.into(),
-                reason: "online = false (no training) needs a trained model: give model=PATH".into(),
+                reason: "online = false (no training) needs a trained model: give model=PATH"
+                    .into(),
             });
         }
         Ok(Config {
@@ -349,7 +378,13 @@ impl Shiro {
         let per_pair = match p.q_update.as_str() {
             "per-pair" => true,
             "per-page" => false,
-            other => return Err(bad("q_update", &format!("'{other}'"), "'per-pair' or 'per-page'")),
+            other => {
+                return Err(bad(
+                    "q_update",
+                    &format!("'{other}'"),
+                    "'per-pair' or 'per-page'",
+                ))
+            }
         };
         if !(p.meta_cache.is_finite() && p.meta_cache > 0.0 && p.meta_cache <= 1.0) {
             return Err(bad("meta_cache", &p.meta_cache, "(0, 1] of the meta pages"));
@@ -377,7 +412,16 @@ impl Shiro {
         }
         .config(geo)?;
         let levels = if ng { 1 } else { p.gc_levels };
-        let agent = (!ng).then(|| Agent::new(levels, p.epsilon, p.alpha, p.reward_horizon, per_pair, p.seed));
+        let agent = (!ng).then(|| {
+            Agent::new(
+                levels,
+                p.epsilon,
+                p.alpha,
+                p.reward_horizon,
+                per_pair,
+                p.seed,
+            )
+        });
         let meta = p.metadata.then(|| {
             MetaCache::new(
                 geo.segments,
@@ -458,7 +502,11 @@ impl Placement for Shiro {
             segment_blocks: self.segment_blocks,
             victim_type: b.from_group as usize,
             prediction: (byte & PRED_MASK) as usize,
-            previous: if previous == 0 { self.levels } else { previous - 1 },
+            previous: if previous == 0 {
+                self.levels
+            } else {
+                previous - 1
+            },
         };
         let a = agent.act(&s);
         self.page[b.lba as usize] = (byte & PRED_MASK) | ((a as u8 + 1) << 2);

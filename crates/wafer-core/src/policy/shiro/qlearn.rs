@@ -111,7 +111,14 @@ pub struct Agent {
 impl Agent {
     /// An agent over `levels` GC levels with exploration `epsilon`, rate
     /// `alpha`, reward horizon `horizon` GCs, seeded.
-    pub fn new(levels: usize, epsilon: f64, alpha: f64, horizon: u64, per_pair: bool, seed: u64) -> Self {
+    pub fn new(
+        levels: usize,
+        epsilon: f64,
+        alpha: f64,
+        horizon: u64,
+        per_pair: bool,
+        seed: u64,
+    ) -> Self {
         let n = Self::states(levels);
         let mut q = vec![0f32; n * levels];
         let types = USER_TYPES + levels;
@@ -138,7 +145,11 @@ impl Agent {
             pending: VecDeque::new(),
             pairs: VecDeque::new(),
             current: Vec::new(),
-            stamp: if per_pair { vec![0; n * levels] } else { Vec::new() },
+            stamp: if per_pair {
+                vec![0; n * levels]
+            } else {
+                Vec::new()
+            },
             actions: vec![0; levels],
             stats: AgentStats::default(),
         }
@@ -202,7 +213,8 @@ impl Agent {
     pub fn gc_done(&mut self, invalid: f64) {
         self.gcs += 1;
         self.cum += invalid;
-        self.pending.push_back((self.cum, self.current.len() as u32));
+        self.pending
+            .push_back((self.cum, self.current.len() as u32));
         self.pairs.extend(self.current.drain(..));
         if self.pending.len() as u64 > self.horizon {
             let (before, n) = self.pending.pop_front().expect("pending GC");
@@ -243,9 +255,15 @@ mod tests {
     #[test]
     fn table_1_bins_and_state_count() {
         assert_eq!(Agent::states(5), 90_000);
-        assert_eq!((age_bin(0), age_bin(1), age_bin(2), age_bin(3), age_bin(4)), (0, 0, 1, 1, 2));
+        assert_eq!(
+            (age_bin(0), age_bin(1), age_bin(2), age_bin(3), age_bin(4)),
+            (0, 0, 1, 1, 2)
+        );
         assert_eq!(age_bin(1 << 30), 24, "the last bin is open-ended");
-        assert_eq!((valid_bin(3, 100), valid_bin(4, 100), valid_bin(100, 100)), (0, 1, 24));
+        assert_eq!(
+            (valid_bin(3, 100), valid_bin(4, 100), valid_bin(100, 100)),
+            (0, 1, 24)
+        );
         let a = Agent::new(5, 0.0, 0.1, 200, true, 1);
         let last = a.index(&st(u64::MAX, 100, 7, 2, 5));
         assert_eq!(last, 89_999);
@@ -281,7 +299,11 @@ mod tests {
         a.gc_done(0.9);
         let r = (199.0 * 0.5 + 0.9) / 200.0;
         let want = 1.0 + 0.5 * (r - 1.0);
-        assert!((a.q(i)[1] as f64 - want).abs() < 1e-6, "{} vs {want}", a.q(i)[1]);
+        assert!(
+            (a.q(i)[1] as f64 - want).abs() < 1e-6,
+            "{} vs {want}",
+            a.q(i)[1]
+        );
         assert_eq!(a.stats.updates, 1, "one update per distinct pair");
         assert_eq!(a.stats.rewarded_gcs, 1);
         // Per page: three updates for three decisions.

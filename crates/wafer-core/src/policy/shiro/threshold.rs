@@ -145,7 +145,13 @@ impl Threshold {
                 let t = value_at_percentile(&sorted, p + dir * self.step as f64);
                 Candidate {
                     threshold: t,
-                    accuracy: light_model_accuracy(lifetimes, features, t, self.per_class, &mut rng),
+                    accuracy: light_model_accuracy(
+                        lifetimes,
+                        features,
+                        t,
+                        self.per_class,
+                        &mut rng,
+                    ),
                 }
             })
             .collect();
@@ -164,7 +170,7 @@ impl Threshold {
             });
         };
         let at_p = value_at_percentile(&sorted, p);
-        let now = (t != at_p).then(|| if t > at_p { 1i8 } else { -1 });
+        let now = (t != at_p).then_some(if t > at_p { 1i8 } else { -1 });
         self.step += match (self.prev, now) {
             (None, None) => 1,
             (Some(_), None) => -1,
@@ -327,7 +333,10 @@ mod tests {
         // Window 2: candidates at 25, 30, 35 → 35 wins (closest to 40):
         // adjusted up after a non-adjusted window: step stays 5.
         let p = t.pick(&l, &f).unwrap();
-        assert_eq!(p.candidates.iter().map(|c| c.threshold).collect::<Vec<_>>(), vec![250, 300, 350]);
+        assert_eq!(
+            p.candidates.iter().map(|c| c.threshold).collect::<Vec<_>>(),
+            vec![250, 300, 350]
+        );
         assert_eq!((p.threshold, p.step), (350, 5));
         // Window 3: from p = 35: 30, 35, 40 → 40; same direction twice: step 6.
         let p = t.pick(&l, &f).unwrap();
@@ -349,7 +358,7 @@ mod tests {
         let mut t = Threshold::new(10, 10, 5000, 1);
         t.current = Some(600);
         t.prev = Some(1); // adjusted up in the previous window
-        // Candidates 50, 60, 70 percent: 50 wins (down): opposite → step 9.
+                          // Candidates 50, 60, 70 percent: 50 wins (down): opposite → step 9.
         let p = t.pick(&l, &f).unwrap();
         assert_eq!((p.threshold, p.step), (500, 9));
         // Same direction (down) again: step 10, capped.
