@@ -20,7 +20,7 @@ def test_dogi_trains_online_and_reports_it():
     assert len(r.accuracy["user"]["confusion"]) == 11
     assert "train s" in wafer.format_table([r])
     learned = {p["name"] for p in wafer.policies() if p["learned"]}
-    assert learned == {"dogi", "phftl", "ml-dt"}
+    assert learned == {"dogi", "phftl", "ml-dt", "shiro", "shiro-ng", "lstm-km"}
 
 
 def test_train_saves_a_model_that_a_later_run_starts_from(cli, tmp_path):

@@ -367,6 +367,7 @@ EXPERIMENTS = {
         workloads=[],
         ops=[0.11],
         runner="repro_streams",
+        figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8 (spec streams.md §8)",
     ),
     "oracle-assist": Experiment(
         description="DOGI Fig. 2(a): NoDaP with each policy's user-write predictions (NoDaP^{+SeU}, ^{+MiU}, "
@@ -562,6 +563,8 @@ def listing() -> str:
         out.append(f"{name}\n  figure: {e.figure}\n  runs:   {len(e.policies)} policies x {len(e.victims)} victims x "
                    f"{len(e.workloads)} workloads x {len(e.ops)} OPs x seeds\n  claims:")
         out += [f"    - {c.text}" for c in e.claims]
+        if e.runner:
+            out.append("    (its own runner checks its claims and prints them with the numbers)")
     return "\n".join(out)
 
 
@@ -570,7 +573,7 @@ def main(name: str | None, quick: bool, as_json: bool, out_file: str | None, pro
     if list_only or name is None:
         if as_json:
             print(json.dumps([{"name": n, "figure": e.figure, "description": e.description,
-                               "claims": [c.text for c in e.claims]} for n, e in EXPERIMENTS.items()]))
+                               "claims": [c.text for c in e.claims], "runner": e.runner} for n, e in EXPERIMENTS.items()]))
         else:
             print(listing())
         return 0
