@@ -155,3 +155,40 @@ def test_clustering_separates_categories_and_persists(tmp_path):
     again = Clustering.load(tmp_path / "c.json")
     got = again.classify(synthetic_windows("sequential", 3, rng))
     assert got["cluster"] == "sequential" and got["distance"] < got["threshold"]
+
+
+def toy(c, trace):
+    """The analytic device keyed by synthetic workload specs (for wafer.tune end to end)."""
+    return analytic(c, {"zipf:1.0": "light", "seq": "heavy"}.get(trace, "other") + ":1")
+
+
+def test_wafer_tune_end_to_end_then_from_the_database(tmp_path):
+    import wafer
+
+    db = tmp_path / "a.sqlite"
+    r = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=db, max_iterations=6, evaluator=toy, progress=False, jobs=1)
+    assert not r.from_database and len(r.history) == 6 and r.validations > 6
+    assert r.scores["grade"] >= 0 and r.metrics["tuned"]["latency_us"] <= r.metrics["reference"]["latency_us"]
+    assert "grade" in r.table() and r.to_json()["changed"] == [
+        {"parameter": n, "reference": a, "tuned": b} for n, a, b in r.changed()]
+    png = r.plot(tmp_path / "g.png")
+    assert png.stat().st_size > 1000
+    # The same workload again: its cluster is known and answered from AutoDB, no validation.
+    again = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=db, max_iterations=6, evaluator=toy, progress=False)
+    assert again.from_database and again.best == r.best and again.classification["cluster"] == r.cluster
+
+
+def test_wafer_tune_rejects_bad_settings_and_widens_for_what_if(tmp_path):
+    import wafer
+    from wafer.tune.runner import widened
+
+    with pytest.raises(ValueError, match="max_iterations"):
+        wafer.tune("zipf:1.0", db=tmp_path / "x.sqlite", max_iterations=0, evaluator=toy)
+    with pytest.raises(ValueError, match="goal"):
+        wafer.tune("zipf:1.0", db=tmp_path / "x.sqlite", goal=("iops", 2.0), evaluator=toy)
+    wide = {p.name: p for p in widened(S.PARAMS, 4)}
+    assert max(wide["channel_rate_mts"].values) == 4 * max(S.BY_NAME["channel_rate_mts"].values)
+    assert wide["channels"].values == S.BY_NAME["channels"].values  # layout keeps its list
+    r = wafer.tune("zipf:1.0", db=tmp_path / "w.sqlite", max_iterations=30, evaluator=toy, progress=False, jobs=1,
+                   goal=("latency", 1.05), widen=4)
+    assert r.stopped == "goal reached" and r.scores["target_latency_speedup"] >= 1.05

@@ -49,3 +49,12 @@ __all__ = [
     "train",
     "victims",
 ]
+
+
+def __getattr__(name: str):
+    # wafer.tune(...) (AutoBlox) imports numpy and friends: loaded on first use.
+    if name == "tune":
+        import importlib
+
+        return importlib.import_module(".tune", __name__)
+    raise AttributeError(f"module 'wafer' has no attribute {name!r}")

@@ -617,6 +617,51 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _goal(text: str) -> tuple[str, float]:
+    what, _, factor = text.partition(":")
+    try:
+        f = float(factor.rstrip("xX"))
+    except ValueError:
+        f = 0.0
+    if what not in ("latency", "throughput") or not f > 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected latency:FACTOR or throughput:FACTOR, e.g. latency:3")
+    return what, f
+
+
+def cmd_tune(a: argparse.Namespace) -> int:
+    from . import tune
+
+    target = a.trace or a.workload
+    if not target:
+        raise _core.ConfigError("tune: give the target: TRACE or --workload SPEC (repeatable: one category)")
+    others = {}
+    for i, spec in enumerate(a.other or []):
+        name, sep, rest = spec.partition("=")
+        name, rest = (name, rest) if sep else (f"other{i + 1}", spec)
+        others.setdefault(name, []).extend(rest.split("+"))
+    try:
+        r = tune.run(target, others, reference=a.reference, db=a.db, max_iterations=a.max_iterations,
+                     target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
+                     backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
+                     prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
+                     logical_blocks=a.logical_blocks, requests=a.max_requests, progress=not (a.quiet or a.json))
+    except ValueError as e:
+        raise _core.ConfigError(f"tune: {e}") from None
+    if a.out:
+        r.write_preset(a.out)
+    if a.plot and r.history:
+        r.plot(a.plot)
+    if a.json:
+        print(json.dumps(r.to_json(), default=str))
+    else:
+        print(r.table())
+        if a.out:
+            print(f"\npreset: {a.out} (use it with --timing {a.out})")
+        if a.plot and r.history:
+            print(f"plot: {a.plot}")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -863,6 +908,50 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--title", help="page title")
     rep.add_argument("--no-static", action="store_true", help="skip the PNG/SVG figures (faster)")
     rep.set_defaults(func=cmd_report)
+
+    tu = sub.add_parser(
+        "tune", help="AutoBlox: tune an SSD configuration for a workload on the timing model", formatter_class=fmt,
+        description="AutoBlox (MICRO'23): place the target in a workload cluster (a cluster tuned before answers "
+                    "at once from the database), then search the 46-parameter SSD space with a Gaussian process "
+                    "under the capacity, DRAM, chip-layout and power constraints, grading each configuration by "
+                    "simulated latency and throughput (Eq. 1-2) against the reference preset. Every validation "
+                    "goes to the database (--db): a killed run resumes.",
+        epilog="examples:\n"
+               "  wafer tune --workload zipf:1.0 --other seq=seq --max-iterations 40 -o tuned.toml --plot grade.png\n"
+               "  wafer tune hm_0.csv --reference intel750 --target latency --power-budget 12\n"
+               "  wafer tune --workload zipf:1.0 --goal latency:3 --widen 4    what-if: 3x lower latency\n"
+               "  wafer tune --workload zipf:1.0 --backend ray --address auto   validations on a Ray cluster")
+    tu.add_argument("trace", nargs="*", metavar="TRACE", help="trace file(s) of the target category")
+    tu.add_argument("--workload", action="append", metavar="SPEC", help="synthetic target workload (repeatable)")
+    tu.add_argument("--other", action="append", metavar="[NAME=]SPEC[+SPEC]",
+                    help="a non-target category: traces or workload specs joined by + (repeatable)")
+    tu.add_argument("--reference", default="intel750", metavar="PRESET", help="reference timing preset (default intel750)")
+    tu.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N", help="search steps (default 100)")
+    tu.add_argument("--db", default="autoblox.sqlite", metavar="FILE", help="AutoDB file (default autoblox.sqlite)")
+    tu.add_argument("--target", choices=["latency", "throughput", "balanced"],
+                    help="optimise latency only (alpha 0), throughput only (alpha 1), or both (default, alpha 0.5)")
+    tu.add_argument("--alpha", type=float, default=0.5, help="Eq. 1's weight of throughput (default 0.5)")
+    tu.add_argument("--beta", type=float, default=0.1, help="Eq. 2's weight of the other categories (default 0.1)")
+    tu.add_argument("--power-budget", type=float, metavar="W", help="reject configurations above this average power")
+    tu.add_argument("--goal", type=_goal, metavar="latency:F|throughput:F",
+                    help="what-if: stop once the target's speedup reaches F (e.g. latency:3)")
+    tu.add_argument("--widen", type=_positive_int, metavar="F", help="what-if: extend value ranges Fx beyond both ends")
+    tu.add_argument("--prune", action="store_true", help="prune insensitive parameters first (coarse + Ridge, §3.3)")
+    tu.add_argument("--backend", choices=["local", "ray"], default="local", help="where validations run (default local)")
+    tu.add_argument("--address", help="Ray cluster address (with --backend ray)")
+    tu.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="parallel validations (default: all cores)")
+    tu.add_argument("--policy", default="base", help="placement policy of the simulated FTL (default base)")
+    tu.add_argument("--writes", type=_positive_int, default=200_000, metavar="N",
+                    help="user blocks a synthetic workload writes per validation (default 200000)")
+    tu.add_argument("--logical-blocks", type=_positive_int, default=1 << 16, metavar="N",
+                    help="logical blocks of a synthetic workload (default 65536)")
+    tu.add_argument("--max-requests", type=_positive_int, metavar="N", help="replay at most N requests of a trace")
+    tu.add_argument("--seed", type=int, default=1)
+    tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")
+    tu.add_argument("--plot", metavar="FILE.png", help="plot the grade over the iterations")
+    tu.add_argument("--json", action="store_true", help="print JSON")
+    tu.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    tu.set_defaults(func=cmd_tune)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")

@@ -249,7 +249,7 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
         root = explored[rng.choice(top)[0]]
         rejected = db.rejected()
         seen_keys = {S.key(c) for c in explored.values()}
-        cands = [c for c in S.neighbours(root, group, cons) if S.key(c) not in seen_keys]
+        cands = [c for c in S.neighbours(root, group, cons, study.params) if S.key(c) not in seen_keys]
         cands = [c for c in cands if min(S.distance(c, e, study.params) for e in explored.values()) <= MANHATTAN]
         if not cands:
             g_idx, stall = g_idx + 1, 0
