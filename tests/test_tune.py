@@ -192,3 +192,24 @@ def test_wafer_tune_rejects_bad_settings_and_widens_for_what_if(tmp_path):
     r = wafer.tune("zipf:1.0", db=tmp_path / "w.sqlite", max_iterations=30, evaluator=toy, progress=False, jobs=1,
                    goal=("latency", 1.05), widen=4)
     assert r.stopped == "goal reached" and r.scores["target_latency_speedup"] >= 1.05
+
+
+def categories_toy(c, trace):
+    """The analytic device, one scale per synthetic category of `wafer reproduce autoblox`."""
+    from wafer.repro_autoblox import CATEGORIES
+
+    name = {s: k for k, s in CATEGORIES.items()}[trace]
+    return analytic(c, {"database": "light", "analytics": "heavy"}.get(name, "other") + ":1")
+
+
+def test_reproduce_autoblox_checks_its_claims(tmp_path):
+    from wafer import repro_autoblox
+
+    out = repro_autoblox.run(quick=True, progress=False, evaluator=categories_toy, db=tmp_path / "a.sqlite", jobs=1)
+    assert {c["n"] for c in out["claims"]} == {1, 2, 3}
+    assert all(c["status"] in ("holds", "fails") for c in out["claims"])
+    assert set(out["cluster_share"]) == set(repro_autoblox.CATEGORIES)
+    assert [(r["target"], r["beta"]) for r in out["results"]] == [("database", 0.1), ("database", 0.0),
+                                                                 ("analytics", 0.1)]
+    md = repro_autoblox.markdown(out)
+    assert "own-cluster share" in md and ("HOLDS" in md or "FAILS" in md)

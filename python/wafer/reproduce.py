@@ -388,6 +388,18 @@ EXPERIMENTS = {
                   order(["nodap+dogi-user", "nodap+sepbit-user"], ["zipf:1.0"])),
         ],
     ),
+    "autoblox": Experiment(
+        description="AutoBlox (MICRO'23) on synthetic stand-ins for its workload categories (the paper's traces "
+                    "are not reachable here): clustering's own-cluster share of held-out windows, configurations "
+                    "tuned per target on the timing model against intel750 (target and non-target speedups), "
+                    "beta = 0 vs 0.1.",
+        figure="AutoBlox §4.1 (clustering, 95%), Figs. 8-10 (speedups over the reference), Fig. 12 (beta)",
+        policies=["base"],
+        victims=["greedy"],
+        workloads=[],
+        ops=[0.2],
+        runner="repro_autoblox",
+    ),
     "dogi-configs": Experiment(
         description="DOGI's Fig. 13 method: all 512 group configurations forced and replayed (process pool) on "
                     "zipf:1.0, hotcold and phase (2^18 blocks, 10% OP, cost-benefit); the best configuration, "
