@@ -31,6 +31,7 @@ pub mod resources;
 pub mod rng;
 pub mod sim;
 pub mod source;
+pub mod timing;
 pub mod trace;
 pub mod victim;
 pub mod warnings;
