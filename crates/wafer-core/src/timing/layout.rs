@@ -194,7 +194,7 @@ mod tests {
         for a in ["CWDP", "PDWC", "WCPD", "DPCW"] {
             let s = ssd(a);
             let l = Layout::new(&s, 24, 4).unwrap();
-            let mut seen = vec![false; 24];
+            let mut seen = [false; 24];
             for j in 0..24 {
                 let loc = l.locate(j);
                 assert!(!seen[loc.plane as usize], "{a}: plane twice");

@@ -8,6 +8,7 @@ mod invariants;
 mod real_traces;
 mod reserve;
 mod runs;
+mod timing;
 mod traces;
 
 use std::path::{Path, PathBuf};
