@@ -71,6 +71,12 @@ EXPERIMENTS = {
 }
 
 
+# Timing mode's study has its own runner (wafer/timing_study.py).
+from .timing_study import TIMING  # noqa: E402
+
+EXPERIMENTS["timing"] = TIMING
+
+
 def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]:
     """Run experiment ``name``; policies not registered in this build are listed as missing."""
     e = EXPERIMENTS[name]
@@ -174,6 +180,8 @@ def markdown(out: dict[str, Any]) -> str:
 
 
 def main(name: str, quick: bool, as_json: bool, out_file: str | None, progress: bool) -> int:
+    if hasattr(EXPERIMENTS[name], "main"):
+        return EXPERIMENTS[name].main(quick, as_json, out_file, progress)
     out = run(name, quick=quick, progress=progress)
     if out_file:
         with open(out_file, "w") as f:

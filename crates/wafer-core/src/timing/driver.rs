@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use super::cache::Lru;
+use super::cache::{Cmt, Lru};
 use super::config::{CacheMode, Interface, SsdConfig};
 use super::events::EventQueue;
 use super::flash::{self, Class, Flash, Kind, Op, CLASS_NAMES, NONE};
@@ -144,7 +144,7 @@ pub struct Driver {
     eager: bool,
     // mapping table
     ideal: bool,
-    cmt: Lru,
+    cmt: Cmt,
     per_tpage: u32,
     mvpn_loc: Vec<u32>,
     ring_owner: Vec<u32>,
@@ -279,7 +279,7 @@ impl Driver {
             },
             eager: ssd.cache.eager_cold_writeback,
             ideal: m.ideal,
-            cmt: Lru::new(if m.ideal { 0 } else { logical }, cmt_cap),
+            cmt: Cmt::new(if m.ideal { 0 } else { logical }, cmt_cap),
             per_tpage,
             mvpn_loc: vec![NONE; if m.ideal { 0 } else { tpages as usize }],
             ring_owner: vec![NONE; ring_slots as usize],
@@ -339,7 +339,6 @@ impl Driver {
         goal: u64,
         total: u64,
     ) -> Result<()> {
-        let t0 = Instant::now();
         if !self.started {
             let from = *self.precondition_from.get_or_insert(*written);
             self.precondition_target = (from + self.precondition_writes).min(total);
@@ -357,6 +356,7 @@ impl Driver {
             self.precondition_done = *written - from;
             self.start(eng);
         }
+        let t0 = Instant::now();
         let r = self.run_events(eng, src, written, taken, goal, total);
         self.wall += t0.elapsed().as_secs_f64();
         r
@@ -432,7 +432,7 @@ impl Driver {
                         let mask = self.mask(ext, k);
                         self.warm_cmt(lpn);
                         if let Some(s) = self.cache.touch(lpn) {
-                            self.cache.val[s as usize] |= mask | DIRTY;
+                            *self.cache.val_mut(s) |= mask | DIRTY;
                             continue;
                         }
                         if let Some((old, v)) = self.cache.insert(lpn, mask | DIRTY) {
@@ -467,8 +467,8 @@ impl Driver {
     }
 
     fn warm_cmt(&mut self, lpn: u32) {
-        if !self.ideal && self.cmt.touch(lpn).is_none() {
-            self.cmt.insert(lpn, 0);
+        if !self.ideal && !self.cmt.hit(lpn, true, false) {
+            self.cmt.load(lpn, false);
         }
     }
 
@@ -632,6 +632,13 @@ impl Driver {
         };
         self.in_flight += 1;
         self.c.arrived += 1;
+        if r.blocks <= 4 {
+            for k in 0..r.blocks {
+                let lpn = req.lba + k;
+                self.cache.prefetch(lpn);
+                self.cmt.prefetch(lpn);
+            }
+        }
         if self.sq_count < self.sq_cap {
             self.admit(id);
         } else {
@@ -719,7 +726,7 @@ impl Driver {
                     let bytes = self.covered_bytes(mask);
                     if self.write_cache || self.read_cache {
                         if let Some(s) = self.cache.touch(lpn) {
-                            if self.cache.val[s as usize] & mask == mask {
+                            if self.cache.val(s) & mask == mask {
                                 self.c.cache_read_hits += 1;
                                 let t = self.dram.access(now, bytes as u64);
                                 let rr = &mut self.reqs[id as usize];
@@ -849,12 +856,12 @@ impl Driver {
         let now = self.now;
         let bytes = self.covered_bytes(mask) as u64;
         if let Some(s) = self.cache.touch(lpn) {
-            self.cache.val[s as usize] |= mask | DIRTY;
+            *self.cache.val_mut(s) |= mask | DIRTY;
             self.c.cache_write_hits += 1;
         } else {
             if self.cache.full() {
                 let (s, k) = self.cache.lru().expect("a full cache has an LRU entry");
-                let v = self.cache.val[s as usize];
+                let v = self.cache.val(s);
                 if v & DIRTY != 0 {
                     if self.flush_inflight >= self.flush_limit {
                         return Ok(false);
@@ -998,17 +1005,16 @@ impl Driver {
             self.c.cmt_hits += 1;
             return None;
         }
-        if let Some(s) = self.cmt.touch(lpn) {
+        // GC updates an entry without making it recent: moving a page is
+        // not a use of it.
+        if self.cmt.hit(lpn, a != Access::Gc, a != Access::Read) {
             self.c.cmt_hits += 1;
-            if a != Access::Read {
-                self.cmt.val[s as usize] = 1;
-            }
             return None;
         }
         self.c.cmt_misses += 1;
         let m = lpn / self.per_tpage;
         let loc = self.mvpn_loc[m as usize];
-        let evicted = self.cmt.insert(lpn, (a != Access::Read) as u64);
+        let evicted = self.cmt.load(lpn, a != Access::Read);
         let read = (a != Access::Gc && loc != NONE).then(|| {
             self.c.mapping_reads += 1;
             let l = self.flash.layout().locate_translation(loc);
@@ -1021,10 +1027,8 @@ impl Driver {
                 NONE,
             ))
         });
-        if let Some((k, v)) = evicted {
-            if v & 1 != 0 {
-                self.write_back(k / self.per_tpage);
-            }
+        if let Some(k) = evicted {
+            self.write_back(k / self.per_tpage);
         }
         read
     }
@@ -1281,6 +1285,12 @@ impl Driver {
 
     /// Everything measured so far.
     pub fn result(&self) -> TimingResult {
+        eprintln!(
+            "DEBUG heap peak {} ops slab {} in flight {}",
+            self.q.peak,
+            self.flash.in_flight(),
+            self.in_flight
+        );
         let ssd = &self.run.ssd;
         let t = self.now.max(1);
         let secs = self.now as f64 * 1e-9;

@@ -214,6 +214,8 @@ struct Channel {
 #[derive(Clone, Debug)]
 pub struct Timing {
     ns_per_byte: f64,
+    page_bytes: u32,
+    xfer_page: u64,
     read: Vec<u64>,
     program: Vec<u64>,
     /// Erase time of one segment slice on one plane [ns].
@@ -244,6 +246,8 @@ impl Timing {
         let scale = slice as f64 / f.pages_per_block as f64;
         Timing {
             ns_per_byte,
+            page_bytes: f.page_bytes,
+            xfer_page: (f.page_bytes as f64 * ns_per_byte).round() as u64,
             read: f.read_ns.iter().map(|r| r + f.read_rb_ns).collect(),
             program: f.program_ns.clone(),
             erase: ((f.erase_ns as f64 * scale).round() as u64).max(1),
@@ -265,7 +269,11 @@ impl Timing {
     /// truncation of the cycle time, unlike MQSim's `(int)(1000 / rate)`).
     #[inline]
     pub fn xfer(&self, bytes: u32) -> u64 {
-        (bytes as f64 * self.ns_per_byte).round() as u64
+        if bytes == self.page_bytes {
+            self.xfer_page
+        } else {
+            (bytes as f64 * self.ns_per_byte + 0.5) as u64
+        }
     }
 
     /// n-plane command time: cmd + (n - 1) (tDBSY + cmd), any n.
