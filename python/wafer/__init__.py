@@ -7,6 +7,11 @@ placement policy and a GC victim selector, and read the write amplification::
     r = wafer.replay("two-r", "zipf:1.0", device=wafer.Device(capacity="1GiB", op=0.1))
     print(r.waf, r.steady_waf)
     rows = wafer.compare(["base", "two-r"], "hotcold:0.9:0.1")
+
+and, with ``timing="intel750"``, the latency, throughput and energy of an SSD::
+
+    r = wafer.replay("sepbit", "zipf:1.0", timing="intel750", queue_depth=32)
+    print(r.timing["write_latency"]["device"]["p99"], r.timing["energy"]["average_power_w"])
 """
 
 from ._core import (
@@ -20,7 +25,19 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import Device, compare, kmeans, parse_size, policies, presets, replay, train, victims
+from .api import (
+    Device,
+    compare,
+    kmeans,
+    parse_size,
+    policies,
+    presets,
+    replay,
+    timing_config,
+    timing_presets,
+    train,
+    victims,
+)
 from .result import ResultSet, RunResult, format_table
 from .traces import Selection, TraceStats
 
@@ -46,6 +63,8 @@ __all__ = [
     "policies",
     "presets",
     "replay",
+    "timing_config",
+    "timing_presets",
     "train",
     "victims",
 ]

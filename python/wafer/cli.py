@@ -10,7 +10,18 @@ import sys
 from typing import Any
 
 from . import _core, traces
-from .api import DEFAULT_WORKLOAD, Device, compare, policies, presets, replay, victims
+from .api import (
+    DEFAULT_WORKLOAD,
+    Device,
+    compare,
+    policies,
+    preset_op,
+    presets,
+    replay,
+    timing_config,
+    timing_presets,
+    victims,
+)
 from .result import RunResult, format_table
 
 EPILOG_WORKLOADS = """\
@@ -82,7 +93,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
     g.add_argument("--op", type=float, metavar="RATIO",
-                   help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
+                   help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
     g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
@@ -158,6 +169,32 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
                    help="with --capacity/--logical-blocks: map the blocks the trace touches densely")
 
 
+def _add_timing(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
+    g.add_argument("--timing", metavar="PRESET|FILE",
+                   help="simulate this SSD's timing: a preset (intel750, mqsim-default, femu, 850pro, zssd) "
+                        "or a TOML file (copy one with `wafer presets NAME > my.toml`)")
+    g.add_argument("--arrival", choices=["trace", "closed", "afap"],
+                   help="trace: open loop at the timestamps (default for traces); closed: --queue-depth "
+                        "requests outstanding (default otherwise); afap: as fast as the device admits")
+    g.add_argument("--queue-depth", type=_positive_int, default=32, metavar="N",
+                   help="closed loop: outstanding requests (default 32)")
+    g.add_argument("--think-us", type=float, default=0.0, metavar="US",
+                   help="closed loop: host time between a completion and the next request (default 0)")
+    g.add_argument("--precondition", type=float, metavar="K",
+                   help="drive-writes run in WAF mode before timing starts (default: the warm-up for "
+                        "synthetic workloads, 0 for traces)")
+
+
+def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    if not a.timing:
+        if a.arrival:
+            raise _core.ConfigError("invalid device configuration: --arrival: only with --timing PRESET|FILE")
+        return {}
+    return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
+            "think_ns": int(a.think_us * 1000), "precondition": a.precondition}
+
+
 def _selection(a: argparse.Namespace) -> traces.Selection:
     return traces.Selection(device=a.device, start_seconds=a.start, end_seconds=a.end,
                             max_requests=a.max_requests, drop_reads=a.drop_reads, skip_bad=a.skip_bad)
@@ -195,6 +232,9 @@ def _device(a: argparse.Namespace) -> Device:
     segment_blocks = a.segment_blocks
     if segment_blocks is None and a.segment_size is None:
         segment_blocks = pre.get("segment_blocks")
+    timing = getattr(a, "timing", None)
+    if a.op is None and "op" not in pre and timing:
+        pre = dict(pre, op=preset_op(timing_config(timing)))
     return Device(
         logical_blocks=a.logical_blocks,
         capacity=a.capacity,
@@ -282,6 +322,7 @@ def _print_result(r: RunResult) -> None:
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
+    rows += _timing_rows(r.timing)
     for warning in r.warnings:
         rows.append(("warning", warning["message"]))
     if r.error:
@@ -289,6 +330,54 @@ def _print_result(r: RunResult) -> None:
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
+
+
+def _lat(s: dict[str, Any]) -> str:
+    return (f"mean {s['mean']:.1f}, p50 {s['p50']:.1f}, p90 {s['p90']:.1f}, p99 {s['p99']:.1f}, "
+            f"p99.9 {s['p999']:.1f}, p99.99 {s['p9999']:.1f}, max {s['max']:.1f} us ({s['count']})")
+
+
+def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The table rows of a timed run."""
+    if not t:
+        return []
+    tp, u, h, f, e = t["throughput"], t["utilisation"], t["hits"], t["flash"], t["energy"]
+    loop = f" (queue depth {t['queue_depth']})" if t["arrival"] == "closed" else ""
+
+    def rate(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    rows = [
+        ("timing", f"{t['preset']}, {t['arrival']} arrivals{loop}; {t['simulated_seconds']:.4f} s simulated "
+                   f"after {t['precondition_writes']} preconditioning writes"),
+        ("throughput", f"{tp['iops']:.0f} IOPS ({tp['read_iops']:.0f} read, {tp['write_iops']:.0f} write), "
+                       f"{tp['bandwidth_bytes_per_s'] / 1e6:.1f} MB/s"),
+    ]
+    for kind in ("read", "write"):
+        lat = t[f"{kind}_latency"]
+        if lat["device"]["count"]:
+            rows.append((f"{kind} latency (device)", _lat(lat["device"])))
+            rows.append((f"{kind} latency (end to end)", _lat(lat["end_to_end"])))
+    rows += [
+        ("utilisation", f"channels mean {u['channel_mean']:.2f} max {u['channel_max']:.2f}; dies mean "
+                        f"{u['die_mean']:.2f} min {u['die_min']:.2f} max {u['die_max']:.2f}; host link "
+                        f"{max(u['host_link_down'], u['host_link_up']):.2f}; DRAM {u['dram']:.2f}"),
+        ("queue waits", f"host queue mean {t['waits']['host_queue_mean_us']:.1f} us; flash mean "
+                        + ", ".join(f"{k} {v:.1f}" for k, v in t["waits"]["flash_mean_us"].items()) + " us"),
+        ("hit rates", f"cache {rate(h['cache_hit_rate'])}, mapping table {rate(h['cmt_hit_rate'])}"),
+        ("flash operations", f"{f['user_programs']} user + {f['gc_programs']} GC + {f['mapping_programs']} mapping "
+                             f"programs, {f['reads']} reads ({f['mapping_reads']} mapping), {f['erases']} erases; "
+                             f"{f['multiplane_batches']} multi-plane batches; suspended {f['suspended_programs']} "
+                             f"programs, {f['suspended_erases']} erases"),
+        ("WAF with mapping", f"{rate(t['waf_with_mapping'])} (flash programs / user programs); "
+                             f"host WAF {rate(t['host_waf'])} (flash programs / host pages)"),
+        ("energy", f"{e['total_j']:.4g} J, {e['average_power_w']:.3f} W average: flash read {e['flash_read_j']:.3g}, "
+                   f"program {e['flash_program_j']:.3g}, erase {e['flash_erase_j']:.3g}, idle {e['flash_idle_j']:.3g}, "
+                   f"DRAM {e['dram_j']:.3g}, controller {e['controller_j']:.3g} J"),
+        ("timing speed", f"{t['requests_per_wall_second'] / 1e6:.3f} M host requests/s, "
+                         f"{t['flash_ops_per_wall_second'] / 1e6:.3f} M flash operations/s ({t['wall_seconds']:.2f} s)"),
+    ]
+    return rows
 
 
 def _accuracy_line(rep: dict[str, Any]) -> str:
@@ -331,7 +420,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
     r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
-               **_trace_kwargs(a))
+               **_trace_kwargs(a), **_timing_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -344,7 +433,8 @@ def cmd_replay(a: argparse.Namespace) -> int:
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
     dev = _device(a)
     return compare(names, workload, victims=vics, **_writes(a), device=dev, seed=a.seed,
-                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
+                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a),
+                   **(_timing_kwargs(a) if hasattr(a, "timing") else {}))
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -360,6 +450,23 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(json.dumps({"results": [r.to_dict() for r in results]}))
     else:
         print(format_table(results))
+    return 0
+
+
+def cmd_presets(a: argparse.Namespace) -> int:
+    if a.name:
+        if a.json:
+            print(json.dumps(timing_config(a.name)))
+        else:
+            print(_core.timing_preset_toml(a.name), end="")
+        return 0
+    ps = timing_presets()
+    if a.json:
+        print(json.dumps(ps))
+        return 0
+    print("timing presets (--timing NAME, or a TOML file; `wafer presets NAME` prints one):")
+    for p in ps:
+        print(f"  {p['name']:<14} {p['description']}")
     return 0
 
 
@@ -691,6 +798,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer gap sepbit --workload zipf:1.0         SepBIT's distance to NoDaP, by component\n"
                "  wafer reproduce --list                       one command per paper figure, claims checked\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
+               "  wafer replay --timing intel750 --workload uniform --queue-depth 32   latency, IOPS, energy\n"
+               "  wafer presets intel750 > my.toml             a timing preset to edit (--timing my.toml)\n"
                "  wafer bench --quick\n",
     )
     p.add_argument("--version", action="version", version=f"wafer {_core.__version__}")
@@ -707,6 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(r)
     _add_device(r)
     _add_trace(r)
+    _add_timing(r)
     r.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
@@ -717,7 +827,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(c)
     _add_device(c)
     _add_trace(c)
+    _add_timing(c)
     c.set_defaults(func=cmd_compare)
+
+    pr = sub.add_parser("presets", help="list the timing presets, or print one to copy and edit")
+    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`)")
+    pr.add_argument("--json", action="store_true", help="print JSON (with NAME: the resolved configuration)")
+    pr.set_defaults(func=cmd_presets)
 
     pol = sub.add_parser("policies", help="list placement policies and victim selectors")
     pol.add_argument("--defaults", action="store_true", help="show every parameter's default")

@@ -400,6 +400,17 @@ EXPERIMENTS = {
         ops=[0.2],
         runner="repro_autoblox",
     ),
+    "timing": Experiment(
+        description="Timing mode: latency vs queue depth on intel750; GC's effect on tail latency by placement "
+                    "policy on Shiro's femu device (better placement, less GC, lower tail); host stream policies "
+                    "against legacy placement.",
+        figure="MQSim-style latency/IOPS curves; Shiro Figs. 11-12 (tail latency by placement)",
+        policies=["base", "two-r", "sepbit", "midas", "shiro"],
+        victims=["greedy"],
+        workloads=[],
+        ops=[0.07],
+        runner="timing_study",
+    ),
     "dogi-configs": Experiment(
         description="DOGI's Fig. 13 method: all 512 group configurations forced and replayed (process pool) on "
                     "zipf:1.0, hotcold and phase (2^18 blocks, 10% OP, cost-benefit); the best configuration, "

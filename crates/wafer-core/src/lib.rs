@@ -14,7 +14,9 @@
 //!   and prediction accuracy;
 //! * [`model`]: hot-path inference kernels (MLP, GRU, LSTM, TCN) and
 //!   safetensors weights for the learned policies;
-//! * [`sim`]: a replay = device + policy + victim selector + request source.
+//! * [`sim`]: a replay = device + policy + victim selector + request source;
+//! * [`timing`]: timing mode, a discrete-event SSD model (latency,
+//!   throughput, energy) driven by the same FTL.
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
 #![warn(missing_docs)]
@@ -33,6 +35,7 @@ pub mod resources;
 pub mod rng;
 pub mod sim;
 pub mod source;
+pub mod timing;
 pub mod trace;
 pub mod victim;
 pub mod warnings;

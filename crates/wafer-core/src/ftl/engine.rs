@@ -7,6 +7,7 @@
 //! one append. No allocation: batches reuse two buffers.
 
 use super::check;
+use super::sink::FlashOp;
 use super::stats::Stats;
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
 use serde::Serialize;
@@ -95,6 +96,8 @@ pub struct Engine {
     gc: GcSettings,
     /// The victim selector scores by a policy's hint ([`VictimSelector::wants_hint`]).
     hinted: bool,
+    /// Flash operations performed, for a timing model; `None` in WAF mode.
+    flash_log: Option<Vec<FlashOp>>,
 }
 
 impl Engine {
@@ -188,6 +191,7 @@ impl Engine {
             bg,
             last_request_ns: None,
             hinted,
+            flash_log: None,
         };
         e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
@@ -429,7 +433,8 @@ impl Engine {
             }
             None => self.valid_blocks += 1,
         }
-        let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+        let (pba, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+        self.note_flash(FlashOp::Program { pba });
         self.log_blocks += 1;
         if let Some(s) = sealed {
             self.sealed(s, g);
@@ -689,7 +694,11 @@ impl Engine {
                 let pred = self.policy.predicted_class(g, true);
                 self.score(g, true, life, pred);
             }
-            let (_, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+            let (pba, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+            self.note_flash(FlashOp::Move {
+                from: (base + off - 1) as u32,
+                to: pba,
+            });
             if let Some(s) = sealed {
                 self.sealed(s, g);
             }
@@ -708,6 +717,7 @@ impl Engine {
             &Event::Collected { seg: victim, valid },
         );
         self.ftl.erase(victim);
+        self.note_flash(FlashOp::Erase { seg: victim });
         self.log_blocks -= self.ftl.geo.segment_blocks as u64;
         Ok(())
     }
@@ -809,5 +819,44 @@ impl Engine {
     /// The policy's current model, if it has one.
     pub fn policy_model(&self) -> Option<crate::model::Tensors> {
         self.policy.model()
+    }
+
+    // ---- timing sink (see `sink.rs`) ----
+
+    /// Start (or stop) recording every flash operation for a timing model.
+    pub fn record_flash(&mut self, on: bool) {
+        self.flash_log = on.then(|| Vec::with_capacity(1024));
+    }
+
+    /// The flash operations recorded since the last call (empty when not
+    /// recording); the caller drains it.
+    pub fn flash_ops(&mut self) -> Option<&mut Vec<FlashOp>> {
+        self.flash_log.as_mut()
+    }
+
+    #[inline(always)]
+    fn note_flash(&mut self, op: FlashOp) {
+        if let Some(log) = &mut self.flash_log {
+            log.push(op);
+        }
+    }
+
+    /// The device has nothing to do from `now_ns` for `gap_ns` (timing mode
+    /// sees the gaps between requests): the policy hears of it
+    /// ([`Placement::on_idle`]). Background work done here (flash
+    /// operations recorded) runs in the gap.
+    pub fn idle(&mut self, now_ns: u64, gap_ns: u64) -> Result<()> {
+        self.policy.on_idle(
+            &Ctx {
+                ftl: &self.ftl,
+                future: self.future.as_ref(),
+            },
+            now_ns,
+            gap_ns,
+        );
+        match self.policy.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }

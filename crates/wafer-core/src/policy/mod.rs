@@ -185,6 +185,10 @@ pub trait Placement: Send {
     /// count reads: Shiro, FIOS). Once per read request.
     #[inline(always)]
     fn on_read(&mut self, _ctx: &Ctx, _req: &crate::request::Request) {}
+    /// The device is idle from `now_ns` for `gap_ns` [ns] (timing mode
+    /// only: the gap before the next request arrives). Shiro runs
+    /// background GC in such gaps.
+    fn on_idle(&mut self, _ctx: &Ctx, _now_ns: u64, _gap_ns: u64) {}
     /// Groups the policy no longer writes to (a configuration shrank): the
     /// engine closes their open segments, so they stop holding space. Asked once per
     /// statistics window; a group may be used again later.
