@@ -141,6 +141,6 @@ def test_reproduce_quick_gives_a_table_claims_and_json(tmp_path):
 def test_reproduce_lists_every_experiment_with_its_figure():
     listing = json.loads(wafer("reproduce", "--list", "--json").stdout)
     assert [e["name"] for e in listing] == ["rule-based", "oracle", "learned", "gap", "streams", "oracle-assist",
-                                           "autoblox", "dogi-configs"]
+                                           "autoblox", "timing", "dogi-configs"]
     assert all(e["figure"] and (e["claims"] or e["runner"]) for e in listing)
     assert "DOGI Fig. 14" in wafer("reproduce", "--list").stdout
