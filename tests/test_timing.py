@@ -40,7 +40,6 @@ def test_a_preset_file_with_an_unknown_key_names_it(tmp_path):
         wafer.timing_config(p)
 
 
-@pytest.mark.benchmark  # KNOWN BUG (issue 20 open): a timed replay from Python does not finish; the Rust timing tests pass
 def test_timed_replay_reports_latency_throughput_and_energy():
     r = small_femu(queue_depth=8)
     t = r.timing
@@ -58,7 +57,6 @@ def test_timed_replay_reports_latency_throughput_and_energy():
     assert row["write_p99_us"] == t["write_latency"]["device"]["p99"]
 
 
-@pytest.mark.benchmark  # KNOWN BUG (issue 20 open): a timed replay from Python does not finish; the Rust timing tests pass
 def test_timed_runs_repeat_exactly():
     a, b = small_femu(queue_depth=4).timing, small_femu(queue_depth=4).timing
     for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds"):
@@ -66,7 +64,6 @@ def test_timed_runs_repeat_exactly():
     assert a == b
 
 
-@pytest.mark.benchmark  # KNOWN BUG (issue 20 open): a timed replay from Python does not finish; the Rust timing tests pass
 def test_cli_timing_json_table_and_presets(tmp_path):
     args = ["--timing", "femu", "--capacity", "512MiB", "--drive-writes", "2", "--queue-depth", "8"]
     out = json.loads(cli("replay", "--workload", "uniform,reads=0.5", *args, "--json").stdout)

@@ -578,11 +578,15 @@ impl Driver {
         if let Some(e) = self.source_error.take() {
             return Err(e);
         }
-        if self.intake_done && self.in_flight > 0 {
+        // Nothing left to happen, yet requests wait: a stall of the model,
+        // reported rather than looped on by a caller that steps again.
+        if self.in_flight > 0 || self.next.is_some() {
             self.c.violations += 1;
             return Err(Error::Simulation(format!(
-                "{} requests never completed (the event queue ran dry)",
-                self.in_flight
+                "{} requests never completed (the event queue ran dry at {} ns, {} programs parked behind erases)",
+                self.in_flight,
+                self.now,
+                self.flash.parked()
             )));
         }
         Ok(())

@@ -22,9 +22,14 @@
 //!   may, then resumes the remaining time. Each operation is suspended at
 //!   most once, and GC operations are not suspended in urgent mode.
 //! * Ordering the synchronous FTL cannot see: an erase of a segment waits
-//!   until every operation on it has finished; a program into a segment
-//!   whose erase has not finished is parked until it has (urgent mode is on
-//!   while anything is parked); a GC program waits for its read. A copyback
+//!   until every operation on it has finished, except the programs parked
+//!   behind that erase; a program into a segment whose erase has not
+//!   finished is parked until it has (urgent mode is on while anything is
+//!   parked); a GC program waits for its read. (The FTL runs ahead of the
+//!   flash: with little spare space it refills a segment whose erase still
+//!   waits for the reads that moved its data, so the new programs must not
+//!   hold that erase back; an erase asked for again before it was issued
+//!   is one erase.) A copyback
 //!   is a GC read and program on one die that move no data over the channel.
 
 use std::collections::VecDeque;
@@ -343,10 +348,15 @@ pub struct Flash {
     chip_active: Vec<u32>,
     chip_since: Vec<u64>,
     chip_busy: Vec<u64>,
+    /// Operations allocated on each unit and not finished (parked included).
     seg_inflight: Vec<u32>,
+    /// Erase operations issued on each unit and not finished.
     seg_erase: Vec<u32>,
+    /// An erase asked for and not issued yet.
     seg_armed: Vec<bool>,
+    /// Parked programs of each unit: a list through `Op::next`, and its length.
     seg_park: Vec<u32>,
+    seg_parked: Vec<u32>,
     parked: u32,
     /// Units whose erase is armed or running.
     pub erasing: u32,
@@ -408,6 +418,7 @@ impl Flash {
             seg_erase: vec![0; units as usize],
             seg_armed: vec![false; units as usize],
             seg_park: vec![NONE; units as usize],
+            seg_parked: vec![0; units as usize],
             parked: 0,
             erasing: 0,
             erasing_segments: 0,
@@ -481,11 +492,13 @@ impl Flash {
         op.enq = now;
         op.next = NONE;
         let (kind, class, die, seg) = (op.kind, op.class, op.die, op.seg);
-        if kind == Kind::Program && seg != NONE && self.seg_erase[seg as usize] > 0 {
-            op.next = self.seg_park[seg as usize];
+        if kind == Kind::Program && seg != NONE && self.erase_pending(seg) {
+            self.ops[id as usize].next = self.seg_park[seg as usize];
             self.seg_park[seg as usize] = id;
+            self.seg_parked[seg as usize] += 1;
             self.parked += 1;
             self.stats.parked += 1;
+            self.try_erase(seg, now, q);
             return;
         }
         let d = &mut self.dies[die as usize];
@@ -510,21 +523,29 @@ impl Flash {
     /// block rows.)
     pub fn arm_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
         let u = unit as usize;
-        if self.seg_erase[u] == 0 {
+        if !self.erase_pending(unit) {
             self.erasing += 1;
             if unit < self.layout.segments {
                 self.erasing_segments += 1;
             }
         }
-        self.seg_erase[u] += self.layout.planes;
         self.seg_armed[u] = true;
-        if self.seg_inflight[u] == 0 {
+        self.try_erase(unit, now, q);
+    }
+
+    /// Issue `unit`'s armed erase once no erase runs on it and every
+    /// operation left on it is a program parked behind it.
+    fn try_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
+        let u = unit as usize;
+        if self.seg_armed[u] && self.seg_erase[u] == 0 && self.seg_inflight[u] == self.seg_parked[u]
+        {
             self.issue_erase(unit, now, q);
         }
     }
 
     fn issue_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
         self.seg_armed[unit as usize] = false;
+        self.seg_erase[unit as usize] = self.layout.planes;
         for plane in 0..self.layout.planes {
             let die = plane / self.ppd;
             let at = Loc {
@@ -911,17 +932,20 @@ impl Flash {
             if o.kind == Kind::Erase {
                 self.seg_erase[u] -= 1;
                 if self.seg_erase[u] == 0 {
-                    self.erasing -= 1;
-                    if o.seg < self.layout.segments {
-                        self.erasing_segments -= 1;
+                    if self.seg_armed[u] {
+                        // Asked for again while it ran: erase once more.
+                        self.try_erase(o.seg, now, q);
+                    } else {
+                        self.erasing -= 1;
+                        if o.seg < self.layout.segments {
+                            self.erasing_segments -= 1;
+                        }
+                        self.unpark(o.seg, now, q);
                     }
-                    self.unpark(o.seg, now, q);
                 }
             } else {
                 self.seg_inflight[u] -= 1;
-                if self.seg_inflight[u] == 0 && self.seg_armed[u] {
-                    self.issue_erase(o.seg, now, q);
-                }
+                self.try_erase(o.seg, now, q);
             }
         }
         if o.then != NONE {
@@ -932,6 +956,7 @@ impl Flash {
 
     fn unpark(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
         let mut id = std::mem::replace(&mut self.seg_park[unit as usize], NONE);
+        self.seg_parked[unit as usize] = 0;
         let mut list = Vec::new();
         while id != NONE {
             list.push(id);
@@ -945,7 +970,7 @@ impl Flash {
 
     /// Whether the erase of `unit` is armed or running.
     pub fn erase_pending(&self, unit: u32) -> bool {
-        self.seg_erase[unit as usize] > 0
+        self.seg_erase[unit as usize] > 0 || self.seg_armed[unit as usize]
     }
 
     /// Busy time of each channel [ns].

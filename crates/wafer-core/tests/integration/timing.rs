@@ -430,3 +430,44 @@ fn presets_run_on_a_small_device() {
         );
     }
 }
+
+/// With little spare space the FTL refills a segment whose erase still waits
+/// for the reads that moved its data out; the programs parked behind that
+/// erase must not hold it back (they did: the run stalled for ever).
+#[test]
+fn a_nearly_full_device_does_not_stall_behind_its_own_erases() {
+    let name = "femu";
+    let ssd = SsdConfig::load(name).unwrap();
+    let op = ssd.flash.overprovisioning / (1.0 - ssd.flash.overprovisioning);
+    let logical = 1u64 << 14;
+    let dev = DeviceConfig {
+        logical_blocks: logical,
+        op,
+        segment_blocks: 256,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(run_with(
+        ssd,
+        Arrival::Closed,
+        8,
+        dev,
+        "uniform",
+        2 * logical,
+    ))
+    .unwrap();
+    // Stepped in chunks, as the Python binding does.
+    let mut steps = 0;
+    while !sim.step(1 << 12).expect("no stall") {
+        steps += 1;
+        assert!(
+            steps < 1000,
+            "{name}: no progress at {} writes",
+            sim.written()
+        );
+    }
+    sim.engine().check().unwrap();
+    let t = sim.result().timing.unwrap();
+    assert_eq!(t.requests, t.arrived, "{name}");
+    assert_eq!(t.invariant_violations, 0, "{name}");
+    assert!(t.flash.erases > 0, "{name}: GC ran");
+}
