@@ -38,6 +38,7 @@ import json
 import math
 import random
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -185,7 +186,13 @@ def pick(candidates: list[dict[str, Any]], seen: list[tuple[dict[str, Any], floa
         return rng.choice(candidates)
     x = np.array([S.encode(c, params) for c, _ in seen])
     y = np.array([g for _, g in seen])
-    gp = _gpr(seed).fit(x, y)
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        # The paper's kernel bounds are wide; with few points the optimiser
+        # ends on one of them, which is expected and says nothing to a user.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp = _gpr(seed).fit(x, y)
     mu, sd = gp.predict(np.array([S.encode(c, params) for c in candidates]), return_std=True)
     ucb = mu + KAPPA * sd
     best = ucb.max()
