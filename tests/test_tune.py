@@ -213,3 +213,33 @@ def test_reproduce_autoblox_checks_its_claims(tmp_path):
                                                                  ("analytics", 0.1)]
     md = repro_autoblox.markdown(out)
     assert "own-cluster share" in md and ("HOLDS" in md or "FAILS" in md)
+
+
+def test_wafer_tune_cli_on_the_timing_model(tmp_path):
+    """The real evaluator: validations run the timing model, the preset the
+    command writes loads as a timing preset, and a rerun answers from AutoDB."""
+    import json
+    import subprocess
+    import sys
+
+    import wafer
+
+    args = [sys.executable, "-m", "wafer", "tune", "--workload", "uniform,reads=0.5", "--max-iterations", "2",
+            "--writes", "3000", "--logical-blocks", "32768", "--db", str(tmp_path / "t.sqlite"), "--jobs", "1",
+            "-o", str(tmp_path / "best.toml"), "--json", "-q"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    ref = out["metrics"]["reference"]
+    assert ref["latency_us"] > 0 and ref["throughput_bps"] > 0 and ref["power_w"] > 0 and ref["energy_j"] > 0
+    assert out["validations"] >= 3
+    ssd = wafer.timing_config(tmp_path / "best.toml")
+    assert ssd["flash"]["channels"] >= 1
+    again = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=600).stdout)
+    assert again["from_database"] and again["best"] == out["best"]
+    other = [x if x != "uniform,reads=0.5" else "seq,reads=0.5" for x in args]
+    other[other.index("--max-iterations") + 1] = "1"
+    assert not json.loads(subprocess.run(other, capture_output=True, text=True, timeout=600).stdout)["from_database"]
+    bad = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--max-iterations", "0", "--db",
+                                     str(tmp_path / "x.sqlite")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "max-iterations" in bad.stderr

@@ -218,6 +218,11 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         cls = C.Clustering.from_json(clustering).classify(win["target"]) if clustering else None
         finished = adb.meta("finished", {})
         name = cls["cluster"] if cls and cls["cluster"] else None
+        if cls is None:
+            # Fewer than two categories cannot be clustered (k-means needs a
+            # second centre to set the distance rule): the database answers
+            # only for the very same traces or workload specs.
+            name = next((k for k, v in known.items() if v == tgt), None)
         if name and name in finished and finished[name]["reference"] == reference:
             f = finished[name]
             cfg = adb.config(f["config_id"])

@@ -224,8 +224,9 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
     val = Validator(study, db, evaluate, preset, jobs, backend, address)
     ref = val.run(val.reference)
     if val.scores(ref, ref) is None:
-        raise RuntimeError(f"the reference configuration failed its own validation: "
-                           f"{[db.validation(ref, t) for ts in study.workloads.values() for t in ts]}")
+        errors = {t: (db.validation(ref, t) or {}).get("error") for ts in study.workloads.values() for t in ts}
+        raise ValueError("the reference configuration failed its own validation: "
+                         + "; ".join(f"{t}: {e}" for t, e in errors.items() if e))
     sid = study.search_id()
     hist = db.iterations(sid)
     explored: dict[int, dict[str, Any]] = {ref: val.reference}
