@@ -35,6 +35,23 @@ pub const PRESETS: &[Preset] = &[Preset {
         })
     },
     victim: "greedy",
+},
+Preset {
+    name: "shiro-openssd",
+    description: "Shiro (TCAD'25) Table III at 40 GiB: Daisy+ OpenSSD with FEMU's FTL, 16 KiB \
+                  pages, superblocks of 64 blocks x 256 pages (16,384 pages), 7% \
+                  over-provisioning, a fresh drive (no prefill); Base and 2R run with cost-benefit \
+                  (Shiro, SepBIT and MiDAS choose their own victims). A small footprint gets \
+                  smaller superblocks (said in the result).",
+    device: || {
+        json!({
+            "block_size": 16384,
+            "segment_blocks": 16384,
+            "op": 0.07,
+            "prefill": false,
+        })
+    },
+    victim: "cost-benefit",
 }];
 
 /// The preset named `name`, or an error listing those that exist.
