@@ -37,17 +37,20 @@ pub const PRESETS: &[Preset] = &[Preset {
     victim: "greedy",
 },
 Preset {
-    name: "shiro-openssd",
-    description: "Shiro (TCAD'25) Table III at 40 GiB: Daisy+ OpenSSD with FEMU's FTL, 16 KiB \
+    name: "shiro",
+    description: "Shiro (TCAD'25) Table III at 40-50 GiB: Daisy+ OpenSSD with FEMU's FTL, 16 KiB \
                   pages, superblocks of 64 blocks x 256 pages (16,384 pages), 7% \
-                  over-provisioning, a fresh drive (no prefill); Base and 2R run with cost-benefit \
-                  (Shiro, SepBIT and MiDAS choose their own victims). A small footprint gets \
-                  smaller superblocks (said in the result).",
+                  over-provisioning, foreground GC below 5% free superblocks, a fresh drive (no \
+                  prefill); Base and 2R run with cost-benefit (Shiro, SepBIT and MiDAS choose \
+                  their own victims). A trace's small footprint gets smaller superblocks (said \
+                  in the result); DeviceConfig::preset(\"shiro\", bytes) sizes them by Table \
+                  III's rows.",
     device: || {
         json!({
             "block_size": 16384,
             "segment_blocks": 16384,
             "op": 0.07,
+            "gc_low_fraction": 0.05,
             "prefill": false,
         })
     },
