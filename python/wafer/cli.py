@@ -1059,8 +1059,9 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--policy", default="base", help="placement policy of the simulated FTL (default base)")
     tu.add_argument("--writes", type=_positive_int, default=200_000, metavar="N",
                     help="user blocks a synthetic workload writes per validation (default 200000)")
-    tu.add_argument("--logical-blocks", type=_positive_int, default=1 << 16, metavar="N",
-                    help="logical blocks of a synthetic workload (default 65536)")
+    tu.add_argument("--logical-blocks", type=_positive_int, default=1 << 20, metavar="N",
+                    help="logical blocks of a synthetic workload (default 1048576: 4 GiB, larger than the "
+                         "reference's data cache)")
     tu.add_argument("--max-requests", type=_positive_int, metavar="N", help="replay at most N requests of a trace")
     tu.add_argument("--seed", type=int, default=1)
     tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")

@@ -46,7 +46,7 @@ def run(quick: bool = False, progress: bool = True, evaluator: Any = None, db: s
     from .tune.runner import run as tune
 
     t0 = time.perf_counter()
-    blocks = 1 << 14 if quick else 1 << 16
+    blocks = 1 << 14 if quick else 1 << 20
     writes = 20_000 if quick else 200_000
     iters = 8 if quick else 40
     targets = ["database", "analytics"] if quick else list(CATEGORIES)
@@ -72,7 +72,7 @@ def run(quick: bool = False, progress: bool = True, evaluator: Any = None, db: s
                      max_iterations=iters, beta=beta, evaluator=evaluator, writes=writes, logical_blocks=blocks,
                      progress=progress, jobs=jobs)
             s = r.scores
-            per_beta[beta] = s
+            per_beta[beta] = {**s, "best": r.best}
             rows.append({"target": t, "beta": beta, "grade": s["grade"],
                          "target_latency_speedup": s["target_latency_speedup"],
                          "target_throughput_speedup": s["target_throughput_speedup"],
@@ -89,13 +89,15 @@ def run(quick: bool = False, progress: bool = True, evaluator: Any = None, db: s
             tb = b["target_latency_speedup"] * b["target_throughput_speedup"]
             na = a["nontarget_latency_speedup"] * a["nontarget_throughput_speedup"]
             nb = b["nontarget_latency_speedup"] * b["nontarget_throughput_speedup"]
+            same = a["best"] == b["best"]  # both searches ended at one configuration: no trade-off to see
             _claim(claims, 3, f"beta = 0 favours the target ({t}) over the others, beta = 0.1 the reverse (Fig. 12)",
-                   ta >= tb * 0.999 and na <= nb * 1.001,
+                   None if same else ta >= tb * 0.999 and na <= nb * 1.001,
                    f"target lat x thpt speedup {ta:.3f} (beta 0) vs {tb:.3f} (0.1); others {na:.3f} vs {nb:.3f}")
     main = [r for r in rows if r["beta"] == 0.1]
-    ok = [r["grade"] > 0 and max(r["target_latency_speedup"], r["target_throughput_speedup"]) > 1
+    ok = [r["grade"] > 0 and max(r["target_latency_speedup"], r["target_throughput_speedup"]) >= 1.05
           and min(r["nontarget_latency_speedup"], r["nontarget_throughput_speedup"]) >= 0.9 for r in main]
-    _claim(claims, 2, "a configuration tuned for a target beats intel750 on it without slowing the others by > 10%",
+    _claim(claims, 2, "a configuration tuned for a target beats intel750 on it by at least 5% without slowing the "
+                      "others by > 10%",
            all(ok), "; ".join(f"{r['target']}: latency {r['target_latency_speedup']:.2f}x, throughput "
                               f"{r['target_throughput_speedup']:.2f}x, others {r['nontarget_latency_speedup']:.2f}x / "
                               f"{r['nontarget_throughput_speedup']:.2f}x" for r in main))

@@ -109,7 +109,9 @@ class TimingEvaluator:
     spec with wafer's timing model; picklable, so a process pool or Ray can
     run it. ``requests`` bounds a trace's replay (None: all of it); a
     workload is preconditioned for one drive-write, then ``writes`` user
-    blocks are timed on a device of ``logical_blocks``.
+    blocks are timed on a device of ``logical_blocks`` (4 GiB by default:
+    larger than the reference's 800 MiB data cache, else every request is a
+    cache hit and no flash parameter matters).
 
     Replay is closed loop at queue depth 4, as AutoBlox runs MQSim (its
     ``main.cpp`` forces ``IO_Queue_Depth`` to 4), so the device's speed, not
@@ -120,7 +122,7 @@ class TimingEvaluator:
     reference: str = "intel750"
     policy: str = "base"
     writes: int = 200_000
-    logical_blocks: int = 1 << 16
+    logical_blocks: int = 1 << 20
     requests: int | None = None
     arrival: str | None = "closed"
     queue_depth: int | None = 4

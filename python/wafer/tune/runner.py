@@ -180,7 +180,7 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         backend: str = "local", address: str | None = None, jobs: int | None = None,
         goal: tuple[str, float] | None = None, widen: int | None = None, prune_first: bool = False,
         seed: int = 1, evaluator: Any = None, policy: str = "base", writes: int = 200_000,
-        logical_blocks: int = 1 << 16, requests: int | None = None, progress: bool = True) -> TuneReport:
+        logical_blocks: int = 1 << 20, requests: int | None = None, progress: bool = True) -> TuneReport:
     """Tune an SSD configuration for ``target`` (a trace path or a workload
     spec, or a list of them: one category) against ``reference`` (a timing
     preset), with ``others`` as the non-target categories (a dict name ->
