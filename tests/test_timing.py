@@ -86,3 +86,10 @@ def test_cli_timing_json_table_and_presets(tmp_path):
 def test_arrival_without_timing_is_an_error():
     p = cli("replay", "--arrival", "closed", "--logical-blocks", "4096", ok=False)
     assert p.returncode == 2 and "--arrival" in p.stderr
+
+
+def test_a_capacity_counts_the_presets_pages():
+    """femu's pages are 16 KiB: 512 MiB is 32,768 of them, not 131,072 blocks of 4 KiB."""
+    r = small_femu(queue_depth=4)
+    assert r.to_dict()["geometry"]["logical_blocks"] == (512 << 20) // 16384
+    assert r.to_dict()["geometry"]["block_size"] == 16384

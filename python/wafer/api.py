@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from . import _core
@@ -213,6 +213,10 @@ def run_config(
     if device is None and timing_cfg is not None:
         device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()
+    if timing_cfg is not None:
+        # Timing mode's block is the flash page: a capacity or segment size
+        # in bytes counts pages of the preset's size (16 KiB on femu).
+        device = replace(device, block_size=int(timing_cfg["ssd"]["flash"]["page_bytes"]))
     if trace is None and os.path.isfile(str(workload)):
         trace = workload
     dev = device.to_config()

@@ -78,7 +78,7 @@ class TimingExperiment:
     gc_policies: list[str] = field(default_factory=lambda: ["base", "two-r", "sepbit", "midas", "shiro"])
     seed: int = 1
     full: dict[str, Any] = field(default_factory=lambda: {
-        "qd_capacity": "16GiB", "qd_drive_writes": 1.5, "gc_capacity": "16GiB", "gc_drive_writes": 3.0})
+        "qd_capacity": "16GiB", "qd_drive_writes": 1.5, "gc_capacity": "32GiB", "gc_drive_writes": 3.0})
     quick: dict[str, Any] = field(default_factory=lambda: {
         "qd_capacity": "512MiB", "qd_drive_writes": 1.5, "gc_capacity": "1GiB", "gc_drive_writes": 2.5})
 
