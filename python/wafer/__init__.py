@@ -20,13 +20,25 @@ from ._core import (
     WorkloadError,
     __version__,
 )
-from .api import Device, compare, parse_size, policies, replay, train, victims
+from .api import (
+    Device,
+    MultiResult,
+    compare,
+    parse_size,
+    policies,
+    replay,
+    replay_volumes,
+    setups,
+    train,
+    victims,
+)
 from .result import ResultSet, RunResult, format_table
 from .traces import Selection, TraceStats
 
 __all__ = [
     "ConfigError",
     "Device",
+    "MultiResult",
     "ModelError",
     "PolicyError",
     "ResourceError",
@@ -44,6 +56,8 @@ __all__ = [
     "parse_size",
     "policies",
     "replay",
+    "replay_volumes",
+    "setups",
     "train",
     "victims",
 ]

@@ -13,7 +13,9 @@
 //!   and prediction accuracy;
 //! * [`model`]: hot-path inference kernels (MLP, GRU, LSTM, TCN) and
 //!   safetensors weights for the learned policies;
-//! * [`sim`]: a replay = device + policy + victim selector + request source.
+//! * [`sim`]: a replay = device + policy + victim selector + request source;
+//!   [`multi`]: many volumes, each its own log, in one timeline;
+//! * [`setup`]: the conventions of peer simulators, set at once.
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
 #![warn(missing_docs)]
@@ -24,11 +26,13 @@ pub mod features;
 pub mod ftl;
 pub mod future;
 pub mod model;
+pub mod multi;
 pub mod params;
 pub mod policy;
 pub mod request;
 pub mod resources;
 pub mod rng;
+pub mod setup;
 pub mod sim;
 pub mod source;
 pub mod trace;
@@ -36,7 +40,8 @@ pub mod victim;
 pub mod warnings;
 pub mod workload;
 
-pub use device::{DeviceConfig, GcMode, Geometry};
+pub use device::{DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
+pub use setup::Setup;
 pub use sim::{RunConfig, RunResult, Simulation};

@@ -10,6 +10,7 @@
 pub mod check;
 pub mod engine;
 pub(crate) mod prefetch;
+pub(crate) mod semantics;
 pub mod stats;
 
 use std::collections::VecDeque;
@@ -89,6 +90,10 @@ pub struct Ftl {
     pub(crate) groups: Vec<Group>,
     /// Logical clock: user blocks written so far, prefill included [user blocks].
     pub now: u64,
+    /// Arrival time of the request being applied [ns since the workload's
+    /// start] (trace time: the replayer's cost-benefit age, WARCIP's and
+    /// SFS's clocks). 0 during the prefill.
+    pub now_ns: u64,
     /// Segments sealed so far (source of `seal_seq`).
     seals: u64,
     /// log2(segment_blocks) when it is a power of two: a shift instead of a division.
@@ -121,6 +126,7 @@ impl Ftl {
                 groups
             ],
             now: 0,
+            now_ns: 0,
             seals: 0,
             seg_shift: geo
                 .segment_blocks
