@@ -139,8 +139,8 @@ setups (--setup): a peer simulator's conventions at once, for comparing with its
                    addresses (chunk- and extent-based schemes depend on them)
   midas-sim        MiDAS-Simulation: prefilled fixed-capacity SSD, GC after each block below
                    --gc-reserve (4) free segments, cost-benefit as (1-u)/u*sqrt(age) on user writes since
-                   sealing, the prefill counted in the WAF; midas runs as the simulator does (MiDA chain
-                   at start-up, model window of 4 device sizes opened after 2)
+                   sealing, the prefill counted in the WAF (midas's own start-up and model timing
+                   still differ from the simulator's; see docs/FIDELITY.md)
   A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,
   --cost-benefit-clock and --waf-counts-prefill (giving one of them too is an error);
   --pick-segments, the thresholds, the reserve and the device size stay yours.
