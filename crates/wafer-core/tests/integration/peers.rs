@@ -39,7 +39,7 @@ const ZIPF: Input = Input {
     logical_blocks: 1 << 15,
     requests: 300_000,
     seed: 1,
-    fnv: 0,
+    fnv: 0x6f15_d598_0313_7873,
 };
 
 /// Variable-size requests (1-16 blocks) with 30% reads on a hot/cold
@@ -50,7 +50,7 @@ const VAR: Input = Input {
     logical_blocks: 1 << 15,
     requests: 60_000,
     seed: 2,
-    fnv: 0,
+    fnv: 0xf01a_551a_00bc_da17,
 };
 
 /// Two tenants (devices 0 and 1) in one file, for the multi-volume run.
@@ -60,7 +60,7 @@ const MIX: Input = Input {
     logical_blocks: 1 << 15,
     requests: 80_000,
     seed: 3,
-    fnv: 0,
+    fnv: 0xb931_1611_04d4_5413,
 };
 
 /// MiDAS-Simulation's parity input: Zipf 0.8 single-page writes over its
@@ -71,7 +71,7 @@ const MIDAS: Input = Input {
     logical_blocks: 244_140,
     requests: 2_000_000,
     seed: 4,
-    fnv: 0,
+    fnv: 0x8e24_e56e_e016_38ef,
 };
 
 /// The trace text of `input` in MiDAS-Simulation's layout (time, type 1
@@ -235,6 +235,24 @@ fn print_parity_numbers() {
                 println!("{} {p} {v} {:.6}", input.file, r.waf.unwrap());
             }
         }
+        let mut extra = vec![("multilog", "multilog")];
+        if input.file == ZIPF.file {
+            for v in [
+                "random",
+                "random-greedy",
+                "window-greedy",
+                "lru",
+                "cost-hotness",
+            ] {
+                extra.push(("sepbit", v));
+            }
+            // the replayer keeps cost-hotness's sums only under SFS
+            extra.push(("sfs", "cost-hotness"));
+        }
+        for (p, v) in extra {
+            let r = replay(replayer_run(&path, p, v));
+            println!("{} {p} {v} {:.6}", input.file, r.waf.unwrap());
+        }
     }
     let path = write_input(&dir, &MIDAS);
     println!(
@@ -273,6 +291,142 @@ fn replay_all_devices(path: &str, policy: &str, victim: &str) -> wafer_core::mul
     let mut m = MultiSimulation::new(cfg).expect("valid config");
     while !m.step(1 << 20).expect("run completes") {}
     m.result()
+}
+
+// ---------------------------------------------------------------------
+// Parity with the replayer: (input, policy, victim, wafer's WAF pinned,
+// the replayer's WA). Replayer scheme names: base = NoSep, two-r = SepGC,
+// sepbit = SepBIT, warcip = WARCIP, dac = DAC, eti = ETI, multiqueue =
+// MultiQueue, sfr = SFR, sfs = SFS, fadac = FADaC, uw = UW, gw = GW,
+// multilog = MultiLog; selectors Greedy, CostBenefit, Random, RandomGreedy,
+// WindowGreedy, Lru, CostHotness, MultiLog. `mix` is the overall WA of the
+// two devices of one file, each its own log.
+
+/// Largest relative difference from the replayer accepted (the issue's 2%).
+const TOLERANCE: f64 = 0.02;
+
+/// `sepbit` / `cost-hotness` is left out: the replayer keeps cost-hotness's
+/// sums only under its SFS placement, so under any other its scores are
+/// infinite and its order is its hash map's (`sfs` / `cost-hotness` is in).
+#[rustfmt::skip]
+const PARITY: &[(&str, &str, &str, f64, f64)] = &[
+    ("zipf", "base", "cost-benefit", 3.904323, 3.904323),
+    ("zipf", "base", "greedy", 3.903427, 3.906813),
+    ("zipf", "two-r", "cost-benefit", 3.085857, 3.085857),
+    ("zipf", "two-r", "greedy", 3.390743, 3.389720),
+    ("zipf", "sepbit", "cost-benefit", 2.707387, 2.711753),
+    ("zipf", "sepbit", "greedy", 2.912670, 2.918437),
+    ("zipf", "sepbit", "lru", 3.448903, 3.444823),
+    ("zipf", "sepbit", "random", 3.166553, 3.198720),
+    ("zipf", "sepbit", "random-greedy", 2.878067, 2.870393),
+    ("zipf", "sepbit", "window-greedy", 2.808060, 2.810363),
+    ("zipf", "warcip", "cost-benefit", 2.909430, 2.909430),
+    ("zipf", "warcip", "greedy", 3.313933, 3.324933),
+    ("zipf", "dac", "cost-benefit", 2.518733, 2.518733),
+    ("zipf", "dac", "greedy", 2.739190, 2.744327),
+    ("zipf", "eti", "cost-benefit", 2.860673, 2.860673),
+    ("zipf", "eti", "greedy", 2.991130, 2.992717),
+    ("zipf", "multiqueue", "cost-benefit", 3.060620, 3.060620),
+    ("zipf", "multiqueue", "greedy", 3.358423, 3.355713),
+    ("zipf", "sfr", "cost-benefit", 3.046370, 3.046370),
+    ("zipf", "sfr", "greedy", 3.344323, 3.347633),
+    ("zipf", "sfs", "cost-benefit", 2.578523, 2.580130),
+    ("zipf", "sfs", "cost-hotness", 3.141043, 3.121747),
+    ("zipf", "sfs", "greedy", 3.092203, 3.100600),
+    ("zipf", "fadac", "cost-benefit", 2.501310, 2.498557),
+    ("zipf", "fadac", "greedy", 2.746637, 2.741263),
+    ("zipf", "uw", "cost-benefit", 2.879393, 2.878773),
+    ("zipf", "uw", "greedy", 3.067517, 3.080440),
+    ("zipf", "gw", "cost-benefit", 3.039810, 3.040763),
+    ("zipf", "gw", "greedy", 3.306283, 3.309563),
+    ("zipf", "multilog", "multilog", 3.441427, 3.435083),
+    ("var", "base", "cost-benefit", 3.312716, 3.312716),
+    ("var", "base", "greedy", 3.336164, 3.345506),
+    ("var", "two-r", "cost-benefit", 2.952906, 2.952906),
+    ("var", "two-r", "greedy", 3.251933, 3.280442),
+    ("var", "sepbit", "cost-benefit", 2.790082, 2.795029),
+    ("var", "sepbit", "greedy", 3.168214, 3.160302),
+    ("var", "warcip", "cost-benefit", 2.896565, 2.894406),
+    ("var", "warcip", "greedy", 3.244848, 3.253989),
+    ("var", "dac", "cost-benefit", 2.783756, 2.783756),
+    ("var", "dac", "greedy", 3.218626, 3.242700),
+    ("var", "eti", "cost-benefit", 2.961489, 2.961489),
+    ("var", "eti", "greedy", 3.272041, 3.261947),
+    ("var", "multiqueue", "cost-benefit", 2.725172, 2.725172),
+    ("var", "multiqueue", "greedy", 3.114163, 3.109155),
+    ("var", "sfr", "cost-benefit", 2.817362, 2.817362),
+    ("var", "sfr", "greedy", 3.149898, 3.153450),
+    ("var", "sfs", "cost-benefit", 2.674696, 2.679726),
+    ("var", "sfs", "greedy", 3.219042, 3.226947),
+    ("var", "fadac", "cost-benefit", 3.092288, 3.107527),
+    ("var", "fadac", "greedy", 3.355469, 3.353324),
+    ("var", "uw", "cost-benefit", 2.968821, 2.968821),
+    ("var", "uw", "greedy", 3.288414, 3.276828),
+    ("var", "gw", "cost-benefit", 2.821345, 2.805799),
+    ("var", "gw", "greedy", 3.158313, 3.177437),
+    ("var", "multilog", "multilog", 3.347124, 3.365703),
+    ("mix", "base", "cost-benefit", 3.672062, 3.672062),
+    ("mix", "base", "greedy", 3.664069, 3.670428),
+    ("mix", "sepbit", "cost-benefit", 2.690518, 2.693569),
+    ("mix", "sepbit", "greedy", 2.974436, 2.998805),
+];
+
+fn check_parity(input: &Input, name: &str) {
+    let dir = Scratch::new("parity");
+    let path = write_input(&dir, input);
+    for &(_, policy, victim, pinned, peer) in PARITY.iter().filter(|r| r.0 == name) {
+        let waf = if name == "mix" {
+            replay_all_devices(&path, policy, victim).waf.unwrap()
+        } else {
+            replay(replayer_run(&path, policy, victim)).waf.unwrap()
+        };
+        assert!(
+            (waf - pinned).abs() < 1e-6,
+            "{name} {policy}/{victim}: WAF {waf:.6}, pinned {pinned:.6} (update PARITY if intended)"
+        );
+        assert!(
+            (waf / peer - 1.0).abs() <= TOLERANCE,
+            "{name} {policy}/{victim}: WAF {waf:.6} vs the replayer's {peer:.6}"
+        );
+    }
+}
+
+#[test]
+fn parity_with_the_replayer_on_zipf() {
+    check_parity(&ZIPF, "zipf");
+}
+
+#[test]
+fn parity_with_the_replayer_on_variable_sizes() {
+    check_parity(&VAR, "var");
+}
+
+#[test]
+fn parity_with_the_replayer_on_two_volumes() {
+    check_parity(&MIX, "mix");
+}
+
+/// MiDAS-Simulation (stock, `./ssdsimul midas.txt VICTIM 1 2`): its TOTAL
+/// WAF (prefill counted) and wafer's under `--setup midas-sim`. `midas` is
+/// not yet within 2% under greedy (docs/FIDELITY.md), so only wafer's
+/// numbers are pinned here; the peer's are recorded beside them.
+const MIDAS_PARITY: &[(&str, &str, f64, f64)] = &[
+    ("midas", "greedy", 6.596715, 7.203),
+    ("midas", "cost-benefit", 6.400064, 6.513),
+    ("base", "greedy", 8.953272, f64::NAN),
+];
+
+#[test]
+fn midas_sim_setup_numbers() {
+    let dir = Scratch::new("midas");
+    write_input(&dir, &MIDAS);
+    for &(policy, victim, pinned, _peer) in MIDAS_PARITY {
+        let waf = replay(midas_run(policy, victim)).waf.unwrap();
+        assert!(
+            (waf - pinned).abs() < 1e-6,
+            "midas-sim {policy}/{victim}: WAF {waf:.6}, pinned {pinned:.6}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------
