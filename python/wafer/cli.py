@@ -328,7 +328,7 @@ def _print_result(r: RunResult) -> None:
         cb = conv["cost_benefit"]
         pick = conv["pick_segments"] or "until clear"
         rows.insert(1, ("conventions", f"setup {conv['setup']}: {conv['gc_mode']} GC checked per {conv['gc_check']}, "
-                                       f"{pick} victims/check, garbage {conv['garbage_accounting']}, "
+                                       f"victims per check {pick}, garbage {conv['garbage_accounting']}, "
                                        f"prefill {'on' if conv['prefill'] else 'off'}"
                                        f"{' (counted in WAF)' if conv['waf_counts_prefill'] else ''}, "
                                        f"cost-benefit {cb['form']} on {cb['clock']}"))

@@ -510,9 +510,17 @@ impl Engine {
         picked.clear();
         while picked.len() < self.sem.pick as usize {
             match self.choose_victim()? {
-                Some(v) => picked.push(v),
+                Some(v) => {
+                    // Out of the candidates until all are chosen: selectors
+                    // that scan for sealed segments would choose it again.
+                    self.ftl.segs.state[v as usize] = SegState::Open;
+                    picked.push(v);
+                }
                 None => break,
             }
+        }
+        for &v in &picked {
+            self.ftl.segs.state[v as usize] = SegState::Sealed;
         }
         for &v in &picked {
             self.relocate(v)?;

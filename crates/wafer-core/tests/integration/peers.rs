@@ -601,3 +601,18 @@ fn per_group_gc_statistics_and_the_threshold_over_time() {
         "sepbit's ℓ in the time series"
     );
 }
+
+#[test]
+fn several_victims_per_check_are_distinct_under_every_selector() {
+    // A per-request check chooses all its victims before collecting any; a
+    // selector that scans the sealed segments must not get the same twice.
+    for v in wafer_core::victim::SELECTORS {
+        for p in ["base", "sepbit"] {
+            let mut cfg = lss(p, v.name);
+            cfg.writes = 20_000;
+            cfg.device.gc_check = GcCheck::Request;
+            cfg.device.pick_segments = Some(3);
+            replay(cfg);
+        }
+    }
+}
