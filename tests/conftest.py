@@ -18,6 +18,35 @@ def _private_cache(tmp_path_factory):
         os.environ["WAFER_CACHE_DIR"] = old
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_tmpdir(tmp_path_factory):
+    """Scratch files (the engine's scratch annotations, spawned workers, the browser) go to a
+    temporary folder of pytest's, so a killed run leaves nothing in /tmp."""
+    import tempfile
+
+    old = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmp"))
+    tempfile.tempdir = None
+    yield
+    if old is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = old
+    tempfile.tempdir = None
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_matplotlib(tmp_path_factory):
+    """matplotlib's font cache goes to a temporary folder, never ~/.cache or ~/.config."""
+    old = os.environ.get("MPLCONFIGDIR")
+    os.environ["MPLCONFIGDIR"] = str(tmp_path_factory.mktemp("matplotlib"))
+    yield
+    if old is None:
+        os.environ.pop("MPLCONFIGDIR", None)
+    else:
+        os.environ["MPLCONFIGDIR"] = old
+
+
 @pytest.fixture
 def small():
     """A small prefilled device: 16Ki blocks, 10% OP, 32-block segments."""

@@ -62,7 +62,7 @@ def test_policies_lists_names_descriptions_defaults():
     assert ps["midas"]["defaults"]["last_victim"] == "cost-benefit"
     assert all(p["description"] and isinstance(p["defaults"], dict) for p in ps.values())
     assert ps["sepbit"]["defaults"] == {"window_segments": 16, "age_multiples": [4.0, 16.0]}
-    assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices"}
+    assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices", "adjusted-greedy"}
 
 
 def test_capacity_strings():

@@ -43,8 +43,9 @@ def test_compare_json_and_report(tmp_path):
     res = json.loads(p.stdout)["results"]
     names = [p["name"] for p in json.loads(wafer("policies", "--json").stdout)["policies"]]
     assert {(r["policy"], r["victim"]) for r in res} == {(a, b) for a in names for b in ("greedy", "fifo")}
-    # WAF per window and cumulative; the oracles bring accuracy curves (user/GC x window/cumulative).
-    assert (tmp_path / "report.html").read_text().count("<svg") == 6
+    # Bars, WAF over time, group sizes, victims; the oracles bring accuracy curves and group lifetimes.
+    assert (tmp_path / "report.html").read_text().count("Plotly.newPlot") == 6
+    assert (tmp_path / "figures" / "steady-waf.svg").exists()
     assert json.loads((tmp_path / "results.json").read_text())["results"]
 
 
@@ -55,10 +56,14 @@ def test_policies_listing():
     assert {x["name"] for x in js["policies"]} >= {"base", "two-r"}
 
 
-def test_demo_quick(tmp_path):
+def test_demo_quick_covers_every_family_and_resumes(tmp_path):
     p = wafer("demo", "--quick", "--out", str(tmp_path / "rep"), "-q")
     assert "steady WAF" in p.stdout and "two-r" in p.stdout
-    assert (tmp_path / "rep" / "report.html").exists()
+    page = (tmp_path / "rep" / "report.html").read_text()
+    for family in ("no separation", "rule-based", "learned", "oracle"):
+        assert f">{family}<" in page
+    out = json.loads(wafer("demo", "--quick", "--out", str(tmp_path / "rep"), "--json").stdout)
+    assert len(out["results"]) == 14 and {r["runs"] for r in out["results"]} == {1}, "the second demo reuses the runs"
 
 
 @pytest.mark.parametrize(
@@ -117,12 +122,25 @@ def test_midas_reports_the_configuration_its_model_chose():
     assert e.returncode == 2 and "cost-benefit, greedy" in e.stderr
 
 
-def test_reproduce_quick_gives_a_table_and_json(tmp_path):
+def test_reproduce_quick_gives_a_table_claims_and_json(tmp_path):
     out = tmp_path / "r.json"
-    p = wafer("reproduce", "rule-based", "--quick", "-q", "--out", str(out))
+    store = tmp_path / "r.sqlite"
+    p = wafer("reproduce", "rule-based", "--quick", "--seeds", "1", "-q", "--out", str(out), "--store", str(store))
     assert "#### OP 7%, victim `greedy`" in p.stdout and "`sepbit`" in p.stdout
+    assert "#### Claims" in p.stdout and p.stdout.count("* **holds**") + p.stdout.count("* **fails**") == 3
     d = json.loads(out.read_text())
-    assert d["experiment"] == "rule-based" and d["quick"] is True
+    assert d["experiment"] == "rule-based" and d["quick"] is True and d["seeds"] == [1]
     combos = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in d["results"]}
     assert len(combos) == len(d["results"]) == 3 * 2 * 5 * len(d["policies"])
     assert all(r["steady_waf"] >= 1.0 for r in d["results"])
+    assert {c["status"] for c in d["claims"]} <= {"holds", "fails"} and d["ran"] == len(d["results"])
+    again = json.loads(wafer("reproduce", "rule-based", "--quick", "--seeds", "1", "--json", "--store", str(store)).stdout)
+    assert again["ran"] == 0 and again["reused"] == len(d["results"]), "a rerun resumes from the store"
+
+
+def test_reproduce_lists_every_experiment_with_its_figure():
+    listing = json.loads(wafer("reproduce", "--list", "--json").stdout)
+    assert [e["name"] for e in listing] == ["rule-based", "oracle", "learned", "gap", "streams", "oracle-assist",
+                                           "dogi-configs"]
+    assert all(e["figure"] and (e["claims"] or e["runner"]) for e in listing)
+    assert "DOGI Fig. 14" in wafer("reproduce", "--list").stdout

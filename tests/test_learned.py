@@ -20,7 +20,7 @@ def test_dogi_trains_online_and_reports_it():
     assert len(r.accuracy["user"]["confusion"]) == 11
     assert "train s" in wafer.format_table([r])
     learned = {p["name"] for p in wafer.policies() if p["learned"]}
-    assert learned == {"dogi", "phftl", "ml-dt"}
+    assert learned == {"dogi", "phftl", "ml-dt", "shiro", "shiro-ng", "lstm-km"}
 
 
 def test_train_saves_a_model_that_a_later_run_starts_from(cli, tmp_path):
@@ -57,3 +57,17 @@ def test_diverging_training_keeps_the_results_so_far(cli):
     assert p.returncode == 2 and "diverged" in p.stderr
     out = json.loads(p.stdout)
     assert "diverged" in out["error"] and out["partial"]["user_writes"] > 0
+
+
+def test_dogi_configs_sweep_ranks_the_models_pick():
+    from wafer import dogi_configs
+
+    out = dogi_configs.run(quick=True, progress=False, workers=2, masks=[0, 0b11, 511], workloads=["zipf:1.0"])
+    (s,) = out["summaries"]
+    assert s["configurations"] == 3 and s["failed"] == 0
+    assert s["best_waf"] >= 1.0 and s["best_mask"] in (0, 0b11, 511)
+    assert set(s["best_per_groups"]) == {1, 3, 10}
+    assert s["searched_waf"] >= 1.0 and s["pick"] is not None
+    forced = [r for r in out["results"] if r["mask"] is not None]
+    assert all(r["estimated_waf_chain"] is None or r["estimated_waf_chain"] >= 1.0 for r in forced)
+    assert "pick's rank" in dogi_configs.markdown(out)

@@ -100,6 +100,18 @@ class Device:
     garbage_accounting: str = _DEFAULT_DEVICE["garbage_accounting"]
     gc_check: str = _DEFAULT_DEVICE["gc_check"]
     pick_segments: int | None = None
+    open_streams: int | None = None
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> Device:
+        """The device of a paper by name (see :func:`presets`), e.g.
+        ``Device.preset("fios-disksim", capacity="8GiB")``: its fields, then
+        ``overrides`` (which win). An unknown name raises :class:`ConfigError`
+        listing the presets."""
+        found = {p["name"]: p for p in presets()}
+        if name not in found:
+            raise _core.ConfigError(f"unknown device preset '{name}'; known: {', '.join(found)}")
+        return cls(**{**found[name]["device"], **overrides})
 
     def __post_init__(self) -> None:
         cfg = self.to_config()
@@ -137,6 +149,23 @@ class Device:
         elif self.segment_blocks is None:
             d["segment_blocks"] = _DEFAULT_DEVICE["segment_blocks"]
         return d
+
+
+def presets() -> list[dict[str, Any]]:
+    """Device presets: ``name``, ``description``, ``device`` (the fields it
+    sets) and ``victim`` (the paper's GC victim selector)."""
+    return json.loads(_core.presets_json())
+
+
+def kmeans(points: list[list[float]], weights: list[float] | None = None, k: int = 2, *, seed: int = 1,
+           max_iter: int = 300, init: list[list[float]] | None = None) -> dict[str, Any]:
+    """The weighted K-means ``fios`` clusters its feature matrix with
+    (k-means++ seeded by ``seed``, or the ``init`` centres; Lloyd until no
+    assignment changes): ``centers``, ``labels``, ``init``, ``iterations``,
+    ``inertia``, ``converged``."""
+    pts = [[float(x) for x in p] for p in points]
+    w = [1.0] * len(pts) if weights is None else [float(x) for x in weights]
+    return json.loads(_core.kmeans_json(pts, w, int(k), int(seed), int(max_iter), init))
 
 
 def _registry() -> dict[str, Any]:

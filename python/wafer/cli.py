@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from . import _core, traces
-from .api import DEFAULT_WORKLOAD, Device, compare, policies, replay, replay_volumes, setups, victims
+from .api import DEFAULT_WORKLOAD, Device, compare, policies, presets, replay, replay_volumes, setups, victims
 from .result import RunResult, format_table
 
 EPILOG_WORKLOADS = """\
@@ -19,10 +19,19 @@ workload specs (--workload):
   zipf[:THETA]            Zipf(theta), default 1.0; hot blocks scattered (scramble=0 to keep them together)
   hotcold[:W[:S]]         fraction W of requests to fraction S of the space (default 0.9:0.1)
   seq                     sequential overwrites, wrapping at the end
-  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0)
+  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0); move=slide
+  sets[:N[:M[:THETA]]]    bursts rewriting one of N recurring sets of M chunks (chunk = size), sets by
+                          Zipf(THETA) (default 64:16:1.0): FIOS's coherency
   mix:A+B+...             tenants with their own region, sizes and rate, e.g.
                           mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
   keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
+        arrivals=poisson|mmpp[:R[:T[:CV]]]|onoff[:ON[:OFF[:CV]]]
+                          bursty arrivals at the same mean rate: mmpp = two rates R apart (10) switching
+                          every T s (1) with gap CV (0.2), write inter-arrival ACF ~0.9; onoff = on ON s,
+                          silent OFF s; addresses as with poisson
+        move=jump|slide   phase only: the hot spot jumps to a random place (default) or slides by its length
+        schedule=P:PATTERN  on/off phases of P seconds, PATTERN of 0/1 repeated, e.g. 600:110000
+                          (OFIOS's six 10-minute phases: one pattern per tenant)
 
 traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
   blkparse[:Q|:D], mqsim, disksim, ssdsim, msr-cut, flashnet, vscsi, wiscsee,
@@ -64,13 +73,17 @@ def _positive_float(text: str) -> float:
 def _add_device(p: argparse.ArgumentParser) -> None:
     d = Device()
     g = p.add_argument_group("device")
+    g.add_argument("--preset", metavar="NAME",
+                   help="a paper's device: " + ", ".join(f"{x['name']} ({x['description'].split(':')[0]})"
+                                                         for x in presets())
+                        + "; flags given explicitly win over it")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
-    g.add_argument("--op", type=float, default=d.op, metavar="RATIO",
+    g.add_argument("--op", type=float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
-    g.add_argument("--block-size", type=int, default=d.block_size, metavar="BYTES", help="block (page) size (default 4096)")
+    g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
@@ -98,6 +111,8 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
     g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
                    help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
+    g.add_argument("--open-streams", type=_positive_int, metavar="N",
+                   help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
     g.add_argument("--no-prefill", action="store_true", help="start from an empty device (default: write it full first)")
     g.add_argument("--warmup-drive-writes", type=float, default=d.warmup_drive_writes, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
@@ -234,17 +249,37 @@ def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
             "address_space": a.address_space, "repeat": a.repeat, **extra}
 
 
+def _preset(a: argparse.Namespace) -> dict[str, Any]:
+    """The preset named by --preset (empty without one)."""
+    name = getattr(a, "preset", None)
+    if not name:
+        return {}
+    found = {p["name"]: p for p in presets()}
+    if name not in found:
+        raise _core.ConfigError(f"unknown device preset '{name}'; known: {', '.join(found)}")
+    return found[name]
+
+
 def _device(a: argparse.Namespace) -> Device:
-    d = Device()
+    d, pre = Device(), _preset(a).get("device", {})
+
+    def pick(flag: Any, field: str) -> Any:
+        """An explicit flag, else the preset's value, else the default."""
+        return flag if flag is not None else pre.get(field, getattr(d, field))
+
+    segment_blocks = a.segment_blocks
+    if segment_blocks is None and a.segment_size is None:
+        segment_blocks = pre.get("segment_blocks")
     return Device(
         logical_blocks=a.logical_blocks,
         capacity=a.capacity,
         physical_blocks=a.physical_blocks,
-        op=a.op,
-        block_size=a.block_size,
-        segment_blocks=a.segment_blocks,
+        op=pick(a.op, "op"),
+        block_size=pick(a.block_size, "block_size"),
+        segment_blocks=segment_blocks,
         segment_size=a.segment_size,
-        gc_mode=a.gc_mode or d.gc_mode,
+        open_streams=pick(a.open_streams, "open_streams"),
+        gc_mode=pick(a.gc_mode, "gc_mode"),
         garbage_accounting=a.garbage_accounting or d.garbage_accounting,
         gc_check=a.gc_check or d.gc_check,
         pick_segments=a.pick_segments,
@@ -384,11 +419,16 @@ def _write_timeseries(r: RunResult, path: str) -> None:
         out.writerows(zip(*ts.values()))
 
 
+def _victim(a: argparse.Namespace, given: str | None) -> str:
+    """--victim(s) as given, else the preset's, else greedy."""
+    return given or _preset(a).get("victim", "greedy")
+
+
 def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
     if (a.trace and len(a.trace) > 1) or a.all_devices:
         return _replay_volumes(a, dev)
-    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
+    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
                **_setup_kwargs(a), **_trace_kwargs(a))
     if a.timeseries:
@@ -408,7 +448,7 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
         raise _core.ConfigError("invalid run configuration: volumes: a multi-volume run replays every trace "
                                 "whole once (no --writes, --drive-writes, --repeat, --accuracy)")
     kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap,
-                              address_space=a.address_space, device=dev, victim=a.victim, seed=a.seed,
+                              address_space=a.address_space, device=dev, victim=_victim(a, a.victim), seed=a.seed,
                               params=_params(a.param), cache_dir=a.cache_dir, memory_limit=a.memory_limit,
                               **_setup_kwargs(a))
     if a.all_devices:
@@ -418,7 +458,7 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
     if a.json:
         print(json.dumps(m.to_dict()))
         return 0
-    print(f"{a.policy} / {a.victim}, {len(m.volumes)} volumes, setup {a.setup}: overall WAF "
+    print(f"{a.policy} / {_victim(a, a.victim)}, {len(m.volumes)} volumes, setup {a.setup}: overall WAF "
           + (f"{m.waf:.4f}" if m.waf else "-") + f" ({m.user_writes} user / {m.gc_writes} GC writes, "
           f"{m.elapsed_seconds:.2f} s)")
     w = max(len(v.workload) for v in m.volumes)
@@ -437,7 +477,7 @@ def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str],
 
 def cmd_compare(a: argparse.Namespace) -> int:
     names = [p for p in a.policies.split(",") if p] if a.policies else None
-    results = _comparison(a, names, [v for v in a.victims.split(",") if v], a.workload)
+    results = _comparison(a, names, [v for v in _victim(a, a.victims).split(",") if v], a.workload)
     if a.report:
         from .report import write_report
 
@@ -464,9 +504,12 @@ def cmd_policies(a: argparse.Namespace) -> int:
                 print(f"  {'':<16}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
                 print(f"  {'':<16}   (no parameters)")
-    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes)")
+    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes; the mirror of")
+    print("                   DOGI Fig. 2's NoDaP^{+XU}, which is nodap+POLICY-user)")
     print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
     print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
+    print("  nodap+POLICY-user  NoDaP with POLICY's user-write predictions (DOGI Fig. 2: nodap+sepbit-user,")
+    print("                   nodap+midas-user, nodap+phftl-user, nodap+ml-dt-user); POLICY+nu is the mirror")
     print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
     print("victim selectors (--victim):")
     for v in vs:
@@ -474,31 +517,33 @@ def cmd_policies(a: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_WORKLOAD = "zipf:1.0"
-
-
 def cmd_demo(a: argparse.Namespace) -> int:
-    from .report import write_report
+    import time
 
-    # The quick device has 64-block segments: enough segments for DOGI's 13 groups.
-    dev = Device(logical_blocks=a.logical_blocks or (1 << 16 if a.quick else 1 << 20), op=0.1,
-                 **({"segment_blocks": 64} if a.quick else {}))
-    writes = 6 * dev.resolved_logical_blocks()
-    if not a.json:
-        print(f"wafer demo: every policy on {DEMO_WORKLOAD}, {dev.resolved_logical_blocks()} blocks of 4 KiB, "
-              f"10% OP, prefilled, 6 drive-writes (1 of warm-up), victims greedy and cost-benefit;\n"
-              "oracles (nodap, oracle-*) know every block's death time; nodap uses DOGI's BIR ladder here "
-              "(`wafer oracle search` finds the paper's searched configuration);\n"
-              "'user acc' / 'GC acc': how often a policy's lifetime-class prediction was right\n")
-    results = compare(None, DEMO_WORKLOAD, victims=("greedy", "cost-benefit"), writes=writes, device=dev,
-                      seed=a.seed, progress=not (a.quiet or a.json), params={"nodap": {"search": False}},
-                      accuracy=True)
-    path = write_report(results, a.out, title=f"wafer demo: {DEMO_WORKLOAD}")
+    from . import demo
+
+    if not (a.json or a.quiet):
+        st = demo.study(full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds, seed=a.seed)
+        dev = st["devices"][0]
+        what = "every registered policy (minutes)" if a.full else \
+            "no separation (base), rule-based (two-r, sepbit, midas), learned (dogi, trained online), " \
+            "oracles (nodap, oracle-sort: they know every block's death time)"
+        print(f"wafer demo: {demo.WORKLOAD} on {dev['logical_blocks']} blocks of 4 KiB ({dev['name']}), 10% OP, "
+              f"prefilled, 4 drive-writes (1 of warm-up), victims greedy and cost-benefit, "
+              f"{len(st['seeds'])} seed(s), on all cores;\n{what}\n", flush=True)
+    start = time.monotonic()
+    page, df, db = demo.run(a.out, full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds,
+                            seed=a.seed, jobs=a.jobs, progress=not (a.quiet or a.json))
     if a.json:
-        print(json.dumps({"report": str(path), "results": [r.to_dict() for r in results]}))
-    else:
-        print(format_table(results))
-        print(f"\nreport: {path}")
+        print(json.dumps({"report": str(page), "store": str(db), "results": json.loads(df.to_json(orient="records"))}))
+        return 0
+    from .store import Store
+
+    with Store(db) as st:
+        results = st.results(df.job.tolist())
+    print(format_table(results))
+    print(f"\nreport: {page}  ({time.monotonic() - start:.0f} s; results in {db}: "
+          f"`wafer report {db} -o DIR`, `wafer sweep export {db} -o runs.csv`)")
     return 0
 
 
@@ -638,7 +683,66 @@ def cmd_train(a: argparse.Namespace) -> int:
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from . import reproduce
 
-    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json))
+    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json), seeds=a.seeds,
+                          store=a.store, jobs=a.jobs, report=a.report, list_only=a.list)
+
+
+def _study_trace(a: argparse.Namespace) -> dict[str, Any] | None:
+    """The trace flags as a study's trace table (None without a trace)."""
+    kw = _trace_kwargs(a)
+    if "trace" not in kw:
+        return None
+    sel = kw["selection"]
+    return {"path": os.path.abspath(kw["trace"]), "format": kw["format"], "repeat": kw["repeat"],
+            "remap": kw["remap"], "address_space": kw["address_space"], "device": sel.device,
+            "start": sel.start_seconds, "end": sel.end_seconds, "max_requests": sel.max_requests,
+            "drop_reads": sel.drop_reads, "skip_bad": sel.skip_bad}
+
+
+def _device_fields(a: argparse.Namespace) -> dict[str, Any]:
+    """The device flags as wafer.Device fields (those that differ from the defaults)."""
+    from dataclasses import asdict
+
+    given, default = asdict(_device(a)), asdict(Device())
+    return {k: v for k, v in given.items() if v != default[k]}
+
+
+def cmd_gap(a: argparse.Namespace) -> int:
+    from . import gap
+    from .store import Store
+
+    names = [p for p in a.policy.split(",") if p]
+    page = None
+    with Store(a.store) as st:
+        gaps, ids = gap.run(names, store=st, jobs=a.jobs, progress=not (a.quiet or a.json),
+                            workload=a.workload, trace=_study_trace(a), device=_device_fields(a), victim=a.victim,
+                            seeds=list(range(a.seed, a.seed + a.seeds)), writes=a.writes,
+                            drive_writes=a.drive_writes, nodap_search=not a.nodap_ladder)
+        if a.report:
+            from .report import write_report
+
+            page = write_report(st, a.report, title=f"wafer gap: {', '.join(names)}", jobs=ids,
+                                gaps=gap.tidy(gaps), notes=[gap.LEGEND.replace("\n", " ")])
+    if a.json:
+        print(json.dumps({"gaps": gaps, **({"report": str(page)} if page else {})}))
+        return 0 if all(g.get("complete") for g in gaps) else 1
+    for g in gaps:
+        print(gap.format_gap(g))
+        print()
+    print(gap.LEGEND)
+    if page:
+        print(f"\nreport: {page}")
+    return 0 if all(g.get("complete") for g in gaps) else 1
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from .report import write_report
+
+    if not os.path.exists(a.source):
+        raise _core.ConfigError(f"report: {a.source}: no such file")
+    path = write_report(a.source, a.out, title=a.title, study=a.study, static_formats=() if a.no_static else ("png", "svg"))
+    print(f"report: {path}")
+    return 0
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
@@ -655,7 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay block I/O workloads through a simulated flash translation layer and "
                     "measure write amplification (WAF) under data-placement policies.",
         epilog="examples:\n"
-               "  wafer demo                                   every policy on a skewed workload, with a report\n"
+               "  wafer demo                                   every policy family on a skewed workload, with a report\n"
                "  wafer replay --policy two-r --workload zipf:0.9 --capacity 4GiB --op 0.07\n"
                "  wafer compare --workload hotcold:0.9:0.1 --victims greedy,cost-benefit --report out/\n"
                "  wafer replay --trace hm_0.csv.gz --policy sepbit --victim cost-benefit\n"
@@ -665,6 +769,10 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer oracle search hm_0.csv.gz -o nodap.json   NoDaP's near-optimal configuration\n"
                "  wafer compare --policies midas,midas+ngc,nodap --workload zipf:1.0   oracle-assisted variants\n"
                "  wafer train dogi --workload zipf:1.0 -o dogi.safetensors   a learned policy's model\n"
+               "  wafer sweep example > study.toml && wafer sweep run study.toml   a study on all cores, resumable\n"
+               "  wafer report study.sqlite -o report/         HTML page and paper figures from a store\n"
+               "  wafer gap sepbit --workload zipf:1.0         SepBIT's distance to NoDaP, by component\n"
+               "  wafer reproduce --list                       one command per paper figure, claims checked\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
                "  wafer bench --quick\n",
     )
@@ -674,9 +782,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay one workload under one policy", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
     r.add_argument("--policy", default="base", help="placement policy (see `wafer policies`; default base)")
-    r.add_argument("--victim", default="greedy",
+    r.add_argument("--victim",
                    help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D], random, random-greedy, "
-                        "window-greedy, lru, cost-hotness, multilog (default greedy; see `wafer policies`)")
+                        "window-greedy, lru, cost-hotness, multilog (default greedy, or the --preset's; see "
+                        "`wafer policies`)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
     _add_run(r)
@@ -688,7 +797,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
     c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
-    c.add_argument("--victims", default="greedy", metavar="A,B,...", help="victim selectors (default greedy)")
+    c.add_argument("--victims", metavar="A,B,...", help="victim selectors (default greedy, or the --preset's)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
     _add_run(c)
     _add_setup(c)
@@ -701,11 +810,24 @@ def build_parser() -> argparse.ArgumentParser:
     pol.add_argument("--json", action="store_true", help="print JSON")
     pol.set_defaults(func=cmd_policies)
 
-    d = sub.add_parser("demo", help="every policy on a built-in skewed workload, with a report")
+    d = sub.add_parser("demo", help="every policy family on a built-in skewed workload, with a report",
+                       formatter_class=fmt,
+                       description="Replays zipf:1.0 under base, two-r, sepbit, midas, dogi (learned online), "
+                                   "nodap and oracle-sort with greedy and cost-benefit victims, on all cores, and "
+                                   "writes an HTML report (open DIR/report.html) with figures for papers. The "
+                                   "results stay in DIR/demo.sqlite: running the demo again reuses them.",
+                       epilog="examples:\n"
+                              "  wafer demo                        under a minute on two cores\n"
+                              "  wafer demo --seeds 3              every run with three seeds: 95% intervals\n"
+                              "  wafer demo --full --out full/     every registered policy, 4 GiB device\n")
     d.add_argument("--out", default="wafer-report", metavar="DIR", help="report directory (default wafer-report)")
-    d.add_argument("--quick", action="store_true", help="a small device (seconds, for tests)")
-    d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 1Mi)")
-    d.add_argument("--seed", type=int, default=1)
+    size = d.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true", help="every registered policy on a 4 GiB device (minutes)")
+    size.add_argument("--quick", action="store_true", help="a 64 MiB device (seconds, for tests)")
+    d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 64Ki = 256 MiB)")
+    d.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    d.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds per run (default 1)")
+    d.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     d.set_defaults(func=cmd_demo)
@@ -793,15 +915,85 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .reproduce import EXPERIMENTS
 
-    rp = sub.add_parser("reproduce", help="re-run an experiment behind docs/FIDELITY.md",
-                        formatter_class=fmt,
-                        epilog="experiments:\n" + "\n".join(f"  {k:<12} {v.description}" for k, v in EXPERIMENTS.items()))
-    rp.add_argument("name", choices=sorted(EXPERIMENTS), help="experiment")
+    rp = sub.add_parser(
+        "reproduce", help="re-run the experiment behind a paper figure (docs/FIDELITY.md) and check its claims",
+        formatter_class=fmt,
+        description="Each experiment is a sweep over policies, victims, workloads and OPs, repeated over seeds, on "
+                    "all cores; its runs go to a store (default reproduce-NAME.sqlite), so a rerun resumes. It "
+                    "prints one Markdown table per setting (mean ± 95% interval over seeds) and checks the claims "
+                    "of the papers it stands for: each holds or fails, with the numbers.",
+        epilog="examples:\n"
+               "  wafer reproduce --list                       experiments, their figures and claims\n"
+               "  wafer reproduce rule-based                   3 seeds, all cores, resumable\n"
+               "  wafer reproduce oracle --seeds 5 --report oracle-report/\n"
+               "  wafer reproduce learned --quick --seeds 1    a small device: a smoke test in seconds\n\n"
+               "experiments:\n" + "\n".join(f"  {k:<12} {v.figure}" for k, v in EXPERIMENTS.items()))
+    rp.add_argument("name", nargs="?", choices=list(EXPERIMENTS), help="experiment (see --list)")
+    rp.add_argument("--list", action="store_true", help="list the experiments, the figures they stand for, their claims")
+    rp.add_argument("--seeds", type=_positive_int, default=3, metavar="N", help="seeds 1..N per cell (default 3)")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
-    rp.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    rp.add_argument("--store", metavar="FILE", help="results store (default reproduce-NAME.sqlite; reruns resume)")
+    rp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    rp.add_argument("--report", metavar="DIR", help="also write the HTML report and figures into DIR")
+    rp.add_argument("--out", metavar="FILE.json", help="also write the cells and claims as JSON")
     rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
+
+    from .sweep.cli import add_parser as add_sweep
+
+    add_sweep(sub)
+
+    gp = sub.add_parser(
+        "gap", formatter_class=fmt,
+        help="how much of a policy's distance to NoDaP comes from user placement, GC relocation, configuration",
+        description="Runs POLICY, POLICY+nu (NoDaP's user placement), POLICY+ngc (NoDaP's GC relocation),\n"
+                    "POLICY+nu+ngc and NoDaP on the same stream, device and seeds (on all cores), and splits\n"
+                    "the distance W(POLICY) - W(NoDaP) of steady-state WAFs into three parts (DOGI §3.2):\n\n"
+                    "  user first:  user = W(P) - W(P+nu),      GC = W(P+nu) - W(P+nu+ngc)\n"
+                    "  GC first:    GC   = W(P) - W(P+ngc),     user = W(P+ngc) - W(P+nu+ngc)\n"
+                    "  both:        group configuration = W(P+nu+ngc) - W(NoDaP)\n"
+                    "  average:     the mean of the two orders (Shapley values): the three parts add up\n"
+                    "               to the distance.\n\n"
+                    "A negative part means the oracle's choice hurt the policy (its other parts were tuned\n"
+                    "around its own). With --seeds N every part is a mean with its 95% interval over seeds.",
+        epilog="examples:\n"
+               "  wafer gap sepbit --workload zipf:1.0 --capacity 256MiB --drive-writes 6\n"
+               "  wafer gap sepbit,midas --workload zipf:1.0 --seeds 3 --report gap/     stacked bars, table\n"
+               "  wafer gap midas --trace hm_0.csv.gz --victim cost-benefit --json\n"
+               "  wafer gap sepbit --nodap-ladder --store gap.sqlite   NoDaP without its search; runs kept\n\n"
+               + EPILOG_WORKLOADS)
+    gp.add_argument("policy", metavar="POLICY[,POLICY...]", help="policies to decompose, e.g. sepbit or sepbit,midas")
+    gp.add_argument("--victim", default="greedy", help="victim selector (default greedy)")
+    gp.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds --seed .. --seed+N-1 (default 1)")
+    gp.add_argument("--nodap-ladder", action="store_true",
+                    help="NoDaP with DOGI's BIR ladder instead of its offline search (faster, a little worse)")
+    gp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    gp.add_argument("--store", metavar="FILE", help="keep the runs in this store (rerun: reused); default: in memory")
+    gp.add_argument("--report", metavar="DIR", help="write the report (stacked bars, the runs' figures) into DIR")
+    _add_run(gp)
+    _add_device(gp)
+    _add_trace(gp)
+    gp.set_defaults(func=cmd_gap)
+
+    rep = sub.add_parser(
+        "report", formatter_class=fmt,
+        help="an HTML report (interactive figures, sortable table) and paper figures from a store or results JSON",
+        description="Write report.html (plotly figures with their JavaScript embedded: one file, works offline), "
+                    "figures/*.png and *.svg for papers (matplotlib), and the data as JSON and CSV. Figures: "
+                    "steady WAF per policy with 95% intervals over seeds, WAF over time, prediction accuracy, "
+                    "group sizes and lifetimes, victim valid ratios (each when the runs have the data).",
+        epilog="examples:\n"
+               "  wafer report study.sqlite -o report/             a sweep's store (wafer sweep run)\n"
+               "  wafer report study.sqlite -o r/ --study skew     one study of a shared store\n"
+               "  wafer compare --json > runs.json && wafer report runs.json -o r/\n"
+               "  wafer replay --policy sepbit --accuracy --json > one.json && wafer report one.json -o r/\n")
+    rep.add_argument("source", metavar="STORE|RESULTS.json", help="a results store or a JSON file of results")
+    rep.add_argument("--out", "-o", required=True, metavar="DIR", help="where to write the report")
+    rep.add_argument("--study", metavar="NAME", help="only this study of the store")
+    rep.add_argument("--title", help="page title")
+    rep.add_argument("--no-static", action="store_true", help="skip the PNG/SVG figures (faster)")
+    rep.set_defaults(func=cmd_report)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")
@@ -832,8 +1024,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nwafer: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly.
+    except BrokenPipeError:  # the reader (e.g. `| head`) stopped: nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

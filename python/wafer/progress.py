@@ -15,9 +15,28 @@ def _si(x: float) -> str:
     return f"{x:.0f}"
 
 
+def _rate(x: float) -> str:
+    return _si(x) if x >= 10 else f"{x:.2f}"
+
+
+def _eta(seconds: float) -> str:
+    """``"42s"``, ``"12m05s"``, ``"3h20m"``; ``"?"`` before the first completion."""
+    if not seconds < float("inf"):
+        return "?"
+    s = int(seconds)
+    if s < 100:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
 class Progress:
-    def __init__(self, total: int | None, label: str, enabled: bool = True, delay: float = 2.0, stream=None):
-        """``total`` None: an open-ended run (a trace), shown without a bar."""
+    def __init__(self, total: int | None, label: str, enabled: bool = True, delay: float = 2.0, stream=None,
+                 unit: str = "blocks"):
+        """``total`` None: an open-ended run (a trace), shown without a bar;
+        ``unit`` names what is counted (``"blocks"`` of a replay, ``"jobs"`` of a sweep)."""
+        self.unit = unit
         self.total = max(total, 1) if total is not None else None
         self.label = label
         self.stream = stream or sys.stderr
@@ -37,7 +56,7 @@ class Progress:
         self.last = now
         rate = done / elapsed if elapsed > 0 else 0.0
         if self.total is None:
-            self.stream.write(f"\r{self.label:<24} {_si(done)} blocks  {_si(rate)}/s")
+            self.stream.write(f"\r{self.label:<24} {_si(done)} {self.unit}  {_si(rate)}/s")
             self.stream.flush()
             self.shown = True
             return
@@ -47,7 +66,7 @@ class Progress:
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         line = (
             f"\r{self.label:<24} [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}% "
-            f"{_si(done)}/{_si(self.total)} blocks  {_si(rate)}/s  ETA {eta:4.0f}s"
+            f"{_si(done)}/{_si(self.total)} {self.unit}  {_rate(rate)}/s  ETA {_eta(eta)}"
         )
         self.stream.write(line)
         self.stream.flush()

@@ -1,23 +1,227 @@
-"""``wafer reproduce NAME``: the experiments behind docs/FIDELITY.md, each one
-command with its seed inside and structured output (JSON + a Markdown table),
-so anyone can re-run them and compare."""
+"""``wafer reproduce NAME``: one command per paper figure behind
+docs/FIDELITY.md. Each experiment is a sweep (resumable, on all cores, its
+runs in a store), repeated over seeds; it reports every cell's mean and 95%
+interval, checks the claims of the papers it names (a claim is a small
+function over the table of cells; each holds or fails, with the numbers)
+and can write the report."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ._core import SimulationError
-from .api import Device, policies, replay
-from .progress import Progress
+from .api import policies
+from .stats import summarize
+
+WORKLOADS = ["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"]
+SKEWED = ["zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1"]
+PRACTICAL = ("no separation", "rule-based", "learned")
+
+
+class Cells:
+    """The cells of an experiment: per (op, victim, workload, policy) the mean
+    and 95% half-width over seeds of steady WAF and of the accuracies."""
+
+    def __init__(self, df):
+        from .report.data import family
+
+        self.df = df
+        done = df[df.status == "done"]
+        keys = ["op", "victim", "workload", "policy"]
+        self.table = summarize(done, keys, "steady_waf")
+        learned = {p["name"] for p in policies() if p.get("learned")}
+        self.families = {p: family(n, learned) for p, n in zip(df.policy, df.policy_name)}
+        self._waf = {tuple(r[k] for k in keys): (r["mean"], r["half"]) for _, r in self.table.iterrows()}
+        self._acc = {}
+        for col in ("user_accuracy", "gc_accuracy"):
+            if col in done and done[col].notna().any():
+                s = summarize(done, keys, col)
+                self._acc[col] = {tuple(r[k] for k in keys): r["mean"] for _, r in s.iterrows()}
+        self.ops = sorted(set(done.op))
+        self.victims = list(dict.fromkeys(done.victim))
+        self.workloads = list(dict.fromkeys(done.workload))
+
+    def waf(self, policy: str, workload: str, op: float, victim: str) -> float:
+        """Mean steady WAF of a cell (NaN if the cell has no finished run)."""
+        return self._waf.get((op, victim, workload, policy), (math.nan, math.nan))[0]
+
+    def acc(self, kind: str, policy: str, workload: str, op: float, victim: str) -> float:
+        """Mean ``user`` or ``gc`` prediction accuracy of a cell (NaN if none)."""
+        v = self._acc.get(f"{kind}_accuracy", {}).get((op, victim, workload, policy))
+        return math.nan if v is None else v
+
+    def settings(self):
+        """Every (op, victim) of the experiment."""
+        return [(op, v) for op in self.ops for v in self.victims]
+
+    def practical(self) -> list[str]:
+        """Policies a real device can run (not oracles or oracle-assisted variants)."""
+        return [p for p, f in self.families.items() if f in PRACTICAL]
+
+
+@dataclass
+class Claim:
+    """A statement of a paper, checked on the results: ``check(cells)``
+    returns (holds, the numbers that decided it); holds None: not decidable
+    (runs missing or failed)."""
+
+    text: str
+    check: Callable[[Cells], tuple[bool | None, str]]
+
+
+def _f(x: float) -> str:
+    return "-" if x != x else f"{x:.3f}"
+
+
+def _all(items: list[tuple[bool | None, str]], summary: str = "") -> tuple[bool | None, str]:
+    """Holds if every item holds; the failing items (or the summary) as the numbers."""
+    if not items:
+        return None, "no runs to decide"
+    if any(h is None for h, _ in items):
+        return None, "; ".join(d for h, d in items if h is None)[:400]
+    bad = [d for h, d in items if not h]
+    if bad:
+        return False, f"{len(bad)} of {len(items)} settings do not: " + "; ".join(bad[:6])
+    return True, summary or f"in all {len(items)} settings, e.g. " + "; ".join(d for _, d in items[:3])
+
+
+def order(policies: list[str], workloads: list[str]) -> Callable[[Cells], tuple[bool | None, str]]:
+    """Strictly increasing steady WAF along ``policies`` on each workload, in every setting."""
+    def check(c: Cells):
+        items = []
+        for op, v in c.settings():
+            for w in workloads:
+                xs = [c.waf(p, w, op, v) for p in policies]
+                text = f"{w} {op:.0%} {v}: " + " < ".join(f"{p} {_f(x)}" for p, x in zip(policies, xs))
+                if any(x != x for x in xs):
+                    items.append((None, text))
+                else:
+                    items.append((all(a < b for a, b in zip(xs, xs[1:])), text))
+        return _all(items)
+    return check
+
+
+def lowest(policy: str, workloads: list[str], among: str = "all") -> Callable[[Cells], tuple[bool | None, str]]:
+    """``policy`` has the lowest steady WAF on these workloads in every setting
+    (``among``: ``all`` policies or the ``practical`` ones)."""
+    def check(c: Cells):
+        items = []
+        others = [p for p in (c.practical() if among == "practical" else c.families) if p != policy]
+        for op, v in c.settings():
+            for w in workloads:
+                mine = c.waf(policy, w, op, v)
+                rest = {p: c.waf(p, w, op, v) for p in others}
+                rest = {p: x for p, x in rest.items() if x == x}
+                if mine != mine or not rest:
+                    items.append((None, f"{w} {op:.0%} {v}: {policy} has no result"))
+                    continue
+                best = min(rest, key=rest.get)
+                items.append((mine < rest[best], f"{w} {op:.0%} {v}: {policy} {_f(mine)} vs {best} {_f(rest[best])}"))
+        return _all(items)
+    return check
+
+
+def better_victim(policy: str, workloads: list[str], good: str, bad: str) -> Callable[[Cells], tuple[bool | None, str]]:
+    """``policy`` has a lower WAF under victim selector ``good`` than under ``bad`` on these workloads at every OP."""
+    def check(c: Cells):
+        items = []
+        for op in c.ops:
+            for w in workloads:
+                g, b = c.waf(policy, w, op, good), c.waf(policy, w, op, bad)
+                text = f"{w} {op:.0%}: {good} {_f(g)} vs {bad} {_f(b)}"
+                items.append((None if g != g or b != b else g < b, text))
+        return _all(items)
+    return check
+
+
+def lowers(variant: str, policy: str, workloads: list[str], op: float) -> Callable[[Cells], tuple[bool | None, str]]:
+    """``variant`` has a lower WAF than ``policy`` on these workloads at ``op`` (every victim); the reduction in %."""
+    def check(c: Cells):
+        items = []
+        for v in c.victims:
+            for w in workloads:
+                a, b = c.waf(policy, w, op, v), c.waf(variant, w, op, v)
+                change = "" if a != a or b != b else \
+                    f" ({(a - b) / a:.0%} lower)" if b <= a else f" ({(b - a) / a:.0%} higher)"
+                text = f"{w} {v}: {policy} {_f(a)} -> {variant} {_f(b)}{change}"
+                items.append((None if a != a or b != b else b < a, text))
+        return _all(items, "; ".join(d for _, d in items))
+    return check
+
+
+def accuracy_at_least(policy: str, kind: str, workloads: list[str], lo: float,
+                      hi: float = 1.0) -> Callable[[Cells], tuple[bool | None, str]]:
+    """``policy``'s ``kind`` (user/gc) prediction accuracy is within [lo, hi] on these workloads in every setting."""
+    def check(c: Cells):
+        items = []
+        for op, v in c.settings():
+            for w in workloads:
+                a = c.acc(kind, policy, w, op, v)
+                items.append((None if a != a else lo - 1e-9 <= a <= hi + 1e-9, f"{w} {op:.0%} {v}: {_f(a)}"))
+        return _all(items)
+    return check
+
+
+def more_accurate(a: str, b: str, kind: str) -> Callable[[Cells], tuple[bool | None, str]]:
+    """``a``'s ``kind`` prediction accuracy is above ``b``'s on every workload and setting."""
+    def check(c: Cells):
+        items = []
+        for op, v in c.settings():
+            for w in c.workloads:
+                x, y = c.acc(kind, a, w, op, v), c.acc(kind, b, w, op, v)
+                items.append((None if x != x or y != y else x > y, f"{w} {op:.0%}: {a} {_f(x)} vs {b} {_f(y)}"))
+        return _all(items)
+    return check
+
+
+def highest_of(policy: str, among: list[str], workloads: list[str]) -> Callable[[Cells], tuple[bool | None, str]]:
+    """``policy`` has the highest WAF of ``among`` on these workloads in every setting."""
+    def check(c: Cells):
+        items = []
+        for op, v in c.settings():
+            for w in workloads:
+                xs = {p: c.waf(p, w, op, v) for p in among}
+                if any(x != x for x in xs.values()):
+                    items.append((None, f"{w} {op:.0%}: missing runs"))
+                    continue
+                top = max(xs, key=xs.get)
+                items.append((top == policy, f"{w} {op:.0%}: " + ", ".join(f"{p} {_f(x)}" for p, x in xs.items())))
+        return _all(items)
+    return check
+
+
+def gc_part_above_user(policy: str, workloads: list[str]) -> Callable[[Cells], tuple[bool | None, str]]:
+    """Of ``policy``'s distance to NoDaP (see :mod:`wafer.gap`, average of both
+    orders), GC relocation is a larger part than user placement on these workloads."""
+    from .gap import COMPONENTS, decompose
+
+    def check(c: Cells):
+        items = []
+        for op, v in c.settings():
+            for w in workloads:
+                d = c.df[(c.df.workload == w) & (c.df.op == op) & (c.df.victim == v)]
+                g = decompose(d, policy)
+                if not g.get("complete"):
+                    items.append((None, f"{w}: incomplete"))
+                    continue
+                parts = {k: g["average"][k]["mean"] for k in COMPONENTS}
+                items.append((parts["gc"] > parts["user"], f"{w} {op:.0%}: " +
+                              ", ".join(f"{k} {_f(x)}" for k, x in parts.items())))
+        return _all(items)
+    return check
 
 
 @dataclass
 class Experiment:
-    """A sweep: every policy x victim x workload x OP on one device size."""
+    """A sweep: every policy x victim x workload x OP on one device size,
+    over seeds; with the figure it stands for and the claims it checks."""
 
     description: str
+    figure: str
     policies: list[str]
     victims: list[str]
     workloads: list[str]
@@ -26,35 +230,82 @@ class Experiment:
     drive_writes: float = 8.0
     warmup_drive_writes: float = 2.0
     segment_blocks: int = 256
-    seed: int = 1
     accuracy: bool = False
+    claims: list[Claim] = field(default_factory=list)
+    gap: list[str] = field(default_factory=list)
+    #: A module with its own ``run(quick, progress)`` and ``markdown(out)``, for an experiment that is not a sweep.
+    runner: str | None = None
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
                                                             "warmup_drive_writes": 1.0, "segment_blocks": 8})
+
+    def settings(self, quick: bool) -> dict[str, Any]:
+        s = dict(logical_blocks=self.logical_blocks, drive_writes=self.drive_writes,
+                 warmup_drive_writes=self.warmup_drive_writes, segment_blocks=self.segment_blocks)
+        if quick:
+            s.update(self.quick)
+        return s
+
+    def study(self, name: str, quick: bool = False, seeds: int = 3) -> dict[str, Any]:
+        """The experiment as a study (see :mod:`wafer.sweep.study`)."""
+        s = self.settings(quick)
+        known = {p["name"] for p in policies()}
+        return {
+            "name": f"reproduce-{name}" + ("-quick" if quick else ""),
+            "description": self.description,
+            "workloads": self.workloads,
+            "policies": [p for p in self.policies if _known(p, known)],
+            "victims": self.victims,
+            "devices": [{"logical_blocks": s["logical_blocks"], "op": self.ops, "segment_blocks": s["segment_blocks"],
+                         "warmup_drive_writes": s["warmup_drive_writes"]}],
+            "seeds": seeds,
+            "writes": int(s["drive_writes"] * s["logical_blocks"]),
+            "accuracy": self.accuracy,
+            "metrics": ["steady_waf", "waf", "user_accuracy", "gc_accuracy"] if self.accuracy else ["steady_waf", "waf"],
+        }
 
 
 EXPERIMENTS = {
     "rule-based": Experiment(
         description="Rule-based placement (the baselines of DOGI Table 1 and Shiro §V): steady-state WAF of base, "
-                    "two-r, sepbit, midas, autostream "
-                    "(and equal-partition) under greedy and cost-benefit, five synthetic workloads, 7/10/28% OP, "
-                    "fixed-capacity SSD, prefilled, 8 drive-writes of which 2 are warm-up.",
+                    "two-r, sepbit, midas, autostream (and equal-partition) under greedy and cost-benefit, five "
+                    "synthetic workloads, 7/10/28% OP, fixed-capacity SSD, prefilled, 8 drive-writes of which 2 are "
+                    "warm-up.",
+        figure="FIDELITY.md 'Rule-based placement'; the baselines of Shiro Fig. 7 and DOGI Fig. 10",
         policies=["base", "two-r", "sepbit", "midas", "autostream", "equal-partition"],
         victims=["greedy", "cost-benefit"],
-        workloads=["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"],
+        workloads=WORKLOADS,
         ops=[0.07, 0.10, 0.28],
+        claims=[
+            Claim("Skewed (Zipf) workloads order SepBIT < 2R < Base under both selectors at every OP "
+                  "(Shiro Fig. 7, DOGI Fig. 10)", order(["sepbit", "two-r", "base"], ["zipf:0.8", "zipf:1.0"])),
+            Claim("Uniform writes gain nothing from separation: Base has the lowest WAF on uniform everywhere "
+                  "(Desnoyers' model)", lowest("base", ["uniform"])),
+            Claim("Cost-benefit beats greedy for SepBIT on skewed workloads at every OP (LFS; SepBIT and Shiro "
+                  "evaluate with cost-benefit)", better_victim("sepbit", SKEWED, "cost-benefit", "greedy")),
+        ],
     ),
     "oracle": Experiment(
         description="Future knowledge (DOGI §3, Figs. 2-4): NoDaP (searched per workload and OP) against the simple "
-                    "oracles, "
-                    "the rule-based policies and their oracle-assisted variants (+nu: NoDaP user placement, +ngc: "
-                    "NoDaP GC relocation), with the accuracy of every lifetime prediction; greedy fallback victims, "
-                    "the rule-based experiment's workloads, device and OPs.",
+                    "oracles, the rule-based policies and their oracle-assisted variants (+nu: NoDaP user "
+                    "placement, +ngc: NoDaP GC relocation), with the accuracy of every lifetime prediction; greedy "
+                    "fallback victims, the rule-based experiment's workloads, device and OPs.",
+        figure="DOGI Fig. 2 (prediction accuracy), Fig. 3 (oracle-assisted variants), Fig. 4 (NoDaP)",
         policies=["nodap", "oracle-sort", "oracle-hotcold", "sepbit", "sepbit+ngc", "sepbit+nu+ngc", "midas",
                   "midas+ngc", "midas+nu"],
         victims=["greedy"],
-        workloads=["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"],
+        workloads=WORKLOADS,
         ops=[0.07, 0.10, 0.28],
         accuracy=True,
+        claims=[
+            Claim("NoDaP is below every practical policy in every cell (DOGI §3.1: 'WAFs slightly greater than 1')",
+                  lowest("nodap", WORKLOADS, among="practical")),
+            Claim("Oracle GC relocation lowers SepBIT's WAF on the skewed workloads at 10% OP (DOGI Fig. 3(a): "
+                  "46% on average for MiDAS and ML-DT)", lowers("sepbit+ngc", "sepbit", SKEWED, 0.10)),
+            Claim("Oracles' lifetime predictions score 1.000 (a check of the scorer)",
+                  accuracy_at_least("nodap", "user", WORKLOADS, 1.0)),
+            Claim("SepBIT's user-write predictions are right 76% of the time or more on Zipf (DOGI Fig. 2(b): 76-87%)",
+                  accuracy_at_least("sepbit", "user", ["zipf:0.8", "zipf:1.0"], 0.76)),
+        ],
     ),
     "learned": Experiment(
         description="Learned placement (DOGI §5.2-5.3, Figs. 10-14): WAF and lifetime-prediction accuracy of base, "
@@ -62,58 +313,166 @@ EXPERIMENTS = {
                     "(searched), with online training; FIO-like zipf:1.0, a varmail-like dynamic workload "
                     "(phase: the hot set moves), hotcold and uniform; cost-benefit victims (the paper's baselines; "
                     "MiDAS, DOGI and NoDaP choose their own), 10% OP (the paper's) and 28%.",
+        figure="DOGI Fig. 10 (WAF), Figs. 11-12 (accuracy), Fig. 14 (ablations)",
         policies=["base", "sepbit", "midas", "phftl", "ml-dt", "dogi+User", "dogi+Grp", "dogi", "nodap"],
         victims=["cost-benefit"],
         workloads=["zipf:1.0", "phase", "hotcold:0.9:0.1", "uniform"],
         ops=[0.10, 0.28],
         accuracy=True,
+        claims=[
+            Claim("DOGI is below SepBIT and MiDAS on the FIO-like zipf:1.0 (DOGI Fig. 10)",
+                  lambda c: _all([(c.waf("dogi", "zipf:1.0", op, v) < min(c.waf("sepbit", "zipf:1.0", op, v),
+                                                                          c.waf("midas", "zipf:1.0", op, v)),
+                                   f"{op:.0%}: dogi {_f(c.waf('dogi', 'zipf:1.0', op, v))}, sepbit "
+                                   f"{_f(c.waf('sepbit', 'zipf:1.0', op, v))}, midas "
+                                   f"{_f(c.waf('midas', 'zipf:1.0', op, v))}") for op, v in c.settings()])),
+            Claim("The ablations order dogi < dogi+Grp < dogi+User on zipf:1.0 (DOGI Fig. 14)",
+                  order(["dogi", "dogi+Grp", "dogi+User"], ["zipf:1.0"])),
+            Claim("ML-Reloc relocates more accurately than age: DOGI's GC-write accuracy is above dogi+Grp's on every "
+                  "workload (DOGI Fig. 12)", more_accurate("dogi", "dogi+Grp", "gc")),
+            Claim("NoDaP is below every practical policy in every cell (DOGI §3.1)",
+                  lowest("nodap", ["zipf:1.0", "phase", "hotcold:0.9:0.1", "uniform"], among="practical")),
+            Claim("ML-DT has the highest WAF of the learned policies on zipf:1.0 (DOGI §3.2, Fig. 4: 19 groups pay "
+                  "for every misprediction)", highest_of("ml-dt", ["phftl", "ml-dt", "dogi"], ["zipf:1.0"])),
+        ],
+        quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
+    ),
+    "gap": Experiment(
+        description="Where the distance to NoDaP comes from (DOGI §3.2, Fig. 3): SepBIT and MiDAS with NoDaP's user "
+                    "placement (+nu), GC relocation (+ngc) and both, against NoDaP (searched); the skewed workloads, "
+                    "10% OP, greedy fallback victims. See `wafer gap` for one policy.",
+        figure="DOGI Fig. 3 (oracle-assisted variants: the gap per component)",
+        policies=["sepbit", "sepbit+nu", "sepbit+ngc", "sepbit+nu+ngc", "midas", "midas+nu", "midas+ngc",
+                  "midas+nu+ngc", "nodap"],
+        victims=["greedy"],
+        workloads=["zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1"],
+        ops=[0.10],
+        gap=["sepbit", "midas"],
+        claims=[
+            Claim("GC relocation costs SepBIT more than user placement on the skewed workloads (DOGI Fig. 3: "
+                  "oracle relocation gains more than oracle user placement)", gc_part_above_user("sepbit", SKEWED)),
+            Claim("Oracle GC relocation lowers SepBIT's WAF on every skewed workload (DOGI Fig. 3(a))",
+                  lowers("sepbit+ngc", "sepbit", SKEWED, 0.10)),
+        ],
+    ),
+    "streams": Experiment(
+        description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
+                    "legacy, the 15 feature combinations (decimal and binary) on four designed mixes, automatic "
+                    "selection's regret, the chunk-size knee, OFIOS vs static FIOS on phased tenants and its "
+                    "training fraction, LSTM vs last-value on a sliding and a stationary hot spot, OFIOS vs "
+                    "AutoStream-MQ/vStream/LSTM+KM; each claim holds/fails with numbers; dictionary build time and "
+                    "BD/SID bytes vs chunks.",
+        policies=["base", "equal-partition", "fios", "ofios", "vstream", "autostream-pub", "lstm-km"],
+        victims=["greedy"],
+        workloads=[],
+        ops=[0.11],
+        runner="repro_streams",
+        figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8 (spec streams.md §8)",
+    ),
+    "oracle-assist": Experiment(
+        description="DOGI Fig. 2(a): NoDaP with each policy's user-write predictions (NoDaP^{+SeU}, ^{+MiU}, "
+                    "^{+PHU}, ^{+MLU}, and DOGI's), against NoDaP; its groups, GC relocation and victims stay "
+                    "NoDaP's (searched per cell); greedy fallback victims, 10% OP, with the accuracy of every "
+                    "prediction.",
+        policies=["nodap", "nodap+sepbit-user", "nodap+midas-user", "nodap+phftl-user", "nodap+ml-dt-user",
+                  "nodap+dogi-user"],
+        victims=["greedy"],
+        workloads=["zipf:1.0", "hotcold:0.9:0.1", "phase"],
+        ops=[0.10],
+        accuracy=True,
+        figure="DOGI Fig. 2(a) (NoDaP with each policy's user-write predictions)",
+        claims=[
+            Claim("NoDaP's own (exact) user placement beats every policy's predictions in its place (DOGI Fig. 2(a))",
+                  lowest("nodap", ["zipf:1.0", "hotcold:0.9:0.1", "phase"])),
+            Claim("DOGI's predictions bring NoDaP closer than SepBIT's on zipf:1.0 (DOGI Fig. 2(a))",
+                  order(["nodap+dogi-user", "nodap+sepbit-user"], ["zipf:1.0"])),
+        ],
+    ),
+    "dogi-configs": Experiment(
+        description="DOGI's Fig. 13 method: all 512 group configurations forced and replayed (process pool) on "
+                    "zipf:1.0, hotcold and phase (2^18 blocks, 10% OP, cost-benefit); the best configuration, "
+                    "the rank of the configuration model's pick, estimated vs measured WAF.",
+        figure="DOGI Fig. 13 (the 512 group configurations, the model's pick ranked)",
+        policies=["dogi"],
+        victims=["cost-benefit"],
+        workloads=[],
+        ops=[0.10],
+        runner="dogi_configs",
     ),
 }
 
 
-def run(name: str, quick: bool = False, progress: bool = True) -> dict[str, Any]:
-    """Run experiment ``name``; policies not registered in this build are listed as missing."""
+def _known(policy: str, known: set[str]) -> bool:
+    """Whether this build has ``policy`` (an assisted name counts by its base, ``nodap+X-user`` by X)."""
+    if policy.startswith("nodap+") and policy.endswith("-user"):
+        return policy[len("nodap+"):-len("-user")] in known
+    return policy.split("+")[0] in known
+
+
+def check_claims(name: str, cells: Cells) -> list[dict[str, Any]]:
+    """Every claim of the experiment: ``claim``, ``status`` (holds / fails /
+    undecided), ``numbers``."""
+    out = []
+    for c in EXPERIMENTS[name].claims:
+        try:
+            holds, numbers = c.check(cells)
+        except Exception as e:  # a claim over missing data must not hide the others
+            holds, numbers = None, f"could not check: {type(e).__name__}: {e}"
+        out.append({"claim": c.text, "status": {True: "holds", False: "fails", None: "undecided"}[holds],
+                    "numbers": numbers})
+    return out
+
+
+def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None = None, jobs: int | None = None,
+        progress: bool = True, report: str | Path | None = None) -> dict[str, Any]:
+    """Run experiment ``name`` as a sweep into ``store`` (default
+    ``reproduce-NAME.sqlite``, resumed), check its claims, optionally write
+    its report; returns the cells, the claims and the settings."""
+    from .gap import decompose, tidy
+    from .store import Store
+    from .sweep import load, run_study
+
     e = EXPERIMENTS[name]
+    if e.runner:
+        import importlib
+
+        return importlib.import_module(f".{e.runner}", __package__).run(quick=quick, progress=progress)
+    spec = e.study(name, quick=quick, seeds=seeds)
+    st = load(spec)
+    ids = [j.id for j in st.jobs()]
+    path = Path(store) if store else Path(f"reproduce-{name}.sqlite")
+    page = None
+    with Store(path) as db:
+        tally = run_study(st, db, jobs=jobs, progress=progress)
+        df = db.to_pandas(ids)
+        cells = Cells(df)
+        claims = check_claims(name, cells)
+        gaps = [decompose(df[df.workload == w], p) | {"policy": f"{p} @ {w}"} for p in e.gap for w in e.workloads]
+        if report:
+            from .report import write_report
+
+            notes = [f"{e.figure}. {e.description}"] + [f"{c['status'].upper()}: {c['claim']} — {c['numbers']}"
+                                                         for c in claims]
+            page = write_report(db, report, title=f"wafer reproduce {name}" + (" (quick)" if quick else ""),
+                                jobs=ids, notes=notes, gaps=tidy(gaps) if gaps else None)
     known = {p["name"] for p in policies()}
-    pols = [p for p in e.policies if p.split("+")[0] in known]
-    size = dict(logical_blocks=e.logical_blocks, drive_writes=e.drive_writes,
-                warmup_drive_writes=e.warmup_drive_writes, segment_blocks=e.segment_blocks)
-    if quick:
-        size.update(e.quick)
-    total = len(pols) * len(e.victims) * len(e.workloads) * len(e.ops)
-    bar = Progress(total, f"reproduce {name}", enabled=progress)
     rows = []
-    for op in e.ops:
-        for victim in e.victims:
-            for workload in e.workloads:
-                for policy in pols:
-                    dev = Device(logical_blocks=size["logical_blocks"], op=op, segment_blocks=size["segment_blocks"],
-                                 warmup_drive_writes=size["warmup_drive_writes"])
-                    row = {"op": op, "victim": victim, "workload": workload, "policy": policy}
-                    try:
-                        r = replay(policy, workload, device=dev, victim=victim, seed=e.seed,
-                                   writes=int(size["drive_writes"] * size["logical_blocks"]), accuracy=e.accuracy)
-                    except SimulationError as err:
-                        # One configuration that cannot run must not end the sweep: it is reported.
-                        rows.append({**row, "waf": None, "steady_waf": None, "error": str(err)})
-                        bar.update(len(rows))
-                        continue
-                    row.update({"waf": r.waf, "steady_waf": r.steady_waf,
-                                "mean_victim_valid_ratio": r.mean_victim_valid_ratio})
-                    if e.accuracy:
-                        acc = r.accuracy or {}
-                        row["user_accuracy"] = (acc.get("user") or {}).get("accuracy")
-                        row["gc_accuracy"] = (acc.get("gc") or {}).get("accuracy")
-                    if r.training:
-                        row["training_seconds"] = r.training["seconds"]
-                        row["trainings"] = r.training["trainings"]
-                    if "nodap_search" in r.raw:
-                        row["nodap"] = r.raw["nodap_search"]
-                    rows.append(row)
-                    bar.update(len(rows))
-    bar.close()
-    return {"experiment": name, "description": e.description, "quick": quick, "settings": size, "seed": e.seed,
-            "policies": pols, "missing_policies": [p for p in e.policies if p.split("+")[0] not in known], "results": rows}
+    for r in cells.table.itertuples():
+        row = {"op": r.op, "victim": r.victim, "workload": r.workload, "policy": r.policy, "seeds": r.n,
+               "steady_waf": None if r.mean != r.mean else r.mean, "steady_waf_half": None if r.half != r.half else r.half}
+        for kind in ("user", "gc"):
+            a = cells.acc(kind, r.policy, r.workload, r.op, r.victim)
+            if a == a:
+                row[f"{kind}_accuracy"] = a
+        rows.append(row)
+    errors = [{"op": r.op, "victim": r.victim, "workload": r.workload, "policy": r.policy, "seed": int(r.seed),
+               "error": str(r.error).splitlines()[0]} for r in df[df.status == "failed"].itertuples()]
+    return {"experiment": name, "figure": e.figure, "description": e.description, "quick": quick,
+            "settings": e.settings(quick), "seeds": st.seeds, "store": str(path), "report": str(page) if page else None,
+            "policies": spec["policies"], "missing_policies": [p for p in e.policies if not _known(p, known)],
+            "results": rows, "errors": errors, "claims": claims,
+            "gaps": [g for g in gaps if g.get("complete")],
+            "ran": tally.ran, "reused": tally.skipped}
 
 
 def _table(lines: list[str], title: str, cols: list[str], workloads: list[str], cell) -> None:
@@ -127,54 +486,98 @@ def _table(lines: list[str], title: str, cols: list[str], workloads: list[str], 
 
 
 def markdown(out: dict[str, Any]) -> str:
-    """One table per (OP, victim): workloads down, policies across, steady WAF, the lowest in bold;
-    then the same for the prediction accuracies, if the experiment measured them."""
+    """One table per (OP, victim): workloads down, policies across, steady WAF
+    (mean ± 95% half-width over seeds), the lowest in bold; the accuracies if
+    measured; failed runs; then the claims, each holds / fails with its numbers."""
+    runner = EXPERIMENTS.get(out["experiment"]) and EXPERIMENTS[out["experiment"]].runner
+    if runner:
+        import importlib
+
+        return importlib.import_module(f".{runner}", __package__).markdown(out)
     lines: list[str] = []
     pols = out["policies"]
     results = out["results"]
-    by = {(r["op"], r["victim"], r["workload"], r["policy"]): r["steady_waf"] for r in results}
-    failed = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in results if r.get("error")}
-    ops = sorted({r["op"] for r in results})
-    victims = list(dict.fromkeys(r["victim"] for r in results))
-    workloads = list(dict.fromkeys(r["workload"] for r in results))
+    by = {(r["op"], r["victim"], r["workload"], r["policy"]): r for r in results}
+    failed = {(r["op"], r["victim"], r["workload"], r["policy"]) for r in out["errors"]}
+    ops = sorted({r["op"] for r in results} | {r["op"] for r in out["errors"]})
+    victims = list(dict.fromkeys([r["victim"] for r in results] + [r["victim"] for r in out["errors"]]))
+    workloads = list(dict.fromkeys([r["workload"] for r in results] + [r["workload"] for r in out["errors"]]))
+
+    def fmt(x: float | None, half: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}" + (f" ± {half:.3f}" if half is not None else "")
+
     for op in ops:
         for v in victims:
-            best = {w: min((x for p in pols if (x := by.get((op, v, w, p))) is not None), default=None)
-                    for w in workloads}
+            best = {w: min((r["steady_waf"] for p in pols if (r := by.get((op, v, w, p))) and r["steady_waf"]),
+                           default=None) for w in workloads}
 
             def waf(w: str, p: str, op=op, v=v, best=best) -> str:
-                x = by.get((op, v, w, p))
-                if (op, v, w, p) in failed:
-                    return "failed"
-                return "-" if x is None else (f"**{x:.3f}**" if x == best[w] else f"{x:.3f}")
+                r = by.get((op, v, w, p))
+                if r is None or r["steady_waf"] is None:
+                    return "failed" if (op, v, w, p) in failed else "-"
+                text = fmt(r["steady_waf"], r["steady_waf_half"])
+                return f"**{text}**" if r["steady_waf"] == best[w] else text
 
             _table(lines, f"OP {op:.0%}, victim `{v}` (steady-state WAF)", pols, workloads, waf)
     for key, label in (("user_accuracy", "user-write"), ("gc_accuracy", "GC-write")):
-        acc = {(r["op"], r["victim"], r["workload"], r["policy"]): r.get(key) for r in results}
-        cols = [p for p in pols if any(x is not None for k, x in acc.items() if k[3] == p)]
+        cols = [p for p in pols if any(r.get(key) is not None for r in results if r["policy"] == p)]
         if not cols:
             continue
         for op in ops:
             for v in victims:
-                def fraction(w: str, p: str, op=op, v=v, acc=acc) -> str:
-                    x = acc.get((op, v, w, p))
-                    return "-" if x is None else f"{x:.3f}"
+                def fraction(w: str, p: str, op=op, v=v, key=key) -> str:
+                    r = by.get((op, v, w, p))
+                    return "-" if r is None or r.get(key) is None else f"{r[key]:.3f}"
 
                 _table(lines, f"OP {op:.0%}, victim `{v}` ({label} lifetime-prediction accuracy)", cols, workloads,
                        fraction)
-    errors = [r for r in out["results"] if r.get("error")]
-    if errors:
+    if out["errors"]:
         lines.append("Runs that could not complete:\n")
-        lines += [f"* `{r['policy']}` on `{r['workload']}`, OP {r['op']:.0%}, `{r['victim']}`: {r['error']}"
-                  for r in errors]
+        lines += [f"* `{r['policy']}` on `{r['workload']}`, OP {r['op']:.0%}, `{r['victim']}`, seed {r['seed']}: "
+                  f"{r['error']}" for r in out["errors"]]
         lines.append("")
     if out["missing_policies"]:
         lines.append("Not yet implemented, so not in the tables: " + ", ".join(f"`{p}`" for p in out["missing_policies"]))
+        lines.append("")
+    if out.get("gaps"):
+        from .gap import format_gap
+
+        lines.append("#### Distance to NoDaP by component (`wafer gap`)\n")
+        lines.append("```")
+        lines += [format_gap(g) + "\n" for g in out["gaps"]]
+        lines.append("```\n")
+    n = len(out["seeds"])
+    lines.append(f"Steady-state WAF: mean over {n} seed{'s' if n > 1 else ''}"
+                 + (" ± half-width of the 95% interval (Student's t)." if n > 1 else "."))
+    lines.append("")
+    lines.append(f"#### Claims ({out['figure']})\n")
+    for c in out["claims"]:
+        lines.append(f"* **{c['status']}**: {c['claim']}. {c['numbers']}")
     return "\n".join(lines)
 
 
-def main(name: str, quick: bool, as_json: bool, out_file: str | None, progress: bool) -> int:
-    out = run(name, quick=quick, progress=progress)
+def listing() -> str:
+    """Every experiment with the figure it stands for and its claims."""
+    out = []
+    for name, e in EXPERIMENTS.items():
+        out.append(f"{name}\n  figure: {e.figure}\n  runs:   {len(e.policies)} policies x {len(e.victims)} victims x "
+                   f"{len(e.workloads)} workloads x {len(e.ops)} OPs x seeds\n  claims:")
+        out += [f"    - {c.text}" for c in e.claims]
+        if e.runner:
+            out.append("    (its own runner checks its claims and prints them with the numbers)")
+    return "\n".join(out)
+
+
+def main(name: str | None, quick: bool, as_json: bool, out_file: str | None, progress: bool, seeds: int = 3,
+         store: str | None = None, jobs: int | None = None, report: str | None = None, list_only: bool = False) -> int:
+    if list_only or name is None:
+        if as_json:
+            print(json.dumps([{"name": n, "figure": e.figure, "description": e.description,
+                               "claims": [c.text for c in e.claims], "runner": e.runner} for n, e in EXPERIMENTS.items()]))
+        else:
+            print(listing())
+        return 0
+    out = run(name, quick=quick, seeds=seeds, store=store, jobs=jobs, progress=progress, report=report)
     if out_file:
         with open(out_file, "w") as f:
             json.dump(out, f, indent=1)

@@ -50,11 +50,24 @@ class RunResult:
     config: dict[str, Any] = field(repr=False, default_factory=dict)
     #: Why the run could not complete (a row of :func:`wafer.compare`), else None.
     error: str | None = None
+    #: Where the run sits in a study (workload, policy, victim, device, op, seed, length), if it came from one.
+    labels: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, text: str, config: dict[str, Any] | None = None) -> RunResult:
         raw = json.loads(text)
         return cls(**{k: raw[k] for k in HEADLINE}, raw=raw, config=config or {})
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], config: dict[str, Any] | None = None) -> RunResult:
+        """The inverse of :meth:`to_dict` (``error`` and ``labels`` keys become those attributes)."""
+        raw = {k: v for k, v in d.items() if k not in ("error", "labels")}
+        for k, empty in (("warnings", []), ("groups", []), ("windows", [])):
+            raw.setdefault(k, empty)
+        r = cls(**{k: raw.get(k) for k in HEADLINE}, raw=raw, config=config or {})
+        r.error = d.get("error")
+        r.labels = d.get("labels") or {}
+        return r
 
     @classmethod
     def failed(cls, policy: str, victim: str, workload: str, seed: int, error: str,

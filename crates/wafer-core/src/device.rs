@@ -64,6 +64,40 @@ pub enum GcCheck {
     Request,
 }
 
+/// Background GC: collection between requests, on top of the foreground GC
+/// that a write triggers (Shiro §III-C: "during system idle time, ... if
+/// the proportion of free superblocks is below 25%").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackgroundGc {
+    /// None: only the writes' foreground GC (wafer's default; a trace
+    /// replayed as a stress load has no idle time).
+    #[default]
+    Off,
+    /// FEMU's rule, whose page-level FTL Shiro ported (§IV): after each
+    /// request, while free segments are below `background_free_fraction`,
+    /// collect one victim that has at least `background_min_invalid` of its
+    /// blocks invalid.
+    AfterRequest,
+    /// Idle time from the requests' timestamps: when the gap before a
+    /// request is at least `idle_ns`, collect up to gap / `background_victim_ns`
+    /// victims (at least one) while free segments are below
+    /// `background_free_fraction`, each with at least `background_min_invalid`
+    /// of its blocks invalid.
+    IdleGap,
+}
+
+impl BackgroundGc {
+    /// The mode's name, as in configs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackgroundGc::Off => "off",
+            BackgroundGc::AfterRequest => "after-request",
+            BackgroundGc::IdleGap => "idle-gap",
+        }
+    }
+}
+
 /// What the user asks for. Every field has a default, so `{}` is a valid
 /// config (a 4 GiB device of 4 KiB blocks with 10% over-provisioning).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -89,6 +123,27 @@ pub struct DeviceConfig {
     pub gc_low: u32,
     /// GC stops once this many segments are free [segments]; at least `gc_low`.
     pub gc_high: u32,
+    /// Foreground GC starts when fewer than this fraction of all segments
+    /// are free, replacing `gc_low` (Shiro §III-C: 0.05) [fraction of
+    /// segments]. A watermark the device could not hold with every logical
+    /// block valid is lowered to the highest it can (the result's
+    /// `gc.lowered_from` says so).
+    pub gc_low_fraction: Option<f64>,
+    /// Foreground GC stops once this fraction of all segments is free,
+    /// replacing `gc_high`; default: `gc_low_fraction` [fraction of segments].
+    pub gc_high_fraction: Option<f64>,
+    /// Background GC between requests (default off).
+    pub background_gc: BackgroundGc,
+    /// Background GC runs while fewer than this fraction of all segments
+    /// are free (Shiro §III-C: 0.25) [fraction of segments].
+    pub background_free_fraction: f64,
+    /// Background GC only collects a victim with at least this fraction of
+    /// its blocks invalid (FEMU: 1/8) [fraction of a segment].
+    pub background_min_invalid: f64,
+    /// `idle-gap`: a gap between requests this long is idle time [ns].
+    pub idle_ns: u64,
+    /// `idle-gap`: idle time one background victim takes [ns].
+    pub background_victim_ns: u64,
     /// Write the whole logical space once, sequentially, before the workload
     /// (statistics start after it, as in MiDAS, Shiro and DOGI).
     pub prefill: bool,
@@ -119,6 +174,12 @@ pub struct DeviceConfig {
     /// footprint), so that GC has segments to choose from. The result's
     /// geometry and warnings say what was used.
     pub fit_segments: bool,
+    /// Open-stream limit of a multi-stream SSD [streams]: the device keeps
+    /// at most this many append points, and a write (user or GC) a policy
+    /// sends to group `g >= open_streams` goes to the last stream,
+    /// `open_streams - 1` (stream policies number their streams hottest
+    /// first, so the coldest share one). `None`: as many as the policy asks.
+    pub open_streams: Option<u32>,
 }
 
 /// Spare segments (physical minus logical space) a fitted device has at least.
@@ -141,6 +202,13 @@ impl Default for DeviceConfig {
             segment_blocks: 256,
             gc_low: 4,
             gc_high: 4,
+            gc_low_fraction: None,
+            gc_high_fraction: None,
+            background_gc: BackgroundGc::Off,
+            background_free_fraction: 0.25,
+            background_min_invalid: 0.125,
+            idle_ns: 1_000_000,
+            background_victim_ns: 10_000_000,
             prefill: true,
             warmup_drive_writes: 1.0,
             window_drive_writes: 0.1,
@@ -152,6 +220,7 @@ impl Default for DeviceConfig {
             gc_check: GcCheck::Block,
             pick_segments: None,
             fit_segments: false,
+            open_streams: None,
         }
     }
 }
@@ -280,6 +349,50 @@ impl DeviceConfig {
                 ),
             ));
         }
+        for (field, v) in [
+            ("gc_low_fraction", self.gc_low_fraction),
+            ("gc_high_fraction", self.gc_high_fraction),
+            (
+                "background_free_fraction",
+                Some(self.background_free_fraction),
+            ),
+            ("background_min_invalid", Some(self.background_min_invalid)),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && (0.0..1.0).contains(&v)) {
+                    return Err(Error::config(
+                        field,
+                        format!("{v}; must be a fraction of segments in [0, 1)"),
+                    ));
+                }
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.gc_low_fraction, self.gc_high_fraction) {
+            if hi < lo {
+                return Err(Error::config(
+                    "gc_high_fraction",
+                    format!("{hi} is below gc_low_fraction ({lo}); GC stops at a fraction >= where it starts"),
+                ));
+            }
+        }
+        if self.gc_high_fraction.is_some() && self.gc_low_fraction.is_none() {
+            return Err(Error::config(
+                "gc_high_fraction",
+                "needs gc_low_fraction (fractions replace gc_low and gc_high together)",
+            ));
+        }
+        if self.background_gc == BackgroundGc::IdleGap
+            && (self.idle_ns == 0 || self.background_victim_ns == 0)
+        {
+            return Err(Error::config(
+                if self.idle_ns == 0 {
+                    "idle_ns"
+                } else {
+                    "background_victim_ns"
+                },
+                "must be at least 1 ns with background_gc idle-gap",
+            ));
+        }
         for (field, v, allow_zero) in [
             ("warmup_drive_writes", self.warmup_drive_writes, true),
             ("window_drive_writes", self.window_drive_writes, false),
@@ -291,6 +404,12 @@ impl DeviceConfig {
                     format!("{v}; must be a finite number {bound}"),
                 ));
             }
+        }
+        if self.open_streams == Some(0) {
+            return Err(Error::config(
+                "open_streams",
+                "must be at least 1 stream (or unset for no limit)",
+            ));
         }
         let mut segment_blocks = self.segment_blocks;
         if self.fit_segments {
@@ -312,6 +431,72 @@ impl DeviceConfig {
             block_size: self.block_size,
             op: usable as f64 / self.logical_blocks as f64 - 1.0,
         })
+    }
+}
+
+/// Device presets: the devices of the papers, by name.
+pub const PRESETS: &[(&str, &str)] = &[(
+    "shiro",
+    "Shiro's device (TCAD'25 §V-A, Table III): 16 KiB pages, 7% OP, superblocks of 64 blocks \
+     (256 pages per block up to 50 GiB, 512 to 100 GiB, 1,024 above; a smaller drive keeps the \
+     40 GiB drive's 171 superblocks), foreground GC below 5% free superblocks, background GC \
+     below 25% when enabled, an empty drive (no prefill)",
+)];
+
+/// Superblocks of the 40 GiB drive of Shiro's Table III, kept by smaller drives.
+pub const SHIRO_SMALL_SUPERBLOCKS: u64 = 171;
+
+impl DeviceConfig {
+    /// The preset `name` (see [`PRESETS`]) for a drive of `logical_bytes`.
+    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
+        match name {
+            "shiro" => {
+                const GIB: u64 = 1 << 30;
+                let page = 16_384u64;
+                let logical = logical_bytes / page;
+                if logical == 0 {
+                    return Err(Error::config(
+                        "capacity",
+                        format!("{logical_bytes} bytes is less than one 16 KiB page"),
+                    ));
+                }
+                // Table III: 64 dies per superblock; pages per block by size.
+                let segment = if logical_bytes >= 40 * GIB {
+                    let per_block = if logical_bytes <= 50 * GIB {
+                        256
+                    } else if logical_bytes <= 100 * GIB {
+                        512
+                    } else {
+                        1024
+                    };
+                    64 * per_block
+                } else {
+                    ((logical as f64 * 1.07) / SHIRO_SMALL_SUPERBLOCKS as f64).floor() as u64
+                };
+                Ok(DeviceConfig {
+                    logical_blocks: logical,
+                    op: 0.07,
+                    block_size: page as u32,
+                    segment_blocks: segment.max(1) as u32,
+                    gc_low_fraction: Some(0.05),
+                    gc_high_fraction: None,
+                    background_gc: BackgroundGc::Off,
+                    background_free_fraction: 0.25,
+                    background_min_invalid: 0.125,
+                    prefill: false,
+                    ..Default::default()
+                })
+            }
+            other => Err(Error::UnknownName {
+                kind: "device preset",
+                name: other.to_string(),
+                known: PRESETS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
     }
 }
 
@@ -453,6 +638,84 @@ mod tests {
             ),
         ];
         for (cfg, field) in bad {
+            match cfg.geometry() {
+                Err(Error::Config { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: expected a config error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn shiro_preset_gives_table_iii() {
+        const GIB: u64 = 1 << 30;
+        // (GiB, superblocks, superblock pages): Table III.
+        for (gib, sbs, pages) in [
+            (40, 171, 16_384),
+            (50, 214, 16_384),
+            (100, 214, 32_768),
+            (500, 535, 65_536),
+        ] {
+            let c = DeviceConfig::preset("shiro", gib * GIB).unwrap();
+            let g = c.geometry().unwrap();
+            assert_eq!(
+                (g.segments, g.segment_blocks, g.block_size),
+                (sbs, pages, 16_384),
+                "{gib} GiB"
+            );
+            assert_eq!(c.gc_low_fraction, Some(0.05));
+            assert!(!c.prefill);
+        }
+        // A small drive keeps 171 superblocks.
+        let g = DeviceConfig::preset("shiro", GIB)
+            .unwrap()
+            .geometry()
+            .unwrap();
+        assert_eq!((g.segments, g.logical_blocks), (171, 65_536));
+        let e = DeviceConfig::preset("nope", GIB).unwrap_err().to_string();
+        assert!(e.contains("shiro"), "{e}");
+    }
+
+    #[test]
+    fn fractions_out_of_range_are_errors_naming_the_field() {
+        for (cfg, field) in [
+            (
+                DeviceConfig {
+                    gc_low_fraction: Some(1.5),
+                    ..Default::default()
+                },
+                "gc_low_fraction",
+            ),
+            (
+                DeviceConfig {
+                    gc_low_fraction: Some(0.1),
+                    gc_high_fraction: Some(0.05),
+                    ..Default::default()
+                },
+                "gc_high_fraction",
+            ),
+            (
+                DeviceConfig {
+                    gc_high_fraction: Some(0.1),
+                    ..Default::default()
+                },
+                "gc_high_fraction",
+            ),
+            (
+                DeviceConfig {
+                    background_free_fraction: -0.1,
+                    ..Default::default()
+                },
+                "background_free_fraction",
+            ),
+            (
+                DeviceConfig {
+                    background_gc: BackgroundGc::IdleGap,
+                    idle_ns: 0,
+                    ..Default::default()
+                },
+                "idle_ns",
+            ),
+        ] {
             match cfg.geometry() {
                 Err(Error::Config { field: f, .. }) => assert_eq!(f, field),
                 other => panic!("{field}: expected a config error, got {other:?}"),

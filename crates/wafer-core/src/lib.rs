@@ -3,7 +3,8 @@
 //! amplification (WAF) under data-placement policies.
 //!
 //! Layers, bottom up:
-//! * [`device`]: geometry and configuration of the simulated device;
+//! * [`device`]: geometry and configuration of the simulated device, with
+//!   the papers' devices by name in [`preset`];
 //! * [`ftl`]: page-level mapping, segments, groups, the GC loop, statistics;
 //! * [`victim`]: victim selection (greedy, cost-benefit, FIFO) behind one trait;
 //! * [`policy`]: placement policies behind one trait and one registry table,
@@ -29,6 +30,7 @@ pub mod model;
 pub mod multi;
 pub mod params;
 pub mod policy;
+pub mod preset;
 pub mod request;
 pub mod resources;
 pub mod rng;
@@ -40,7 +42,7 @@ pub mod victim;
 pub mod warnings;
 pub mod workload;
 
-pub use device::{DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
+pub use device::{BackgroundGc, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
 pub use setup::Setup;

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
+use crate::ftl::engine::GcSettings;
 use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
 use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
@@ -179,6 +180,8 @@ pub struct RunResult {
     pub drive_writes: f64,
     /// Mean valid ratio of the collected segments.
     pub mean_victim_valid_ratio: Option<f64>,
+    /// How GC ran: foreground watermarks [segments], background mode.
+    pub gc: GcSettings,
     /// Segments held out of use (free reserve + open segments of the
     /// policy's groups) when GC started: mean and max.
     pub held_segments: HeldSegments,
@@ -261,7 +264,20 @@ impl Simulation {
     /// As [`Simulation::new`], reusing an annotation of the same request
     /// stream (the oracle search replays one stream many times). Without
     /// one, a policy that needs the future or `accuracy` gets it annotated.
-    pub fn with_annotation(mut cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
+    pub fn with_annotation(cfg: RunConfig, ann: Option<Arc<Annotation>>) -> Result<Self> {
+        Self::with_builder(cfg, ann, |cfg, geo| {
+            policy::build(&cfg.policy, &cfg.params, geo)
+        })
+    }
+
+    /// As [`Simulation::with_annotation`], with the policy made by `build`
+    /// from the validated config and the device's geometry (a policy that
+    /// wraps another, e.g. to record its predictions).
+    pub fn with_builder(
+        mut cfg: RunConfig,
+        ann: Option<Arc<Annotation>>,
+        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
+    ) -> Result<Self> {
         cfg.setup.apply(&mut cfg);
         let (source, geo) = open_source(&mut cfg)?;
         if let Some(k) = cfg.drive_writes {
@@ -275,7 +291,10 @@ impl Simulation {
             cfg.drive_writes = None;
         }
         let memory_estimate = resources::check(&cfg, &geo)?;
-        let mut policy = policy::build(&cfg.policy, &cfg.params, &geo)?;
+        let mut policy = build(&cfg, &geo)?;
+        if let Some(limit) = cfg.device.open_streams {
+            policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
+        }
         let victim = victim::build_with(&cfg.victim, &geo, cfg.seed, cfg.cost_benefit)?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
@@ -291,6 +310,7 @@ impl Simulation {
         if let Some(a) = &ann {
             policy.prepare(&cfg, a)?;
         }
+        policy.prepare_stream(&cfg)?;
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
@@ -538,6 +558,7 @@ impl Simulation {
             mean_victim_valid_ratio: (c.victims > 0).then(|| {
                 c.victim_valid_blocks as f64 / (c.victims as f64 * geo.segment_blocks as f64)
             }),
+            gc: e.gc_settings(),
             victim_valid_histogram: stats.victim_hist,
             held_segments: stats.held,
             erases,

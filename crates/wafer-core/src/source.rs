@@ -228,6 +228,35 @@ impl Source {
     }
 }
 
+/// Visit, in order, the requests a replay of `cfg` applies after its
+/// prefill: the same source (trace passes or seeded generator), cut where
+/// the replay cuts it (the write request that reaches `cfg.writes` user
+/// blocks is shortened, and nothing after it is applied). `f` returns false
+/// to stop early. A policy trained on the whole stream reads it here before
+/// the replay (`Placement::prepare_stream`); `cfg` must be the resolved
+/// configuration the replay runs (its device sized, `writes` set).
+pub fn replay_requests(cfg: &RunConfig, mut f: impl FnMut(&Request) -> bool) -> Result<()> {
+    let mut cfg = cfg.clone();
+    let (mut src, _) = open_source(&mut cfg)?;
+    let mut written = 0u64;
+    while written < cfg.writes {
+        let Some(mut r) = src.next()? else {
+            break;
+        };
+        if r.op == crate::request::Op::Write {
+            let room = cfg.writes - written;
+            if r.blocks as u64 > room {
+                r.blocks = room as u32;
+            }
+            written += r.blocks as u64;
+        }
+        if !f(&r) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Run the footprint pass of `cfg`'s trace (once: later calls and clones
 /// reuse it) and size the device from it where asked.
 pub fn resolve(cfg: &mut RunConfig) -> Result<()> {

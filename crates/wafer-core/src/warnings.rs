@@ -74,6 +74,18 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64) -> Vec<Warning> {
             ),
         );
     }
+    if let Some(asked) = r.gc.lowered_from {
+        warn(
+            &mut out,
+            "gc-watermark-lowered",
+            format!(
+                "the foreground GC watermark of {asked} free segments (gc_low_fraction) cannot be held \
+                 with every logical block valid beside the policy's open segments; GC started below {} \
+                 free segments instead (raise --op or use smaller segments to keep it)",
+                r.gc.start_below
+            ),
+        );
+    }
     if geo.segment_blocks < geo.requested_segment_blocks {
         warn(
             &mut out,

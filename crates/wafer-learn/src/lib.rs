@@ -8,11 +8,16 @@
 //! candle's), batches are taken in a seeded order, and everything runs on
 //! the CPU in f32.
 
+pub mod gru_seq;
+
 use std::collections::HashMap;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::{AdamW, Module, Optimizer, ParamsAdamW, VarBuilder, VarMap, RNN};
-use wafer_core::model::train::{SeqShape, Trainer};
+pub mod native;
+
+use candle_core::backprop::GradStore;
+use candle_core::{DType, Device, Tensor, Var};
+use candle_nn::{Module, ParamsAdamW, VarBuilder, VarMap, RNN};
+use wafer_core::model::train::{FitOutcome, GruFit, LstmShape, SeqShape, Sequences, Trainer};
 use wafer_core::model::{Mlp, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
@@ -76,6 +81,17 @@ pub type TrainConfig = TrainSpec;
 pub struct Candle;
 
 impl Trainer for Candle {
+    fn train_lstm(
+        &self,
+        prefix: &str,
+        shape: LstmShape,
+        x: &[f32],
+        y: &[f32],
+        spec: &TrainSpec,
+    ) -> Result<(Tensors, f32)> {
+        train_lstm(prefix, shape, x, y, spec)
+    }
+
     fn train_mlp(
         &self,
         prefix: &str,
@@ -107,6 +123,17 @@ impl Trainer for Candle {
         )
     }
 
+    fn train_gru_seqs(
+        &self,
+        prefix: &str,
+        shape: SeqShape,
+        data: &Sequences,
+        spec: &TrainSpec,
+        fit: &GruFit,
+    ) -> Result<FitOutcome> {
+        gru_seq::train(prefix, shape, data, spec, fit)
+    }
+
     fn train_tcn(
         &self,
         prefix: &str,
@@ -134,7 +161,17 @@ impl Trainer for Candle {
 
 /// Install candle as this process's trainer (idempotent): learned policies
 /// can then train online during a replay.
+///
+/// candle spreads matrix products over `RAYON_NUM_THREADS` threads (all
+/// cores by default). The learned policies' models are tiny and train on a
+/// thread beside the replay, so extra threads cost more in synchronisation
+/// than they save and take the replay's core: unless the variable is set,
+/// it is set to 1 here (measured: 2.35 s instead of 4.9 s for DOGI's
+/// training on a loaded two-core machine).
 pub fn install() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
     wafer_core::model::train::install(Box::new(Candle));
 }
 
@@ -199,54 +236,149 @@ fn trained(vm: &VarMap) -> Result<Tensors> {
     from_candle(&m)
 }
 
-/// Minimise cross-entropy of `forward(x batch)` against `y` with AdamW over
-/// seeded shuffled batches; `x` holds `y.len()` rows of `row` values and is
-/// reshaped to `[batch, shape...]`. Returns the last epoch's mean loss; a
-/// non-finite loss is an error (diverged).
+/// A variable, its master weights, first and second moments.
+type Moments = (Var, Vec<f32>, Vec<f32>, Vec<f32>);
+
+/// AdamW with candle's update rule and defaults (β 0.9/0.999, ε 1e-8,
+/// weight decay 0.01), fused over every variable: the moments and a master
+/// copy of the weights live in plain vectors, so a step reads each
+/// gradient once and writes each variable once, where candle's optimizer
+/// runs a dozen tensor operations per variable. The models here are tiny
+/// (1-5K parameters), so per-operation overhead, not arithmetic, is what a
+/// step costs.
+struct FusedAdamW {
+    /// Each variable, its weights, first and second moments.
+    vars: Vec<Moments>,
+    params: ParamsAdamW,
+    t: i32,
+}
+
+impl FusedAdamW {
+    fn new(vars: Vec<Var>, lr: f64) -> Result<Self> {
+        let vars = vars
+            .into_iter()
+            .map(|v| {
+                let w = v
+                    .as_tensor()
+                    .flatten_all()
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(err)?;
+                let n = w.len();
+                Ok((v, w, vec![0.0; n], vec![0.0; n]))
+            })
+            .collect::<Result<_>>()?;
+        Ok(FusedAdamW {
+            vars,
+            params: ParamsAdamW {
+                lr,
+                ..Default::default()
+            },
+            t: 0,
+        })
+    }
+
+    fn step(&mut self, grads: &GradStore) -> Result<()> {
+        self.t += 1;
+        let p = &self.params;
+        let (b1, b2) = (p.beta1 as f32, p.beta2 as f32);
+        let scale_m = (1.0 / (1.0 - p.beta1.powi(self.t))) as f32;
+        let scale_v = (1.0 / (1.0 - p.beta2.powi(self.t))) as f32;
+        let decay = (1.0 - p.lr * p.weight_decay) as f32;
+        let (lr, eps) = (p.lr as f32, p.eps as f32);
+        for (var, w, m, v) in &mut self.vars {
+            let Some(g) = grads.get(var.as_tensor()) else {
+                continue;
+            };
+            let g = g
+                .flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(err)?;
+            for i in 0..w.len() {
+                m[i] = m[i] * b1 + g[i] * (1.0 - b1);
+                v[i] = v[i] * b2 + g[i] * g[i] * (1.0 - b2);
+                let (mh, vh) = (m[i] * scale_m, v[i] * scale_v);
+                w[i] = w[i] * decay - mh / (vh.sqrt() + eps) * lr;
+            }
+            let t = Tensor::from_slice(w, var.shape(), &Device::Cpu).map_err(err)?;
+            var.set(&t).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a model is fitted to.
+#[derive(Clone, Copy)]
+enum Targets<'a> {
+    /// Class labels: cross-entropy of the logits.
+    Classes(&'a [u32]),
+    /// Rows of `width` values: mean squared error.
+    Values(&'a [f32], usize),
+}
+
+impl Targets<'_> {
+    fn rows(&self) -> usize {
+        match *self {
+            Targets::Classes(y) => y.len(),
+            Targets::Values(y, w) => y.len() / w.max(1),
+        }
+    }
+}
+
+/// Minimise the loss of `forward(x batch)` against `targets` with AdamW
+/// over seeded shuffled batches; `x` holds one row of `shape` values per
+/// target row and is reshaped to `[batch, shape...]`. Returns the last
+/// epoch's mean loss; a non-finite loss is an error (diverged). Each epoch
+/// gathers the shuffled data once and takes its batches as views.
 fn fit(
     vm: &VarMap,
     forward: impl Fn(&Tensor) -> candle_core::Result<Tensor>,
     x: &[f32],
     shape: &[usize],
-    y: &[u32],
+    targets: Targets,
     spec: &TrainSpec,
 ) -> Result<f32> {
-    let n = y.len();
+    let n = targets.rows();
     let row: usize = shape.iter().product();
     if x.len() != n * row || n == 0 {
         return Err(bad(format!(
-            "{} input values for {n} labels of {row} values",
+            "{} input values for {n} targets of {row} values",
             x.len()
         )));
     }
-    let mut opt = AdamW::new(
-        vm.all_vars(),
-        ParamsAdamW {
-            lr: spec.lr,
-            ..Default::default()
-        },
-    )
-    .map_err(err)?;
+    let mut opt = FusedAdamW::new(vm.all_vars(), spec.lr)?;
     let mut dims = vec![n];
     dims.extend_from_slice(shape);
     let xs = Tensor::from_vec(x.to_vec(), dims, &Device::Cpu).map_err(err)?;
-    let ys = Tensor::from_vec(y.to_vec(), n, &Device::Cpu).map_err(err)?;
+    let ys = match targets {
+        Targets::Classes(y) => Tensor::from_vec(y.to_vec(), n, &Device::Cpu),
+        Targets::Values(y, w) => Tensor::from_vec(y.to_vec(), (n, w), &Device::Cpu),
+    }
+    .map_err(err)?;
     let mut rng = Rng::new(spec.seed ^ 0x5eed);
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut last = f32::NAN;
+    let batch = spec.batch.max(1);
     for _ in 0..spec.epochs.max(1) {
         for i in (1..n).rev() {
             order.swap(i, rng.below(i as u64 + 1) as usize);
         }
+        let idx = Tensor::from_slice(&order, n, &Device::Cpu).map_err(err)?;
+        let (ex, ey) = (
+            xs.index_select(&idx, 0).map_err(err)?,
+            ys.index_select(&idx, 0).map_err(err)?,
+        );
         let (mut sum, mut steps) = (0f32, 0);
-        for chunk in order.chunks(spec.batch.max(1)) {
-            let idx = Tensor::from_vec(chunk.to_vec(), chunk.len(), &Device::Cpu).map_err(err)?;
+        for start in (0..n).step_by(batch) {
+            let len = batch.min(n - start);
             let (bx, by) = (
-                xs.index_select(&idx, 0).map_err(err)?,
-                ys.index_select(&idx, 0).map_err(err)?,
+                ex.narrow(0, start, len).map_err(err)?,
+                ey.narrow(0, start, len).map_err(err)?,
             );
             let loss = forward(&bx)
-                .and_then(|logits| candle_nn::loss::cross_entropy(&logits, &by))
+                .and_then(|out| match targets {
+                    Targets::Classes(_) => candle_nn::loss::cross_entropy(&out, &by),
+                    Targets::Values(..) => candle_nn::loss::mse(&out, &by),
+                })
                 .map_err(err)?;
             let l = loss.to_scalar::<f32>().map_err(err)?;
             if !l.is_finite() {
@@ -254,7 +386,7 @@ fn fit(
                     "loss became {l}: training diverged (lower the learning rate)"
                 )));
             }
-            opt.backward_step(&loss).map_err(err)?;
+            opt.step(&loss.backward().map_err(err)?)?;
             sum += l;
             steps += 1;
         }
@@ -266,8 +398,22 @@ fn fit(
 /// Train an MLP classifier of widths `sizes` on `x` (rows of `sizes[0]`
 /// features) and labels `y` (< the last width) with cross-entropy and
 /// AdamW; returns its tensors under `prefix` and the last epoch's mean loss.
-/// A loss that turns NaN is an error (diverged training).
+/// A loss that turns NaN is an error (diverged training). This is the
+/// native step ([`native`]); [`train_mlp_candle`] is the same training in
+/// candle, 3-5x slower at DOGI's size.
 pub fn train_mlp(
+    prefix: &str,
+    sizes: &[usize],
+    x: &[f32],
+    y: &[u32],
+    cfg: &TrainConfig,
+) -> Result<(Tensors, f32)> {
+    native::train_mlp(prefix, sizes, x, y, cfg)
+}
+
+/// [`train_mlp`] through candle's autograd and layers (the reference the
+/// native step is tested against).
+pub fn train_mlp_candle(
     prefix: &str,
     sizes: &[usize],
     x: &[f32],
@@ -277,7 +423,14 @@ pub fn train_mlp(
     let vm = var_map(&init_mlp(prefix, sizes, cfg.seed))?;
     let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
     let layers = linears(&vb, prefix, sizes)?;
-    let loss = fit(&vm, |xs| mlp_forward(&layers, xs), x, &[sizes[0]], y, cfg)?;
+    let loss = fit(
+        &vm,
+        |xs| mlp_forward(&layers, xs),
+        x,
+        &[sizes[0]],
+        Targets::Classes(y),
+        cfg,
+    )?;
     Ok((trained(&vm)?, loss))
 }
 
@@ -342,7 +495,57 @@ pub fn train_gru(
         }
         mlp_forward(&head, &state.h)
     };
-    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    let loss = fit(&vm, forward, x, &[steps, inputs], Targets::Classes(y), spec)?;
+    Ok((trained(&vm)?, loss))
+}
+
+/// Train an LSTM regressor: an LSTM cell (`{prefix}.cell`, the
+/// [`wafer_core::model::LstmCell`] layout, candle's `_l0` names) run from a
+/// zero state over `shape.steps` inputs of `shape.inputs` values (oldest
+/// first; `x` holds one sequence per row of `y`), then a linear head
+/// `{prefix}.head.0` on the last hidden state into `shape.outputs` values,
+/// fitted to `y` by mean squared error with AdamW.
+pub fn train_lstm(
+    prefix: &str,
+    shape: LstmShape,
+    x: &[f32],
+    y: &[f32],
+    spec: &TrainSpec,
+) -> Result<(Tensors, f32)> {
+    let (inputs, hidden, outputs, steps) = (shape.inputs, shape.hidden, shape.outputs, shape.steps);
+    let mut rng = Rng::new(spec.seed);
+    let mut init = Tensors::default();
+    let c = format!("{prefix}.cell");
+    let g = 4 * hidden;
+    for (name, dims) in [
+        ("weight_ih_l0", vec![g, inputs]),
+        ("weight_hh_l0", vec![g, hidden]),
+        ("bias_ih_l0", vec![g]),
+        ("bias_hh_l0", vec![g]),
+    ] {
+        put(&mut init, &mut rng, &format!("{c}.{name}"), &dims, hidden);
+    }
+    put_head(&mut init, &mut rng, prefix, hidden, outputs);
+    let vm = var_map(&init)?;
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+    let lstm = candle_nn::rnn::lstm(inputs, hidden, Default::default(), vb.pp(&c)).map_err(err)?;
+    let head = linears(&vb, &format!("{prefix}.head"), &[hidden, outputs])?;
+    let forward = |xs: &Tensor| -> candle_core::Result<Tensor> {
+        let b = xs.dim(0)?;
+        let mut state = lstm.zero_state(b)?;
+        for t in 0..steps {
+            state = lstm.step(&xs.narrow(1, t, 1)?.squeeze(1)?, &state)?;
+        }
+        mlp_forward(&head, &state.h)
+    };
+    let loss = fit(
+        &vm,
+        forward,
+        x,
+        &[steps, inputs],
+        Targets::Values(y, outputs),
+        spec,
+    )?;
     Ok((trained(&vm)?, loss))
 }
 
@@ -442,7 +645,7 @@ pub fn train_tcn(
         let last = h.narrow(2, steps - 1, 1)?.squeeze(2)?;
         mlp_forward(&head, &last)
     };
-    let loss = fit(&vm, forward, x, &[steps, inputs], y, spec)?;
+    let loss = fit(&vm, forward, x, &[steps, inputs], Targets::Classes(y), spec)?;
     Ok((trained(&vm)?, loss))
 }
 

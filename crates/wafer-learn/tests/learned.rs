@@ -49,7 +49,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_random_operation_sequences(
         ops in prop::collection::vec((0u8..10, 0u64..600, 1u32..20), 1..3000),
-        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp", "phftl", "ml-dt"]),
+        pol in prop::sample::select(vec!["dogi", "dogi+User", "dogi+Grp", "phftl", "ml-dt", "shiro", "shiro-ng"]),
         vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo"]),
         seg in prop::sample::select(vec![4u32, 7]),
         prefill in any::<bool>(),
@@ -57,8 +57,13 @@ proptest! {
         wafer_learn::install();
         let cfg = DeviceConfig { logical_blocks: 600, op: 0.5, segment_blocks: seg, prefill, check_every: 97, ..Default::default() };
         let geo = cfg.geometry().unwrap();
-        let params = json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2});
-        let params = if pol.starts_with("dogi") { params } else { json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 1}) };
+        let params = match pol {
+            p if p.starts_with("dogi") => json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 2}),
+            "ml-dt" => json!({"min_examples": 16, "min_samples": 200, "retrain": 0.5, "epochs": 1}),
+            // Shiro's classifier: a window of 0.3 C, short trainings.
+            "phftl" => json!({"window": 0.3, "bootstrap_epochs": 2, "train_fraction": 0.5, "batch": 16}),
+            _ => json!({"window": 0.3, "bootstrap_epochs": 2, "train_fraction": 0.5, "batch": 16, "reward_horizon": 5}),
+        };
         let mut e = Engine::new(&cfg, geo, policy::build(pol, &params, &geo).unwrap(), victim::build(vic, &geo, 3).unwrap()).unwrap();
         if prefill { e.prefill().unwrap(); }
         let mut writes = 0u64;
@@ -169,8 +174,12 @@ fn phftl_and_ml_dt_train_online_save_and_reload() {
     wafer_learn::install();
     let dir = std::env::temp_dir().join(format!("wafer-seq-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = json!({"min_examples": 64, "retrain": 0.5, "epochs": 2});
     for (policy, classes) in [("phftl", 2), ("ml-dt", 19)] {
+        let p = if policy == "phftl" {
+            json!({"window": 0.25, "bootstrap_epochs": 3, "train_fraction": 0.5, "batch": 32})
+        } else {
+            json!({"min_examples": 64, "retrain": 0.5, "epochs": 2})
+        };
         let mut c = cfg(policy, "zipf:1.0", p.clone());
         c.device.logical_blocks = 1 << 13;
         c.device.segment_blocks = 16;
@@ -197,7 +206,11 @@ fn phftl_and_ml_dt_train_online_save_and_reload() {
         assert_eq!(model.metadata["policy"], policy);
         let f = dir.join(format!("{policy}.safetensors"));
         model.save(&f).unwrap();
-        c.params = json!({"model": f.to_str().unwrap(), "retrain": 0});
+        c.params = if policy == "phftl" {
+            json!({"model": f.to_str().unwrap(), "online": false})
+        } else {
+            json!({"model": f.to_str().unwrap(), "retrain": 0})
+        };
         assert_eq!(run(c.clone()).training.unwrap().trainings, 0);
         // Another policy's model is refused.
         let other = if policy == "phftl" { "ml-dt" } else { "phftl" };
@@ -266,12 +279,77 @@ fn no_training_on_prefilled_blocks() {
     // Retraining every 0.3 C: a prefill of 1 C used to train three times
     // before the workload started. Now sampling and training start with the
     // workload, so 0.25 C of writes trains nothing and 0.7 C trains twice.
-    for policy in ["dogi", "phftl", "ml-dt"] {
-        let mut c = cfg(policy, "zipf:1.0", quick());
+    for policy in ["dogi", "phftl", "ml-dt", "shiro"] {
+        let p = match policy {
+            "phftl" | "shiro" => json!({"window": 0.3, "bootstrap_epochs": 2}),
+            _ => quick(),
+        };
+        let mut c = cfg(policy, "zipf:1.0", p);
         c.writes = (1 << 15) / 4;
         assert_eq!(run(c.clone()).training.unwrap().trainings, 0, "{policy}");
         c.writes = (1 << 15) * 7 / 10;
         let t = run(c).training.unwrap();
         assert!(t.trainings <= 2, "{policy}: {t:?}");
     }
+}
+
+#[test]
+fn dogi_forced_configurations_are_estimated_and_measured() {
+    // Fig. 13's method: a mask forces the configuration; the model still
+    // estimates it and reports its own pick; the WAF measured while each
+    // configuration ran is kept beside the estimate.
+    let mut p = quick();
+    p["mask"] = json!(0b1001);
+    let r = run(cfg("dogi", "zipf:1.0", p));
+    let s = r.policy_state.unwrap();
+    assert_eq!(s["groups"], 3, "{s}");
+    assert_eq!(s["mask"], 0b1001);
+    let hist = s["configurations"].as_array().unwrap();
+    assert!(hist.len() >= 3, "{s}");
+    assert!(hist.iter().all(|h| h["mask"] == 0b1001));
+    assert!(hist.iter().any(|h| h["model_pick"].is_u64()));
+    assert!(hist[0]["measured_waf"].as_f64().unwrap() >= 1.0);
+    let est = hist
+        .iter()
+        .filter_map(|h| h["estimated_waf_chain"].as_f64());
+    assert!(est.clone().count() >= 1 && est.clone().all(|w| w >= 1.0));
+    let e = Simulation::new(cfg("dogi", "zipf:1.0", json!({"mask": 512})))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("mask must be below 512"), "{e}");
+}
+
+#[test]
+fn dogi_pool_victims_by_cost_benefit() {
+    // The artifact scores the pool gp/(1-gp)·√age; both rules are counted.
+    for (rule, guard) in [("cost-benefit", 0.5), ("fewest-valid", 0.0)] {
+        let mut p = quick();
+        p["pool_victim"] = json!(rule);
+        p["starvation_guard"] = json!(guard);
+        let r = run(cfg("dogi", "zipf:1.0", p));
+        let s = r.policy_state.unwrap();
+        assert_eq!(s["pool_victim"], rule);
+        let v = &s["victims"];
+        assert!(v["pool"].as_u64().unwrap() > 0, "{rule}: {v}");
+        if guard == 0.0 {
+            assert_eq!(v["guard"], 0, "{rule}: {v}");
+        }
+    }
+}
+
+#[test]
+fn nodap_with_dogi_user_predictions() {
+    // NoDaP^{+XU} with DOGI's predictor: its classes (hot, c1..c10) map to
+    // NoDaP groups by their blocks' median lifetimes.
+    let p = json!({"predictor": quick(), "max_groups": 4});
+    let mut c = cfg("nodap+dogi-user", "zipf:1.0", p);
+    c.accuracy = true;
+    let r = run(c);
+    let s = r.policy_state.as_ref().unwrap();
+    assert_eq!(s["predictor"], "dogi");
+    assert!(s["class_groups"].as_array().unwrap().len() >= 3, "{s}");
+    assert!(r.training.unwrap().trainings >= 3);
+    let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+    assert!(acc.accuracy > 0.2 && acc.accuracy < 1.0, "{}", acc.accuracy);
 }

@@ -318,3 +318,98 @@ fn trained_sequence_classifiers_run_in_the_kernels() {
     });
     assert!(acc > 0.9, "TCN accuracy {acc}");
 }
+
+/// The LSTM regressor of `lstm-km`: trained with candle, the same weights
+/// give the same predictions in the engine's kernel (LSTM cell + dense head),
+/// training is seeded, and it learns a temporal task.
+#[test]
+fn trained_lstm_regressor_runs_in_the_kernel() {
+    use wafer_core::model::train::{LstmShape, TrainSpec};
+    use wafer_core::model::Dense;
+    let (n, steps, inputs, outputs) = (400, 5, 3, 2);
+    let mut rng = Rng::new(21);
+    let x = rand_vec(&mut rng, n * steps * inputs, 1.0);
+    // Targets: the mean of channel 0 over the steps, channel 1 of the last step.
+    let y: Vec<f32> = x
+        .chunks(steps * inputs)
+        .flat_map(|s| {
+            let mean = s.chunks(inputs).map(|st| st[0]).sum::<f32>() / steps as f32;
+            [mean, s[(steps - 1) * inputs + 1]]
+        })
+        .collect();
+    let shape = LstmShape {
+        inputs,
+        steps,
+        hidden: 16,
+        outputs,
+    };
+    let spec = TrainSpec {
+        epochs: 40,
+        batch: 32,
+        lr: 1e-2,
+        seed: 3,
+    };
+    let (t, loss) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
+    let (t2, _) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
+    assert_eq!(t.tensors, t2.tensors, "seeded");
+    let var = y.iter().map(|v| v * v).sum::<f32>() / y.len() as f32;
+    assert!(loss < 0.2 * var, "loss {loss} vs target variance {var}");
+    // Kernel vs candle on the trained weights.
+    let mut cell = LstmCell::load(&t, "m.cell", inputs, 16).unwrap();
+    let head = Dense::load(&t, "m.head.0", 16, outputs).unwrap();
+    let vb = vb(&t);
+    let lstm = candle_nn::rnn::lstm(inputs, 16, LSTMConfig::default(), vb.pp("m.cell")).unwrap();
+    let lin = candle_nn::linear(16, outputs, vb.pp("m.head.0")).unwrap();
+    for s in x.chunks(steps * inputs).take(20) {
+        let (mut h, mut c) = (vec![0f32; 16], vec![0f32; 16]);
+        for st in s.chunks(inputs) {
+            cell.step(st, &mut h, &mut c);
+        }
+        let mut ours = vec![0f32; outputs];
+        head.forward(&h, &mut ours);
+        let mut state = lstm.zero_state(1).unwrap();
+        for st in s.chunks(inputs) {
+            state = lstm
+                .step(
+                    &Tensor::from_vec(st.to_vec(), (1, inputs), &Device::Cpu).unwrap(),
+                    &state,
+                )
+                .unwrap();
+        }
+        let theirs = row(&lin.forward(&state.h).unwrap());
+        close(&ours, &theirs, "lstm regressor");
+    }
+}
+
+#[test]
+fn native_mlp_training_matches_candle() {
+    // The native step is candle's training written out: same batches, same
+    // loss, same AdamW; after 3 epochs the weights agree to float rounding.
+    let mut rng = Rng::new(21);
+    let (n, d) = (500, 6);
+    let x = rand_vec(&mut rng, n * d, 1.0);
+    let y: Vec<u32> = x
+        .chunks(d)
+        .map(|r| ((r[0] + r[1] + 2.0) * 2.4).clamp(0.0, 9.0) as u32)
+        .collect();
+    let sizes = [6, 32, 32, 10];
+    let cfg = TrainConfig {
+        epochs: 3,
+        batch: 128,
+        lr: 1e-2,
+        seed: 4,
+    };
+    let (a, la) = train_mlp("mlp", &sizes, &x, &y, &cfg).unwrap();
+    let (b, lb) = wafer_learn::train_mlp_candle("mlp", &sizes, &x, &y, &cfg).unwrap();
+    assert!((la - lb).abs() < 1e-4, "loss {la} vs {lb}");
+    for (name, (shape, va)) in &a.tensors {
+        let (shape_b, vb) = &b.tensors[name];
+        assert_eq!(shape, shape_b, "{name}");
+        let worst = va
+            .iter()
+            .zip(vb)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-4, "{name}: {worst}");
+    }
+}

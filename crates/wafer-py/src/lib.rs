@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use wafer_core::policy::fios::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
 use wafer_core::{future, policy, victim, workload, Error, RunConfig};
@@ -267,6 +268,41 @@ fn workload_requests(
     }))
 }
 
+/// The selected requests of a trace as columns `(time_ns, offset_bytes,
+/// size_bytes, op, device)` with op 0 read, 1 write, 2 trim; at most
+/// `max_requests` of them (workload clustering, `wafer.tune`).
+#[pyfunction]
+#[pyo3(signature = (path, format=None, max_requests=None))]
+#[allow(clippy::type_complexity)]
+fn trace_columns(
+    py: Python<'_>,
+    path: &str,
+    format: Option<&str>,
+    max_requests: Option<u64>,
+) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u64>, Vec<u8>, Vec<u64>)> {
+    py.detach(|| {
+        let sel = Selection {
+            max_requests,
+            ..Default::default()
+        };
+        let (mut s, _) = trace::open_selected(path, format, &sel)?;
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        while let Some(r) = s.next_record()? {
+            out.0.push(r.time_ns);
+            out.1.push(r.offset);
+            out.2.push(r.size);
+            out.3.push(match r.op {
+                wafer_core::Op::Read => 0,
+                wafer_core::Op::Write => 1,
+                wafer_core::Op::Trim => 2,
+            });
+            out.4.push(r.device);
+        }
+        Ok(out)
+    })
+    .map_err(to_py)
+}
+
 /// Generate `requests` requests of workload `spec` and return
 /// (blocks generated, seconds): the generator's own speed.
 #[pyfunction]
@@ -412,6 +448,47 @@ fn oracle_search_json(
     .map_err(to_py)
 }
 
+/// Weighted K-means as the `fios` policy runs it (k-means++ seeded by
+/// `seed`, or the given initial centres; Lloyd to no change or `max_iter`):
+/// `{"centers", "labels", "init", "iterations", "inertia", "converged"}` as
+/// JSON. For the scikit-learn parity test.
+#[pyfunction]
+#[pyo3(signature = (points, weights, k, seed=1, max_iter=300, init=None))]
+fn kmeans_json(
+    points: Vec<Vec<f64>>,
+    weights: Vec<f64>,
+    k: usize,
+    seed: u64,
+    max_iter: u32,
+    init: Option<Vec<Vec<f64>>>,
+) -> PyResult<String> {
+    let d = points.first().map_or(1, |p| p.len());
+    if k == 0 || points.iter().any(|p| p.len() != d) || weights.len() != points.len() {
+        return Err(ConfigError::new_err(
+            "kmeans: k >= 1, points of one dimension, one weight per point",
+        ));
+    }
+    let flat: Vec<f64> = points.into_iter().flatten().collect();
+    let how = match init {
+        Some(c) => Init::Given(c.into_iter().flatten().collect()),
+        None => Init::PlusPlus(seed),
+    };
+    let c = kmeans(&flat, &weights, d, k, &how, max_iter);
+    Ok(serde_json::json!({
+        "centers": c.centers.chunks(d).collect::<Vec<_>>(),
+        "init": c.init.chunks(d).collect::<Vec<_>>(),
+        "labels": c.labels, "iterations": c.iterations, "inertia": c.inertia,
+        "converged": c.converged,
+    })
+    .to_string())
+}
+
+/// The device presets, as JSON.
+#[pyfunction]
+fn presets_json() -> String {
+    wafer_core::preset::registry().to_string()
+}
+
 fn run_config(json: &str) -> PyResult<RunConfig> {
     serde_json::from_str(json)
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
@@ -436,6 +513,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_columns, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
@@ -444,6 +522,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
+    m.add_function(wrap_pyfunction!(kmeans_json, m)?)?;
+    m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;

@@ -10,13 +10,46 @@ use super::check;
 use super::semantics::GcSemantics;
 use super::stats::{Counters, Stats};
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
-use crate::device::{DeviceConfig, GcMode, Geometry};
+use serde::Serialize;
+
+use crate::device::{BackgroundGc, DeviceConfig, GcMode, Geometry};
 use crate::error::{Error, Result};
 use crate::future::accuracy::class_of;
 use crate::future::{remaining, Future, NEVER};
 use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::request::{Op, Request};
 use crate::victim::{BlockEvent, VictimSelector};
+
+/// How this engine runs GC, resolved from the device configuration for its
+/// segment count and the policy's groups (reported in every result).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct GcSettings {
+    /// Foreground GC starts when fewer segments than this are free [segments].
+    pub start_below: usize,
+    /// Foreground GC stops once this many segments are free [segments].
+    pub stop_at: usize,
+    /// The foreground watermark asked for (`gc_low_fraction`) when the
+    /// device could not hold it with every logical block valid and it was
+    /// lowered to `start_below` [segments].
+    pub lowered_from: Option<usize>,
+    /// Background GC mode (`off`, `after-request`, `idle-gap`).
+    pub background: &'static str,
+    /// Background GC runs while fewer segments than this are free
+    /// [segments]; 0 when off.
+    pub background_below: usize,
+    /// Background victims hold at most this many valid blocks [blocks].
+    pub background_max_valid: u32,
+}
+
+/// Background GC as configured.
+#[derive(Clone, Copy, Debug)]
+struct Background {
+    mode: BackgroundGc,
+    below: usize,
+    max_valid: u32,
+    idle_ns: u64,
+    victim_ns: u64,
+}
 
 /// Largest batch of user blocks handed to the policy at once [blocks].
 pub const MAX_BATCH: usize = 256;
@@ -72,6 +105,14 @@ pub struct Engine {
     picked: Vec<SegmentId>,
     /// What the prefill wrote (before the statistics were reset).
     prefill: Counters,
+    /// Background GC, when configured.
+    bg: Option<Background>,
+    /// Arrival time of the previous request [ns], once there was one.
+    last_request_ns: Option<u64>,
+    /// GC settings, for the result.
+    gc: GcSettings,
+    /// The victim selector scores by a policy's hint ([`VictimSelector::wants_hint`]).
+    hinted: bool,
 }
 
 impl Engine {
@@ -85,8 +126,45 @@ impl Engine {
         let groups = policy.groups().max(1);
         // The free reserve is the device's, the same for every policy; the
         // open segments of the policy's groups are its own cost.
-        let gc_low = (cfg.gc_low as usize).max(MIN_RESERVE);
+        let n = geo.segments as usize;
+        let of_segments = |f: f64| (f * n as f64).ceil() as usize;
+        let mut gc_low = cfg
+            .gc_low_fraction
+            .map_or(cfg.gc_low as usize, of_segments)
+            .max(MIN_RESERVE);
+        let mut gc_high = match cfg.gc_low_fraction {
+            Some(lo) => of_segments(cfg.gc_high_fraction.unwrap_or(lo)),
+            None => cfg.gc_high as usize,
+        }
+        .max(gc_low);
+        let mut lowered_from = None;
+        if cfg.gc_low_fraction.is_some() {
+            // The most segments that can stay free beside the groups' open
+            // ones while every logical block is valid (see check_reserve).
+            let data = geo.logical_blocks as usize / geo.segment_blocks as usize + 1;
+            let fit = n.saturating_sub(groups + data).max(MIN_RESERVE);
+            if gc_low > fit {
+                lowered_from = Some(gc_low);
+                gc_low = fit;
+            }
+            gc_high = gc_high.min(fit).max(gc_low);
+        }
         geo.check_reserve((gc_low + groups) as u32)?;
+        if cfg.background_gc != BackgroundGc::Off && cfg.gc_mode != GcMode::Watermark {
+            return Err(Error::config(
+                "background_gc",
+                "runs with gc_mode watermark only (a garbage-proportion log has no free-space watermark)",
+            ));
+        }
+        let bg = (cfg.background_gc != BackgroundGc::Off).then(|| Background {
+            mode: cfg.background_gc,
+            below: of_segments(cfg.background_free_fraction),
+            max_valid: ((1.0 - cfg.background_min_invalid) * geo.segment_blocks as f64).floor()
+                as u32,
+            idle_ns: cfg.idle_ns,
+            victim_ns: cfg.background_victim_ns,
+        });
+        let hinted = victim.wants_hint();
         let (gp, max_valid) = match cfg.gc_mode {
             GcMode::Watermark => (None, geo.segment_blocks),
             GcMode::GarbageProportion => {
@@ -108,7 +186,7 @@ impl Engine {
             policy,
             victim,
             gc_low,
-            gc_high: (cfg.gc_high as usize).max(gc_low),
+            gc_high,
             gp,
             max_valid,
             log_blocks: 0,
@@ -128,7 +206,19 @@ impl Engine {
             victim_group,
             picked: Vec::new(),
             prefill: Counters::default(),
+            gc: GcSettings {
+                start_below: gc_low,
+                stop_at: gc_high,
+                lowered_from,
+                background: cfg.background_gc.name(),
+                background_below: bg.map_or(0, |b| b.below),
+                background_max_valid: bg.map_or(0, |b| b.max_valid),
+            },
+            bg,
+            last_request_ns: None,
+            hinted,
         };
+        e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
         Ok(e)
     }
@@ -215,14 +305,15 @@ impl Engine {
         if !self.started {
             self.start_workload();
         }
+        if let Some(bg) = self.bg {
+            self.idle_gc(bg, req.time_ns)?;
+        }
         self.stats.c.requests += 1;
         self.ftl.now_ns = req.time_ns;
         let lba = req.lba as u32;
-        if self.sem.per_request && req.op != Op::Read {
-            return self.submit_then_collect(req, lba);
-        }
         match req.op {
-            Op::Write => self.write(lba, req.blocks, req.time_ns, req.tenant),
+            Op::Write | Op::Trim if self.sem.per_request => self.submit_then_collect(req, lba)?,
+            Op::Write => self.write(lba, req.blocks, req.time_ns, req.tenant)?,
             Op::Read => {
                 self.read(lba, req.blocks);
                 self.policy.on_read(
@@ -232,10 +323,52 @@ impl Engine {
                     },
                     req,
                 );
-                Ok(())
             }
-            Op::Trim => self.trim(lba, req.blocks),
+            Op::Trim => self.trim(lba, req.blocks)?,
         }
+        if let Some(bg) = self.bg {
+            if bg.mode == BackgroundGc::AfterRequest {
+                self.background_gc(bg, 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `idle-gap` background GC before a request arriving at `time_ns`: the
+    /// gap since the previous request is idle time if long enough.
+    #[inline]
+    fn idle_gc(&mut self, bg: Background, time_ns: u64) -> Result<()> {
+        let prev = self.last_request_ns.replace(time_ns);
+        if bg.mode != BackgroundGc::IdleGap {
+            return Ok(());
+        }
+        match prev.map(|p| time_ns.saturating_sub(p)) {
+            Some(gap) if gap >= bg.idle_ns => self.background_gc(bg, (gap / bg.victim_ns).max(1)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Collect up to `victims` victims while fewer than `bg.below` segments
+    /// are free, each holding at most `bg.max_valid` valid blocks (Shiro
+    /// §III-C's background GC).
+    #[cold]
+    #[inline(never)]
+    fn background_gc(&mut self, bg: Background, victims: u64) -> Result<()> {
+        for _ in 0..victims {
+            if self.ftl.free.len() >= bg.below {
+                break;
+            }
+            match self.choose_victim(bg.max_valid.min(self.max_valid))? {
+                Some(v) => {
+                    let valid = self.ftl.segs.valid[v as usize];
+                    self.relocate(v)?;
+                    self.stats.c.background_victims += 1;
+                    self.stats.c.background_gc_writes += valid as u64;
+                }
+                None => break,
+            }
+        }
+        Ok(())
     }
 
     /// A write or trim under per-request GC checks: apply it, then check once.
@@ -485,7 +618,7 @@ impl Engine {
         let mut rounds = 0;
         while self.log_garbage() as f64 > gp * self.log_blocks as f64 && rounds < self.sem.pick {
             rounds += 1;
-            match self.choose_victim()? {
+            match self.choose_victim(self.max_valid)? {
                 Some(v) => self.relocate(v)?,
                 None => break,
             }
@@ -509,7 +642,7 @@ impl Engine {
         let mut picked = std::mem::take(&mut self.picked);
         picked.clear();
         while picked.len() < self.sem.pick as usize {
-            match self.choose_victim()? {
+            match self.choose_victim(self.max_valid)? {
                 Some(v) => {
                     // Out of the candidates until all are chosen: selectors
                     // that scan for sealed segments would choose it again.
@@ -529,15 +662,16 @@ impl Engine {
         Ok(())
     }
 
-    /// The policy's victim, else the selector's, among eligible segments.
-    fn choose_victim(&mut self) -> Result<Option<SegmentId>> {
+    /// The policy's victim, else the selector's, among sealed segments
+    /// with at most `max_valid` valid blocks.
+    fn choose_victim(&mut self, max_valid: u32) -> Result<Option<SegmentId>> {
         if self.victim_group {
             let g = self.policy.victim_group(
                 &Ctx {
                     ftl: &self.ftl,
                     future: self.future.as_ref(),
                 },
-                self.max_valid,
+                max_valid,
             );
             self.victim.set_policy_group(g);
         }
@@ -546,12 +680,12 @@ impl Engine {
                 ftl: &self.ftl,
                 future: self.future.as_ref(),
             },
-            self.max_valid,
+            max_valid,
         ) {
             Some(v) => {
                 let s = v as usize;
                 if self.ftl.segs.state.get(s) != Some(&SegState::Sealed)
-                    || self.ftl.segs.valid[s] > self.max_valid
+                    || self.ftl.segs.valid[s] > max_valid
                 {
                     return Err(Error::Simulation(format!(
                         "policy '{}' chose segment {v} as victim, which is not sealed or not eligible",
@@ -561,7 +695,12 @@ impl Engine {
                 self.victim.remove(v, &self.ftl);
                 Ok(Some(v))
             }
-            None => Ok(self.victim.select(&self.ftl, self.max_valid)),
+            None => {
+                if self.hinted {
+                    self.victim.set_hint(self.policy.victim_hint());
+                }
+                Ok(self.victim.select(&self.ftl, max_valid))
+            }
         }
     }
 
@@ -644,7 +783,7 @@ impl Engine {
                 break;
             }
             rounds += 1;
-            let victim = self.choose_victim()?.ok_or_else(|| {
+            let victim = self.choose_victim(self.max_valid)?.ok_or_else(|| {
                 Error::Simulation(
                     "GC found no sealed segment to collect; the device is too small".into(),
                 )
@@ -828,6 +967,11 @@ impl Engine {
     /// Whether the run has the annotated future.
     pub fn has_future(&self) -> bool {
         self.future.is_some()
+    }
+
+    /// How GC runs on this device (watermarks, background mode).
+    pub fn gc_settings(&self) -> GcSettings {
+        self.gc
     }
 
     /// What the policy reports about its run-time decisions.

@@ -94,6 +94,10 @@ pub struct Ftl {
     /// start] (trace time: the replayer's cost-benefit age, WARCIP's and
     /// SFS's clocks). 0 during the prefill.
     pub now_ns: u64,
+    /// Free segments the engine's GC keeps in reserve [segments] (the
+    /// device's `gc_low`, set by the engine): policies that model their
+    /// space budget (DOGI's configuration model) read it here.
+    pub gc_reserve: u32,
     /// Segments sealed so far (source of `seal_seq`).
     seals: u64,
     /// log2(segment_blocks) when it is a power of two: a shift instead of a division.
@@ -127,6 +131,7 @@ impl Ftl {
             ],
             now: 0,
             now_ns: 0,
+            gc_reserve: 0,
             seals: 0,
             seg_shift: geo
                 .segment_blocks

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::device::Geometry;
 use crate::ftl::GroupId;
-use crate::future::accuracy::{ratio, Confusion};
+use crate::future::accuracy::{f1, ratio, Confusion};
 
 /// Bins of the victim valid-ratio histogram ([0, 0.05), [0.05, 0.1), ... [0.95, 1]).
 pub const VICTIM_BINS: usize = 20;
@@ -46,6 +46,17 @@ pub struct Counters {
     pub predicted_gc: u64,
     /// Of those, predicted right (the block dies within its destination's range).
     pub predicted_gc_right: u64,
+    /// User-written blocks predicted in class 0 (the shortest lifetimes:
+    /// "short-lived", "hot"), for precision and recall of that class.
+    pub predicted_user_short: u64,
+    /// Predicted user-written blocks whose true class is 0.
+    pub actual_user_short: u64,
+    /// Of those, predicted in class 0.
+    pub predicted_user_short_right: u64,
+    /// Victims collected by background GC (included in `victims`).
+    pub background_victims: u64,
+    /// Blocks moved by background GC (included in `gc_writes`).
+    pub background_gc_writes: u64,
 }
 
 impl Counters {
@@ -80,6 +91,19 @@ pub struct WindowRow {
     pub user_accuracy: Option<f64>,
     /// Accuracy of the user-write predictions from the start to the window's end.
     pub cumulative_user_accuracy: Option<f64>,
+    /// Precision of the window's user-write predictions of class 0 (the
+    /// short-lived class): right / predicted short.
+    pub user_precision: Option<f64>,
+    /// Recall of class 0 in the window: found / truly short.
+    pub user_recall: Option<f64>,
+    /// F1 of class 0 in the window.
+    pub user_f1: Option<f64>,
+    /// Precision of class 0 from the start to the window's end.
+    pub cumulative_user_precision: Option<f64>,
+    /// Recall of class 0 from the start to the window's end.
+    pub cumulative_user_recall: Option<f64>,
+    /// F1 of class 0 from the start to the window's end.
+    pub cumulative_user_f1: Option<f64>,
     /// Accuracy of the window's GC-write predictions.
     pub gc_accuracy: Option<f64>,
     /// Accuracy of the GC-write predictions from the start to the window's end.
@@ -246,6 +270,30 @@ impl Stats {
                 c.predicted_user - s.predicted_user,
             ),
             cumulative_user_accuracy: ratio(c.predicted_user_right, c.predicted_user),
+            user_precision: ratio(
+                c.predicted_user_short_right - s.predicted_user_short_right,
+                c.predicted_user_short - s.predicted_user_short,
+            ),
+            user_recall: ratio(
+                c.predicted_user_short_right - s.predicted_user_short_right,
+                c.actual_user_short - s.actual_user_short,
+            ),
+            user_f1: f1(
+                ratio(
+                    c.predicted_user_short_right - s.predicted_user_short_right,
+                    c.predicted_user_short - s.predicted_user_short,
+                ),
+                ratio(
+                    c.predicted_user_short_right - s.predicted_user_short_right,
+                    c.actual_user_short - s.actual_user_short,
+                ),
+            ),
+            cumulative_user_precision: ratio(c.predicted_user_short_right, c.predicted_user_short),
+            cumulative_user_recall: ratio(c.predicted_user_short_right, c.actual_user_short),
+            cumulative_user_f1: f1(
+                ratio(c.predicted_user_short_right, c.predicted_user_short),
+                ratio(c.predicted_user_short_right, c.actual_user_short),
+            ),
             gc_accuracy: ratio(
                 c.predicted_gc_right - s.predicted_gc_right,
                 c.predicted_gc - s.predicted_gc,
@@ -305,6 +353,9 @@ impl Stats {
         } else {
             self.c.predicted_user += 1;
             self.c.predicted_user_right += right;
+            self.c.predicted_user_short += (pred == 0) as u64;
+            self.c.actual_user_short += (truth == 0) as u64;
+            self.c.predicted_user_short_right += (pred == 0 && truth == 0) as u64;
             &mut self.confusion_user
         };
         m.record(truth, pred);

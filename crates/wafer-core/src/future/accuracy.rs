@@ -102,7 +102,8 @@ pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
-fn f1(p: Option<f64>, r: Option<f64>) -> Option<f64> {
+/// Harmonic mean of a precision and a recall (0 when both are 0).
+pub(crate) fn f1(p: Option<f64>, r: Option<f64>) -> Option<f64> {
     match (p, r) {
         (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
         (Some(_), Some(_)) => Some(0.0),

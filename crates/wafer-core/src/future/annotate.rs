@@ -205,9 +205,14 @@ fn flush_reversed(f: &File, path: &Path, deaths: &mut Vec<u8>, at: u64) -> Resul
     Ok(())
 }
 
+/// `p` with `suffix` and this process's own tag appended: scratch files of
+/// two processes annotating the same trace at once never collide (the
+/// finished file is moved into place atomically).
 fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut s = p.as_os_str().to_owned();
-    s.push(suffix);
+    s.push(format!(".{}-{n}{suffix}", std::process::id()));
     PathBuf::from(s)
 }
 

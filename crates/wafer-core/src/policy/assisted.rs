@@ -121,7 +121,7 @@ impl Bins {
 }
 
 /// Interned composite names (`name()` is `&'static str`; few distinct ones).
-fn intern(name: &str) -> &'static str {
+pub(crate) fn intern(name: &str) -> &'static str {
     static NAMES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
     let mut v = NAMES
         .get_or_init(Default::default)
@@ -335,6 +335,9 @@ impl Placement for Assisted {
     }
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
+    }
+    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+        self.inner.prepare_stream(run)
     }
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.inner.on_workload_start(ctx);

@@ -17,7 +17,9 @@
 //! * Training (online, through the process's trainer): one write in ten is
 //!   sampled with its window, labelled by the class of its lifetime when it
 //!   dies (or of its age, a lower bound, while it lives past the first
-//!   bound); retraining every 0.78 drive-writes.
+//!   bound); retraining every 0.78 drive-writes, on a thread
+//!   beside the replay, the new model taking over 0.25 drive-writes after
+//!   its training started ([`super::online`]).
 //! * Victims: the configured selector (the DOGI paper runs ML-DT with
 //!   cost-benefit).
 //!
@@ -78,6 +80,10 @@ pub struct Params {
     pub min_examples: usize,
     /// Retrain every this many user writes [C]; 0 = never (needs `model`).
     pub retrain: f64,
+    /// A new model takes effect this long after its training started [C]
+    /// (the training runs beside the replay meanwhile; DOGI's default);
+    /// 0 = synchronously.
+    pub deploy: f64,
     /// Training epochs.
     pub epochs: usize,
     /// Training batch.
@@ -103,6 +109,7 @@ impl Default for Params {
             min_samples: 20_000,
             min_examples: 256,
             retrain: 0.78,
+            deploy: 0.25,
             epochs: 3,
             batch: 128,
             lr: 5e-3,
@@ -188,7 +195,8 @@ impl MlDt {
             p.sample_every,
             retrain_every,
             model.is_some(),
-        )?;
+        )?
+        .with_deploy_delay((p.deploy.max(0.0) * c as f64).round() as u64);
         Ok(MlDt {
             capacity: c,
             last: LastWrite::new(c),
@@ -222,19 +230,20 @@ impl MlDt {
         let spec = self
             .online
             .spec(self.p.epochs, self.p.batch, self.p.lr, self.p.seed);
-        let p = &self.p;
-        let trained = self.online.train(now, y.len(), || {
+        let p = self.p.clone();
+        self.online.spawn(now, y.len(), move || {
             let (t, loss) = trainer.train_tcn("tcn", shape, p.levels, p.kernel, &x, &y, &spec)?;
-            Ok((Model::load(&t, p)?, loss))
+            Ok((Model::load(&t, &p)?, loss))
         });
-        if let Some(mut m) = trained {
-            // Bring the new model's stream up to now: step it over the
-            // window (all it depends on).
-            for x in self.window.chunks_exact(INPUTS) {
-                m.tcn.step(&mut m.stream, x);
-            }
-            self.model = Some(m);
+    }
+
+    /// Put a trained model to work, its stream brought up to now: stepped
+    /// over the window (all it depends on).
+    fn deploy(&mut self, mut m: Model) {
+        for x in self.window.chunks_exact(INPUTS) {
+            m.tcn.step(&mut m.stream, x);
         }
+        self.model = Some(m);
     }
 }
 
@@ -248,6 +257,9 @@ impl Placement for MlDt {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+        if let Some(m) = self.online.ready::<Model>(ctx.now()) {
+            self.deploy(m);
+        }
         if self.online.due(ctx.now()) {
             self.retrain(ctx.now());
         }

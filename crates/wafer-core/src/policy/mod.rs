@@ -15,11 +15,14 @@ mod eti;
 mod fadac;
 mod fk;
 mod gw;
+pub mod fios;
+mod lstm_km;
 mod midas;
 mod ml_dt;
 mod multilog;
 mod multiqueue;
 pub mod nodap;
+mod ofios;
 mod online;
 mod oracle_hotcold;
 mod oracle_sort;
@@ -29,9 +32,12 @@ mod sealed;
 mod sepbit;
 mod sfr;
 mod sfs;
-mod two_r;
 mod uw;
 mod warcip;
+pub mod shiro;
+pub mod streams;
+mod two_r;
+mod vstream;
 
 use serde_json::Value;
 
@@ -173,6 +179,12 @@ pub trait Placement: Send {
     fn select_victim(&mut self, _ctx: &Ctx, _max_valid: u32) -> Option<SegmentId> {
         None
     }
+    /// What a victim selector that scores by the policy's predictions
+    /// (Adjusted Greedy) should know before its next choice; `None` if the
+    /// policy has nothing to say. Asked only when such a selector runs.
+    fn victim_hint(&self) -> Option<crate::victim::VictimHint> {
+        None
+    }
     /// Whether the policy follows individual blocks into segments
     /// ([`Placement::on_block`]); asked once, so the engine skips the calls
     /// for the others.
@@ -223,6 +235,13 @@ pub trait Placement: Send {
     /// of its request stream (NoDaP searches its configuration here). Only
     /// called for runs with an annotation.
     fn prepare(&mut self, _run: &RunConfig, _ann: &Arc<Annotation>) -> Result<()> {
+        Ok(())
+    }
+    /// Offline preparation from the run's own request stream, before the
+    /// prefill: a policy that trains on the whole trace (FIOS `train=full`)
+    /// or must know the trace's span (time windows) reads it here with
+    /// [`crate::source::replay_requests`]. Called for every run.
+    fn prepare_stream(&mut self, _run: &RunConfig) -> Result<()> {
         Ok(())
     }
     /// Whether the policy places by the annotated future (an oracle): the
@@ -285,7 +304,11 @@ pub const REGISTRY: &[PolicyInfo] = &[
     base::INFO,
     two_r::INFO,
     sepbit::INFO,
+    sepbit::INFO_NG,
     midas::INFO,
+    midas::INFO_NG,
+    shiro::INFO,
+    shiro::INFO_NG,
     phftl::INFO,
     ml_dt::INFO,
     dogi::INFO,
@@ -293,6 +316,7 @@ pub const REGISTRY: &[PolicyInfo] = &[
     oracle_hotcold::INFO,
     oracle_sort::INFO,
     autostream::INFO,
+    autostream::INFO_PUB,
     equal_partition::INFO,
     warcip::INFO,
     dac::INFO,
@@ -305,15 +329,20 @@ pub const REGISTRY: &[PolicyInfo] = &[
     uw::INFO,
     gw::INFO,
     fk::INFO,
+    fios::INFO,
+    ofios::INFO,
+    vstream::INFO,
+    lstm_km::INFO,
 ];
 
 /// Policies that train online: they need the process's trainer
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
-pub const LEARNED: &[&str] = &["phftl", "ml-dt", "dogi"];
+pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi", "lstm-km"];
 
 /// Build the policy registered under `name` with parameter overrides `params`.
-/// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]).
+/// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]);
+/// `nodap+POLICY-user` NoDaP with POLICY's user predictions ([`nodap::user`]).
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
     if let Some(stage) = dogi::Dogi::stage_of(name) {
         let mut p = params.clone();
@@ -322,6 +351,11 @@ pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Place
         }
         p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
         return build("dogi", &p, geo);
+    }
+    if let Some(predictor) = nodap::user::predictor_of(name) {
+        return Ok(Box::new(nodap::user::NoDapUser::build(
+            name, predictor, params, geo,
+        )?));
     }
     if let Some((base, assists)) = assisted::parse(name)? {
         let inner = build(base, params, geo)?;

@@ -20,6 +20,9 @@
 //! Greedy and Cost-Benefit, so it uses the configured selector (the papers
 //! that compare against it use cost-benefit).
 //!
+//! `sepbit-ng` (Shiro §V-B, Fig. 9) keeps groups 0 and 1 and sends every
+//! GC-written block to group 2.
+//!
 //! Two rules have the replayer's variant as an option (the `sepbit-replayer`
 //! setup sets both):
 //! * `user_test`: `exact` (default) tests the exact lifetime, from a per-LBA
@@ -72,6 +75,19 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
             ));
         }
         Ok(Box::new(SepBit::new(p, geo)))
+    },
+};
+
+/// SepBIT-NG (Shiro §V-B, Fig. 9): SepBIT's user separation, one GC group.
+pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
+    name: "sepbit-ng",
+    description:
+        "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| {
+        let mut s = SepBit::new(params::parse("sepbit-ng", p)?, geo);
+        s.ng = true;
+        Ok(Box::new(s))
     },
 };
 
@@ -229,6 +245,8 @@ impl Ell {
 /// SepBIT state.
 pub struct SepBit {
     p: Params,
+    /// SepBIT-NG: every GC-written block goes to group 2.
+    ng: bool,
     last: LastWrite,
     ell: Ell,
     /// [ℓ] as a lifetime-class bound (group 0 predicts a lifetime below ℓ).
@@ -240,6 +258,7 @@ pub struct SepBit {
 impl SepBit {
     fn new(p: Params, geo: &crate::device::Geometry) -> Self {
         SepBit {
+            ng: false,
             last: LastWrite::new(geo.logical_blocks),
             ell: Ell::new(
                 p.window_segments,
@@ -255,11 +274,19 @@ impl SepBit {
 
 impl Placement for SepBit {
     fn name(&self) -> &'static str {
-        "sepbit"
+        if self.ng {
+            "sepbit-ng"
+        } else {
+            "sepbit"
+        }
     }
 
     fn groups(&self) -> usize {
-        6
+        if self.ng {
+            3
+        } else {
+            6
+        }
     }
 
     fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
@@ -287,7 +314,7 @@ impl Placement for SepBit {
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        if b.from_group == 0 {
+        if b.from_group == 0 || self.ng {
             return 2;
         }
         let age = self.last.since(b.lba, ctx.now()).unwrap_or(0) as f64;

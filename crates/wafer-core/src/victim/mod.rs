@@ -3,6 +3,7 @@
 //! choice ([`crate::policy::Placement::select_victim`]); otherwise the
 //! configured selector decides.
 
+pub mod adjusted_greedy;
 mod cat;
 mod cost_benefit;
 mod cost_hotness;
@@ -15,6 +16,7 @@ mod random;
 mod random_greedy;
 mod window_greedy;
 
+pub use adjusted_greedy::AdjustedGreedy;
 pub use cat::Cat;
 pub(crate) use cost_benefit::score as cost_benefit_score;
 pub use cost_benefit::{CostBenefit, CostBenefitClock, CostBenefitConfig, CostBenefitForm};
@@ -80,6 +82,35 @@ pub trait VictimSelector: Send {
     }
     /// The group the policy named for the next choice (`None`: it named none).
     fn set_policy_group(&mut self, _group: Option<GroupId>) {}
+    /// Whether the selector scores by a placement policy's
+    /// [`VictimHint`]: the engine then asks the policy before each choice
+    /// ([`crate::policy::Placement::victim_hint`]) and passes the answer
+    /// to [`VictimSelector::set_hint`]. Asked once, at construction.
+    fn wants_hint(&self) -> bool {
+        false
+    }
+    /// The policy's hint for the next choice (`None`: it gives none).
+    fn set_hint(&mut self, _hint: Option<VictimHint>) {}
+}
+
+/// What a placement policy tells a victim selector that needs it (Shiro's
+/// Adjusted Greedy, Eq. 1): its lifetime threshold and which groups hold
+/// blocks it predicted to die within that threshold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VictimHint {
+    /// The lifetime threshold T [user blocks].
+    pub threshold: u64,
+    /// Groups of blocks predicted short-lived (bit g = group g; groups 64
+    /// and up cannot be named).
+    pub short_groups: u64,
+}
+
+impl VictimHint {
+    /// Whether group `g` holds blocks predicted short-lived.
+    #[inline(always)]
+    pub fn is_short(&self, g: crate::ftl::GroupId) -> bool {
+        g < 64 && self.short_groups >> g & 1 == 1
+    }
 }
 
 /// The replayer's candidates hold at least one invalid block
@@ -205,6 +236,11 @@ pub const SELECTORS: &[SelectorInfo] = &[
         name: "cat",
         description: "Cost-Age-Times (Chiang et al.): min u/(1-u) x 1/age x erases; wear-aware",
         build: |_| Box::new(Cat),
+    },
+    SelectorInfo {
+        name: "adjusted-greedy",
+        description: "Shiro's Adjusted Greedy (Eq. 1): max invalid ratio I, discounted to I/(1+V·T/C) for segments of the policy's short-lived groups (T its threshold, C the blocks written since sealing); greedy without a policy hint",
+        build: |_, _, _| Box::new(AdjustedGreedy::default()),
     },
     SelectorInfo {
         name: "d-choices",

@@ -9,21 +9,28 @@
 //! | `zipf[:THETA]` | Zipf(θ) over the region (θ = 1.0 by default), hot blocks scattered |
 //! | `hotcold[:W[:S]]` | a fraction W of requests to the first fraction S of the region (0.9, 0.1) |
 //! | `seq` | sequential, wrapping at the region's end |
-//! | `phase[:W[:S[:P]]]` | like hotcold, but the hot spot moves to a random place every P drive-writes (0.9, 0.1, 1.0) |
+//! | `phase[:W[:S[:P]]]` | like hotcold, but the hot spot moves to a random place every P drive-writes (0.9, 0.1, 1.0); `move=slide` shifts it by its length instead |
+//! | `sets[:N[:M[:THETA]]]` | bursts that rewrite one of N recurring sets of M chunks (chunk = request size), sets picked by Zipf(THETA) (64, 16, 1.0) |
 //! | `mix:A+B+...` | tenants A, B, ... interleaved by their arrival times |
 //!
 //! Keys (all optional): `size=N` or `size=A-B` request size in blocks, or in
 //! bytes with a suffix (`size=64k`, `size=4k-1m`; default 1 block);
-//! `iops=R` mean arrival rate, Poisson arrivals (default 10000);
-//! `reads=F` fraction of requests that are reads (default 0);
+//! `iops=R` mean arrival rate (default 10000); `arrivals=poisson` (default),
+//! `mmpp[:R[:T[:CV]]]` or `onoff[:ON[:OFF[:CV]]]` (bursty arrivals, see
+//! [`arrivals`]); `reads=F` fraction of requests that are reads (default 0);
 //! `region=F` fraction of the device the workload (tenant) covers (default:
 //! all, or an equal share of what other tenants leave); `scramble=0|1`
-//! (zipf only: spread hot ranks over the region, default 1).
+//! (zipf only: spread hot ranks over the region, default 1);
+//! `move=jump|slide` (phase only); `schedule=P:PATTERN` (on/off phases of
+//! P seconds, e.g. `600:110000`, see [`schedule`]).
 
+pub mod arrivals;
 mod hotcold;
 mod mix;
 mod phase;
+pub mod schedule;
 mod sequential;
+mod sets;
 mod uniform;
 mod zipf;
 
@@ -59,12 +66,18 @@ pub(crate) struct Generator<P> {
     reads: f64,
     clock_ns: f64,
     written: u64,
+    /// A bursty arrival process replacing the Poisson one.
+    arrivals: Option<arrivals::Arrivals>,
 }
 
 impl<P: AddressPattern> Workload for Generator<P> {
     #[inline]
     fn next_request(&mut self) -> Request {
-        self.clock_ns += self.rng.exponential(self.gap_ns);
+        let poisson = self.rng.exponential(self.gap_ns);
+        match &mut self.arrivals {
+            None => self.clock_ns += poisson,
+            Some(a) => self.clock_ns = a.next(self.clock_ns),
+        }
         let size = if self.size.0 == self.size.1 {
             self.size.0
         } else {
@@ -99,11 +112,14 @@ struct Common {
     reads: f64,
     region: Option<f64>,
     scramble: bool,
+    arrivals: arrivals::ArrivalSpec,
+    slide: Option<bool>,
+    schedule: Option<(u64, Vec<bool>)>,
 }
 
-const KEYS: &str = "size, iops, reads, region, scramble";
-const NAMES: &str =
-    "uniform, zipf[:THETA], hotcold[:W[:S]], seq, phase[:W[:S[:P]]], mix:SPEC+SPEC+...";
+const KEYS: &str = "size, iops, arrivals, reads, region, scramble, move, schedule";
+const NAMES: &str = "uniform, zipf[:THETA], hotcold[:W[:S]], seq, phase[:W[:S[:P]]], \
+                     sets[:N[:M[:THETA]]], mix:SPEC+SPEC+...";
 
 fn parse_bytes_or_blocks(s: &str, block_size: u32) -> Option<u64> {
     let lower = s.to_ascii_lowercase();
@@ -146,6 +162,9 @@ fn parse_common(spec: &str, keys: &[&str], block_size: u32) -> Result<Common> {
         reads: 0.0,
         region: None,
         scramble: true,
+        arrivals: arrivals::ArrivalSpec::Poisson,
+        slide: None,
+        schedule: None,
     };
     for kv in keys {
         let (k, v) = kv.split_once('=').ok_or_else(|| {
@@ -182,6 +201,25 @@ fn parse_common(spec: &str, keys: &[&str], block_size: u32) -> Result<Common> {
             }
             "reads" => c.reads = parse_fraction(spec, "reads", v, true)?,
             "region" => c.region = Some(parse_fraction(spec, "region", v, false)?),
+            "arrivals" => {
+                c.arrivals =
+                    arrivals::ArrivalSpec::parse(v.trim()).map_err(|e| Error::workload(spec, e))?
+            }
+            "move" => {
+                c.slide = Some(match v.trim() {
+                    "slide" => true,
+                    "jump" => false,
+                    _ => {
+                        return Err(Error::workload(
+                            spec,
+                            format!("move '{v}' must be jump or slide"),
+                        ))
+                    }
+                })
+            }
+            "schedule" => {
+                c.schedule = Some(schedule::parse(v.trim()).map_err(|e| Error::workload(spec, e))?)
+            }
             "scramble" => {
                 c.scramble = match v {
                     "1" | "true" => true,
@@ -258,13 +296,23 @@ fn parse_single(
             ),
         ));
     }
+    if c.slide.is_some() && name != "phase" {
+        return Err(Error::workload(
+            spec,
+            format!("key 'move' is for phase only, not '{name}'"),
+        ));
+    }
     fn make<P: AddressPattern + 'static>(
         p: P,
         rng: Rng,
         c: &Common,
         region: (u64, u64),
     ) -> Box<dyn Workload> {
-        Box::new(Generator {
+        // The arrival process draws from its own stream (derived from the
+        // generator's state, which is itself derived from the seed).
+        let arrivals =
+            arrivals::Arrivals::new(&c.arrivals, c.iops, Rng::derive(rng.clone().next_u64(), 77));
+        let w: Box<dyn Workload> = Box::new(Generator {
             pattern: p,
             rng,
             offset: region.0,
@@ -274,7 +322,12 @@ fn parse_single(
             reads: c.reads,
             clock_ns: 0.0,
             written: 0,
-        })
+            arrivals,
+        });
+        match &c.schedule {
+            None => w,
+            Some((phase, pattern)) => Box::new(schedule::Scheduled::new(w, *phase, pattern)),
+        }
     }
     let mut rng = rng;
     let w: Box<dyn Workload> = match name {
@@ -311,7 +364,30 @@ fn parse_single(
                     format!("phase period {p} must be > 0 drive-writes"),
                 ));
             }
-            make(phase::Phase::new(len, w, s, p), rng, &c, (offset, len))
+            let slide = c.slide.unwrap_or(false);
+            make(
+                phase::Phase::new(len, w, s, p, slide),
+                rng,
+                &c,
+                (offset, len),
+            )
+        }
+        "sets" => {
+            let [n, m, theta] = args(spec, name, &argv, [64.0, 16.0, 1.0])?;
+            if n < 1.0 || m < 1.0 || theta < 0.0 {
+                return Err(Error::workload(
+                    spec,
+                    format!("sets N = {n} and M = {m} must be >= 1, THETA = {theta} >= 0"),
+                ));
+            }
+            if c.size.0 != c.size.1 {
+                return Err(Error::workload(
+                    spec,
+                    "sets needs one request size (the chunk): size=N, not a range",
+                ));
+            }
+            let p = sets::Sets::new(len, c.size.0, n as u64, m as u64, theta, &mut rng);
+            make(p, rng, &c, (offset, len))
         }
         "" => {
             return Err(Error::workload(
@@ -388,6 +464,11 @@ mod tests {
             "uniform,size=1-16,reads=0.3,iops=500",
             "zipf:1.2,scramble=0,region=0.5",
             "mix:zipf:1.0,size=4,region=0.5+seq,size=32,iops=100+uniform",
+            "zipf,arrivals=mmpp",
+            "uniform,arrivals=onoff:0.01:0.02:1",
+            "phase:0.9:0.05:0.2,move=slide",
+            "sets:8:4:0.5,size=8",
+            "mix:zipf,schedule=0.5:10+uniform,schedule=0.5:01,arrivals=mmpp:5:0.1",
         ] {
             let reqs = take(spec, 20_000);
             let mut t = 0;
@@ -447,6 +528,45 @@ mod tests {
     }
 
     #[test]
+    fn bursty_arrivals_keep_the_addresses() {
+        let plain = take("zipf:0.9,size=1-4", 2000);
+        let bursty = take("zipf:0.9,size=1-4,arrivals=mmpp", 2000);
+        for (a, b) in plain.iter().zip(&bursty) {
+            assert_eq!((a.lba, a.blocks, a.op), (b.lba, b.blocks, b.op));
+        }
+        assert!(plain
+            .iter()
+            .zip(&bursty)
+            .any(|(a, b)| a.time_ns != b.time_ns));
+    }
+
+    #[test]
+    fn a_sliding_hot_spot_moves_by_its_length() {
+        // 10% hot spot, moving every 0.1 drive-writes of the region.
+        let reqs = take("phase:0.99:0.1:0.1,move=slide", 10_000);
+        for k in 0..10u64 {
+            let period = &reqs[(k * 1000 + 50) as usize..(k * 1000 + 950) as usize];
+            let inside = period.iter().filter(|r| r.lba / 1000 == k).count();
+            assert!(
+                inside as f64 > 0.95 * period.len() as f64,
+                "period {k}: {inside}"
+            );
+        }
+    }
+
+    #[test]
+    fn scheduled_tenants_take_turns() {
+        let reqs = take(
+            "mix:uniform,schedule=1:10,iops=100+uniform,schedule=1:01,iops=100",
+            400,
+        );
+        for r in &reqs {
+            let phase = r.time_ns / 1_000_000_000 % 2;
+            assert_eq!(phase, r.tenant as u64, "{r:?}");
+        }
+    }
+
+    #[test]
     fn bad_specs_name_the_problem() {
         for (spec, needle) in [
             ("zipfian", "unknown workload 'zipfian'"),
@@ -464,6 +584,12 @@ mod tests {
             ("mix:", "at least one tenant"),
             ("mix:uniform,region=0.7+zipf,region=0.6", "regions"),
             ("uniform,size=20000", "exceeds the region"),
+            ("uniform,arrivals=burst", "arrivals 'burst'"),
+            ("uniform,move=slide", "phase only"),
+            ("phase,move=hop", "jump or slide"),
+            ("uniform,schedule=600:00", "schedule"),
+            ("sets:0", "must be >= 1"),
+            ("sets,size=1-4", "one request size"),
         ] {
             let e = match parse(spec, 10_000, 4096, 1) {
                 Err(e) => e.to_string(),

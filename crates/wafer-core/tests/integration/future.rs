@@ -262,3 +262,48 @@ fn sepbit_and_midas_report_their_hot_predictions() {
         assert!(r.groups[0].lifetime.is_some());
     }
 }
+
+#[test]
+fn nodap_with_a_policys_user_predictions() {
+    // DOGI Fig. 2(a): NoDaP^{+SeU} and ^{+MiU} keep NoDaP's groups, GC
+    // relocation and victims, and place user blocks by the predictor's
+    // classes, so they lose to NoDaP and their user accuracy drops.
+    let w = "zipf:1.0";
+    let nodap = waf(&run(small("nodap", w, 0.1)));
+    for p in ["sepbit", "midas"] {
+        let mut c = small(&format!("nodap+{p}-user"), w, 0.1);
+        c.accuracy = true;
+        let r = run(c.clone());
+        let s = r.policy_state.as_ref().unwrap();
+        assert_eq!(s["predictor"], p);
+        let groups = s["class_groups"].as_array().unwrap();
+        assert!(!groups.is_empty(), "{s}");
+        let assisted = waf(&r);
+        assert!(assisted >= nodap - 1e-9, "{p}: {assisted} vs nodap {nodap}");
+        let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
+        assert!(
+            acc.accuracy < 1.0 && acc.accuracy > 0.0,
+            "{p}: {}",
+            acc.accuracy
+        );
+        assert_eq!(run(c).gc_writes, r.gc_writes, "{p}: deterministic");
+    }
+    // Its own predictor's parameters go under "predictor"; oracles cannot predict.
+    let mut c = small("nodap+sepbit-user", w, 0.1);
+    c.params = serde_json::json!({"predictor": {"window_segments": 4}, "max_groups": 4});
+    run(c);
+    for bad in [
+        "nodap+oracle-sort-user",
+        "nodap+nodap-user",
+        "nodap+nosuch-user",
+    ] {
+        let e = Simulation::new(small(bad, w, 0.1))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("predictor") || e.contains("nosuch"),
+            "{bad}: {e}"
+        );
+    }
+}

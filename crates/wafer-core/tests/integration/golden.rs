@@ -28,6 +28,9 @@ fn golden_gc_writes() {
                         // Oracles: a fixed configuration (no search) that fits the small device.
                         "nodap" => serde_json::json!({"search": false}),
                         "oracle-sort" => serde_json::json!({"groups": 6}),
+                        // Windows shorter than the 10-s workloads.
+                        "ofios" => serde_json::json!({"run_s": 2.0}),
+                        "vstream" => serde_json::json!({"remap_s": 2.0}),
                         _ => serde_json::Value::Null,
                     },
                     workload: (*w).into(),

@@ -9,6 +9,7 @@ mod peers;
 mod real_traces;
 mod reserve;
 mod runs;
+mod streams;
 mod traces;
 
 use std::path::{Path, PathBuf};

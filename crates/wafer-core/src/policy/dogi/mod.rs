@@ -1,65 +1,97 @@
 //! `dogi`: DOGI, "Data Placement with Oracle-Guided Insights for
-//! Log-Structured Systems" (FAST'26, §4, Fig. 5).
+//! Log-Structured Systems" (FAST'26, §4, Fig. 5). Where the paper leaves a
+//! detail open, the authors' artifact (github `dgist-datalab/DOGI`, cited
+//! in its appendix; it has no licence, so nothing is copied from it) is
+//! followed where its description settles it, as noted below.
 //!
 //! Groups: G_hot (id 0), G_frzn (id 1), the intermediate groups G1..GN
 //! (ids 2..2+N, N ≤ 10, warm to cold). The baseline design (before the
-//! first model, after an accuracy collapse, and in the ablations) has a
+//! first model, after an accuracy collapse, and in `dogi+User`) has a
 //! non-hot user group (G1's id) and two age-ordered GC groups (G_frzn's id
 //! and 12).
 //! * **Hot filter** (§4.2.1, Fig. 6): a user block whose latest invalidation
 //!   time (time since its LBA's previous write) is below μ goes to G_hot.
-//!   Every window of n user writes, μ grows by d if the window's WAF fell,
-//!   shrinks by d if it rose, and stays if it moved less than 5%.
+//!   Every window of n user writes, μ grows by d if the window's WAF fell;
+//!   if it rose, a raise made by the previous window is undone (back to the
+//!   previous μ); if it moved less than 5%, μ stays. μ never falls below its
+//!   start.
 //! * **ML-Alloc** (§4.2.2-4.2.3): the other blocks are classified into ten
 //!   lifetime categories c1..c10 (upper bounds 1% of the capacity, doubling)
 //!   by a 6-32-32-10 MLP (1,610 parameters) on the six features of Table 3
 //!   ([`features`]), in batches of up to 128 blocks, and go to the group
 //!   their category is mapped to. One non-hot block in ten is sampled: its
 //!   features and predicted category are kept until its LBA is overwritten
-//!   (its label); every `retrain` the model is retrained (10 epochs) on the
-//!   latest samples, through the process's [`crate::model::train`] trainer.
-//! * **Group configuration** (§4.3, [`config`]): after each training, the
-//!   prediction log (the samples' <category, lifetime> under the new model)
-//!   feeds a Markov-chain style flow model that scores the 512 ways of
-//!   merging the ten categories into groups; the best is applied. When the
-//!   live accuracy of the model (its write-time predictions of the labelled
-//!   samples) is below 10%, DOGI falls back to the baseline design until a
+//!   (its label); every `retrain` the model is retrained (10 epochs) on
+//!   nine in ten of the latest samples, through the process's
+//!   [`crate::model::train`] trainer, on a thread beside the replay (as the
+//!   paper trains on the host while the I/O path runs): the new model, its
+//!   configuration and its relocation table take effect `deploy` user
+//!   writes after the training started, whatever the thread's speed.
+//! * **Group configuration** (§4.3, [`config`]): the new model classifies
+//!   the held-out tenth of the samples; those <category, lifetime> records
+//!   are the prediction log (PLog) that feeds the Markov chain (Free,
+//!   G_hot, G1..GK) scoring the 512 ways of merging the ten categories into
+//!   groups; the best is applied (or the one `mask` forces, for Fig. 13's
+//!   sweep). Each configuration's estimated WAF and the WAF measured while
+//!   it ran are kept in `policy_state`. When the live accuracy of the model
+//!   (its write-time predictions of the labelled samples) is below
+//!   `fallback_accuracy`, DOGI falls back to the baseline design until a
 //!   later model is accurate again.
 //! * **GC-written blocks** (§4.4): the frozen filter sends a block never
 //!   updated since the last clock reset (every 200M writes) to G_frzn;
 //!   ML-Reloc sends the others to the group holding the mean remaining
 //!   lifetime of their category's mispredicted blocks (PLog); a block
 //!   relocated once and found valid again moves to the next group (age).
-//! * **Victims**: an expired segment (residence since its first write
+//! * **Victims** (§4.1): an expired segment (residence since its first write
 //!   beyond its group's BIR upper bound; G_hot's is μ), scanned from G_hot to
 //!   G(N-1), if it holds no more valid blocks than the pool rule's victim;
-//!   else the fewest-valid segment of GN, G_frzn or a group no longer in use.
+//!   else a segment of the pool (GN, G_frzn and groups no longer in use),
+//!   by `pool_victim`: the highest gp/(1−gp)·√age, gp its invalid share and
+//!   age the time since its first write (the artifact's `dogiselect.cc`,
+//!   cost-benefit-like; the default), or the fewest valid blocks (the
+//!   paper's text). Starvation guard (ours, off by default): when the
+//!   pool's victim would free less than `starvation_guard` × what the best
+//!   segment anywhere would, the configured selector chooses instead; a
+//!   pool whose victim would free nothing always hands over (a fully valid
+//!   victim frees no space). Which rule chose each victim is counted in
+//!   `policy_state.victims` (expired, pool, guard; `selector` for the
+//!   baseline design's victims).
 //! * **Ablations** (Fig. 14), by name: `dogi+User` (hot filter + the model
-//!   into ten fixed groups, GC age-based into two groups, the configured
-//!   victim selector), `dogi+Grp` (+ the group configuration and expired
-//!   victims), `dogi+GC` (+ the frozen filter and ML-Reloc: full DOGI).
+//!   into ten fixed groups; the baseline's two age-ordered GC groups and
+//!   the configured selector), `dogi+Grp` (+ the group configuration with
+//!   its expired victims, GC age-based down the chain as Fig. 12(b)'s
+//!   "age-based" relocation: G_hot → G1, Gi → G(i+1), GN → GN), `dogi+GC`
+//!   (+ the frozen filter and ML-Reloc: full DOGI).
 //!
 //! Scaled defaults: the paper's absolute sizes are for 128 GiB (33.5M 4 KiB
 //! blocks, C); wafer keeps their ratio to the logical capacity C: μ0 = 200K
 //! → 0.006 C, d = 65K → 0.002 C, n = 10M → 0.3 C, the bitmap window 40M →
 //! 1.2 C, retraining every 26M → 0.78 C, the frozen clock 200M → 6 C, the
-//! 300K-sample dataset → 0.009 C (at least `min_samples`).
+//! 300K-sample dataset → 0.009 C (at least `min_samples`). The deployment
+//! delay, 0.25 C, is the paper's ~30 s of training at ~1 GiB/s of writes.
 //!
 //! Deviations / choices where the paper is silent:
-//! * Training is synchronous at the retraining point (the paper trains on a
-//!   spare core and swaps the model in when done): same input, same result.
 //! * Before the first model is trained (none is given with `model`), DOGI
 //!   runs the baseline design; a training needs `min_examples` labelled
 //!   samples of at least two categories, else it waits for the next period.
-//! * A sample still alive after the last category bound is labelled c10;
-//!   younger unlabelled samples are left out (their lifetime is unknown).
+//! * Training labels: a sample whose block died is labelled by its lifetime;
+//!   one still alive past c1's bound by the category its age has reached (a
+//!   lower bound: its lifetime is censored); younger live samples are left
+//!   out (their category is unknown). The PLog keeps live records as
+//!   censored ages (see [`config`]).
 //! * G_hot's blocks found valid at GC go to G1 (age-based); blocks with no
 //!   category (written in fallback) are relocated by age.
 //! * The hot filter starts moving μ after two drive-writes (a prefill and
 //!   one more): until then WAF climbs whatever μ is, and following it would
 //!   only shrink μ.
-//! * The configuration model is ours (the paper omits its details): see
-//!   [`config`].
+//! * The configuration model's details are the artifact's (see [`config`]),
+//!   with the valid blocks of the expiring groups by Little's law and the
+//!   space budget of wafer's engine (its GC reserve, an open segment per
+//!   group); `config_model: "flow"` keeps each category's records along its
+//!   path and follows ML-Reloc instead.
+//! * An expired segment is taken only if it holds no more valid blocks than
+//!   the pool's victim (ours: with little GC, expired segments can be
+//!   60-80% valid while emptier ones exist).
 //! * Prediction accuracy (with `--accuracy`): user classes are {hot,
 //!   c1..c10} with bounds [μ, 1% C, ...]; blocks placed without a model
 //!   (warm-up, fallback) are not scored unless hot. GC classes are the
@@ -82,7 +114,7 @@ use crate::future::accuracy::class_of;
 use crate::model::train::TrainingStats;
 use crate::model::{BatchScratch, Mlp, Tensors};
 use crate::params;
-use config::{Choice, Inputs, PLog, CLASSES};
+use config::{Choice, Inputs, Model, PLog, Relocation, CLASSES, MASKS};
 use features::{FeatureState, FEATURES};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
@@ -102,6 +134,17 @@ pub enum Stage {
     Grp,
     /// + the frozen filter and ML-Reloc: DOGI.
     Full,
+}
+
+/// How a victim is chosen among the pool's segments (GN, G_frzn and the
+/// groups no longer in use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolVictim {
+    /// The fewest valid blocks (the paper's §4.1).
+    FewestValid,
+    /// The highest gp/(1−gp)·√age (the artifact's `dogiselect.cc`).
+    CostBenefit,
 }
 
 /// DOGI's parameters (paper defaults; sizes as fractions of the logical
@@ -147,6 +190,26 @@ pub struct Params {
     pub chunk_bytes: u64,
     /// Frozen filter clock: flags cleared every this many user writes [C].
     pub frozen_reset: f64,
+    /// A new model takes effect this long after its training started [C]
+    /// (the training runs beside the replay meanwhile); 0 = synchronously.
+    pub deploy: f64,
+    /// One sample in this many is held out of training for the PLog (the
+    /// artifact's 10% validation split); 0 = PLog from the training set.
+    pub holdout: u32,
+    /// The configuration model: `chain` (the artifact's) or `flow`.
+    pub config_model: Model,
+    /// Force this configuration (a boundary mask < 512: bit k splits after
+    /// category k; 511 = ten groups, 0 = one) instead of searching
+    /// (Fig. 13's sweep); the model still estimates it.
+    pub mask: Option<u32>,
+    /// Victims of the pool: `cost-benefit` (the artifact's score) or
+    /// `fewest-valid` (the paper's text).
+    pub pool_victim: PoolVictim,
+    /// The pool's victim must free at least this share of what the best
+    /// segment anywhere frees, else the configured selector chooses (0: no
+    /// guard, as in the artifact; wafer's earlier DOGI used 0.5 with
+    /// `fewest-valid`).
+    pub starvation_guard: f64,
     /// Fall back to the base design below this live accuracy.
     pub fallback_accuracy: f64,
     /// A trained model (`wafer train dogi ...`) to start from.
@@ -177,6 +240,12 @@ impl Default for Params {
             bitmap_window: 1.2,
             chunk_bytes: 2 << 20,
             frozen_reset: 6.0,
+            deploy: 0.25,
+            holdout: 10,
+            config_model: Model::Chain,
+            mask: None,
+            pool_victim: PoolVictim::CostBenefit,
+            starvation_guard: 0.0,
             fallback_accuracy: 0.1,
             model: None,
             seed: 1,
@@ -211,9 +280,39 @@ fn bad(reason: impl Into<String>) -> Error {
 /// Which rule chose each victim.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 struct Victims {
+    /// An expired segment of G_hot..G(N-1).
     expired: u64,
-    fewest_valid: u64,
+    /// The pool's rule.
+    pool: u64,
+    /// The configured selector, the pool's victim freeing too little.
+    guard: u64,
+    /// The configured selector, in the baseline design.
     selector: u64,
+}
+
+/// Configurations kept in `policy_state`.
+const MAX_HISTORY: usize = 64;
+
+/// Live samples scored before the live accuracy is trusted.
+const MIN_SCORED: u64 = 100;
+
+/// What a background training hands over: the model and its categories
+/// of the held-out samples (the PLog records).
+struct Trained {
+    mlp: Mlp,
+    plog: Vec<(u8, u64, bool)>,
+}
+
+/// Counters since the configuration in force was applied.
+#[derive(Clone, Copy, Debug, Default)]
+struct Period {
+    user: u64,
+    gc: u64,
+    hot_in: u64,
+    hot_out: u64,
+    /// Per group id: victims collected and their valid blocks.
+    victims: [u64; GROUPS],
+    victim_valid: [u64; GROUPS],
 }
 
 /// DOGI state.
@@ -231,6 +330,8 @@ pub struct Dogi {
     hf_window: u64,
     hf_next: u64,
     hf_prev: Option<f64>,
+    /// The last window raised μ.
+    hf_raised: bool,
     hf_user: u64,
     hf_gc: u64,
     // Model and configuration.
@@ -257,9 +358,9 @@ pub struct Dogi {
     bpred: Vec<u8>,
     // Bookkeeping.
     fifo: SealedFifo,
-    hot_in: u64,
-    hot_out: u64,
-    since_config: u64,
+    period: Period,
+    /// The chain's estimate of the configuration in force.
+    estimate: Option<config::Estimate>,
     victims: Victims,
     fallbacks: u64,
     live_accuracy: Option<f64>,
@@ -293,6 +394,14 @@ impl Dogi {
         if !(0.0..1.0).contains(&p.fallback_accuracy) {
             return Err(bad("fallback_accuracy must be in [0, 1)"));
         }
+        if !(0.0..=1.0).contains(&p.starvation_guard) {
+            return Err(bad("starvation_guard must be in [0, 1]"));
+        }
+        if let Some(m) = p.mask.filter(|&m| m >= MASKS) {
+            return Err(bad(format!(
+                "mask must be below {MASKS} (one bit per category boundary), got {m}"
+            )));
+        }
         let first = frac(p.first_bound, "first_bound")?.max(2);
         let bounds: Vec<u64> = (0..CLASSES as u32 - 1).map(|k| first << k).collect();
         let mu_max = first - 1;
@@ -317,7 +426,8 @@ impl Dogi {
             p.sample_every,
             retrain_every,
             mlp.is_some(),
-        )?;
+        )?
+        .with_deploy_delay(frac(p.deploy, "deploy")?);
         let mut d = Dogi {
             name: match p.stage {
                 Stage::User => "dogi+User",
@@ -334,6 +444,7 @@ impl Dogi {
             hf_window,
             hf_next: hf_window,
             hf_prev: None,
+            hf_raised: false,
             hf_user: 0,
             hf_gc: 0,
             sizes,
@@ -356,9 +467,8 @@ impl Dogi {
             cats: Vec::new(),
             bpred: Vec::new(),
             fifo: SealedFifo::new(GROUPS),
-            hot_in: 0,
-            hot_out: 0,
-            since_config: 0,
+            period: Period::default(),
+            estimate: None,
             victims: Victims::default(),
             fallbacks: 0,
             live_accuracy: None,
@@ -414,26 +524,37 @@ impl Dogi {
         self.choice.uppers.get(j).copied()
     }
 
-    /// Train a new model on the samples, then reconfigure.
-    fn retrain(&mut self, ctx: &Ctx) {
-        let now = ctx.now();
-        let (mut x, mut y, mut lives, mut alive) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    /// Start training a new model on the samples (§4.2.2): nine in ten
+    /// train it; the held-out tenth, classified by the new model, becomes
+    /// the PLog (§4.3). The model is deployed by [`Dogi::deploy`].
+    fn start_training(&mut self, now: u64) {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        let (mut held, mut lives) = (Vec::new(), Vec::new());
         let (mut right, mut scored) = (0u64, 0u64);
+        let holdout = self.p.holdout as usize;
         // A sample still alive is labelled by its age, a lower bound (the
-        // class it has reached), once that is past c1; the log keeps it as
-        // censored at that age.
-        for e in self.online.samples.examples(now, self.bounds[0]) {
+        // category it has reached), once that is past c1; the log keeps it
+        // as censored at that age.
+        for (i, e) in self
+            .online
+            .samples
+            .examples(now, self.bounds[0])
+            .enumerate()
+        {
             let label = class_of(&self.bounds, e.life) as u32;
             if e.pred != NO_PRED {
                 scored += 1;
                 right += (e.pred as u32 == label) as u64;
             }
-            x.extend_from_slice(e.x);
-            y.push(label);
-            lives.push(e.life);
-            alive.push(e.alive);
+            if holdout > 0 && i % holdout == holdout - 1 {
+                held.extend_from_slice(e.x);
+                lives.push((e.life, e.alive));
+            } else {
+                x.extend_from_slice(e.x);
+                y.push(label);
+            }
         }
-        if scored >= 100 {
+        if scored >= MIN_SCORED {
             self.live_accuracy = Some(right as f64 / scored as f64);
         }
         let classes = y.iter().fold(0u32, |m, &c| m | 1 << c).count_ones();
@@ -443,17 +564,36 @@ impl Dogi {
         let Some(trainer) = self.online.trainer() else {
             return;
         };
+        if holdout == 0 {
+            // The PLog from the training set itself (the old behaviour).
+            held.clone_from(&x);
+            lives = self
+                .online
+                .samples
+                .examples(now, self.bounds[0])
+                .map(|e| (e.life, e.alive))
+                .collect();
+        }
         let spec = self
             .online
             .spec(self.p.epochs, self.p.batch, self.p.lr, self.p.seed);
-        let sizes = &self.sizes;
-        let trained = self.online.train(now, y.len(), || {
-            let (t, loss) = trainer.train_mlp("mlp", sizes, &x, &y, &spec)?;
-            Ok((Mlp::load(&t, "mlp", sizes)?, loss))
+        let sizes = self.sizes.clone();
+        let examples = y.len();
+        self.online.spawn(now, examples, move || {
+            let (t, loss) = trainer.train_mlp("mlp", &sizes, &x, &y, &spec)?;
+            let mut mlp = Mlp::load(&t, "mlp", &sizes)?;
+            let plog = held
+                .chunks_exact(FEATURES)
+                .zip(lives)
+                .map(|(r, (life, alive))| (mlp.classify(r) as u8, life, alive))
+                .collect();
+            Ok((Trained { mlp, plog }, loss))
         });
-        let Some(mut mlp) = trained else {
-            return;
-        };
+    }
+
+    /// Put a trained model to work: the fallback decision (§4.3), the new
+    /// group configuration and ML-Reloc's table.
+    fn deploy(&mut self, ctx: &Ctx, t: Trained) {
         let was = self.use_model;
         self.use_model = !self
             .live_accuracy
@@ -461,61 +601,121 @@ impl Dogi {
         if was && !self.use_model {
             self.fallbacks += 1;
         }
-        // PLog: the new model's categories of the latest samples.
-        let log = PLog::new(
-            x.chunks_exact(FEATURES)
-                .zip(lives.iter().zip(&alive))
-                .map(|(r, (&l, &a))| (mlp.classify(r) as u8, l, a)),
-        );
-        self.mlp = Some(mlp);
+        self.mlp = Some(t.mlp);
         if self.p.stage != Stage::User {
-            self.configure(ctx, &log);
+            self.configure(ctx, &PLog::new(t.plog));
         }
         self.refresh_bounds();
     }
 
-    /// Pick the group configuration (§4.3) and ML-Reloc's table (§4.4).
-    fn configure(&mut self, ctx: &Ctx, log: &PLog) {
+    /// The chain's inputs now (§4.3): the hot group's measured share and
+    /// victim valid ratio since the last configuration, the device's space.
+    fn inputs(&self, ctx: &Ctx) -> Inputs {
         let segs = &ctx.ftl.segs;
-        let (mut hot_blocks, mut hot_valid, mut valid) = (0u64, 0u64, 0u64);
+        let (mut hot_segments, mut hot_live, mut valid) = (0u64, 0u64, 0u64);
         for s in 0..segs.state.len() {
             if segs.state[s] != SegState::Free {
                 valid += segs.valid[s] as u64;
                 if segs.group[s] == HOT {
-                    hot_blocks += self.segment as u64;
-                    hot_valid += segs.valid[s] as u64;
+                    hot_segments += 1;
+                    hot_live += segs.valid[s] as u64;
                 }
             }
         }
-        let per = self.since_config.max(1) as f64;
-        let inp = Inputs {
-            hot_share: self.hot_in as f64 / per,
-            hot_blocks: hot_blocks as f64,
-            hot_valid: hot_valid as f64,
-            hot_copies: self.hot_out as f64 / per,
-            physical: ctx.geometry().physical_blocks as f64,
+        let p = &self.period;
+        let full = self.p.stage == Stage::Full;
+        Inputs {
+            hot_share: p.hot_in as f64 / p.user.max(1) as f64,
+            hot_valid_ratio: (p.hot_out as f64 / p.hot_in.max(1) as f64).min(1.0),
+            hot_segments: hot_segments as f64,
+            hot_live: hot_live as f64,
+            segments: ctx.geometry().segments as f64,
+            reserve: ctx.ftl.gc_reserve as f64,
+            // G_hot, and G_frzn in full DOGI.
+            other_groups: if full { 2.0 } else { 1.0 },
             valid: valid as f64,
             segment: self.segment as f64,
+            relocation: if full {
+                Relocation::MlReloc
+            } else {
+                Relocation::AgeBased
+            },
+        }
+    }
+
+    /// Victim valid ratio measured since the configuration was applied:
+    /// G1..G(N-1), then the pool (GN and G_frzn).
+    fn measured_valid_ratios(&self) -> Vec<Option<f64>> {
+        let p = &self.period;
+        let ratio = |ids: &[GroupId]| {
+            let n: u64 = ids.iter().map(|&g| p.victims[g as usize]).sum();
+            let v: u64 = ids.iter().map(|&g| p.victim_valid[g as usize]).sum();
+            (n > 0).then(|| v as f64 / (n * self.segment as u64) as f64)
         };
-        (self.hot_in, self.hot_out, self.since_config) = (0, 0, 0);
-        if let Some(c) = config::search(log, &self.bounds, &inp) {
+        let last = self.last();
+        (FIRST..last)
+            .map(|g| ratio(&[g]))
+            .chain(std::iter::once(ratio(&[last, FROZEN])))
+            .collect()
+    }
+
+    /// Pick the group configuration (§4.3) and ML-Reloc's table (§4.4).
+    fn configure(&mut self, ctx: &Ctx, log: &PLog) {
+        let inp = self.inputs(ctx);
+        // How the configuration in force did.
+        let p = self.period;
+        let measured = self.measured_valid_ratios();
+        if let Some(last) = self.history.last_mut() {
+            if p.user > 0 {
+                last["measured_waf"] = json!((p.user + p.gc) as f64 / p.user as f64);
+                last["measured_valid_ratio"] = json!(measured);
+            }
+        }
+        self.period = Period::default();
+        let model = self.p.config_model;
+        let pick = config::search(log, &self.bounds, &inp, model);
+        let chosen = match (self.p.mask, &pick) {
+            (Some(m), _) => Some(config::choice(m, &self.bounds, f64::NAN)),
+            (None, Some(c)) => Some(c.clone()),
+            (None, None) => None,
+        };
+        if let Some(c) = chosen {
             self.reloc = config::relocation(log, &c);
             self.choice = c;
         }
-        if self.history.len() < 64 {
+        let mask = self.choice.mask;
+        // Both models' estimates of the configuration in force.
+        let both =
+            [Model::Chain, Model::Flow].map(|m| config::estimate(log, &self.bounds, mask, &inp, m));
+        let waf = |i: usize| both[i].as_ref().map(|e| e.waf);
+        self.estimate = both[(model == Model::Flow) as usize].clone();
+        self.choice.waf = self.estimate.as_ref().map_or(f64::NAN, |e| e.waf);
+        if self.history.len() < MAX_HISTORY {
             self.history.push(json!({
                 "time": ctx.now(),
+                "mask": mask,
                 "groups": self.n(),
                 "uppers": self.choice.uppers,
-                "estimated_waf": self.choice.waf,
-                "model": self.use_model,
+                "model_pick": pick.as_ref().map(|c| c.mask),
+                "estimated_waf": self.estimate.as_ref().map(|e| e.waf),
+                "estimated_waf_chain": waf(0),
+                "estimated_waf_flow": waf(1),
+                "estimated_valid_ratio": self.estimate.as_ref().map(|e| &e.valid_ratio),
+                "pool_spare": self.estimate.as_ref().map(|e| e.pool_spare),
+                "hot_share": inp.hot_share,
+                "plog_records": log.len(),
+                "model_on": self.use_model,
                 "live_accuracy": self.live_accuracy,
                 "mu": self.mu,
             }));
         }
     }
 
-    /// Fig. 6: move μ by the last window's WAF.
+    /// Fig. 6: move μ by the last window's WAF. A window whose WAF fell
+    /// (by 5% or more) raises μ by d; one whose WAF rose undoes the last
+    /// raise ("returns to the previous μ"), and holds μ if the last window
+    /// raised nothing; a change under 5% holds μ. So μ never falls below
+    /// its start.
     fn adapt_mu(&mut self) {
         let u = std::mem::take(&mut self.hf_user);
         let g = std::mem::take(&mut self.hf_gc);
@@ -530,13 +730,14 @@ impl Dogi {
         }
         if let Some(prev) = self.hf_prev {
             let step = ((self.p.hot_step * self.capacity as f64).round() as u64).max(1);
+            let raised = std::mem::take(&mut self.hf_raised);
             if (waf - prev).abs() >= self.p.hot_deadband * prev {
-                self.mu = if waf < prev {
-                    self.mu.saturating_add(step)
-                } else {
-                    self.mu.saturating_sub(step)
+                if waf < prev {
+                    self.mu = self.mu.saturating_add(step).min(self.mu_max);
+                    self.hf_raised = true;
+                } else if raised {
+                    self.mu = self.mu.saturating_sub(step).max(1);
                 }
-                .clamp(1, self.mu_max);
                 self.refresh_bounds();
             }
         }
@@ -572,8 +773,12 @@ impl Placement for Dogi {
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
-        if self.online.due(ctx.now()) {
-            self.retrain(ctx);
+        let now = ctx.now();
+        if let Some(t) = self.online.ready::<Trained>(now) {
+            self.deploy(ctx, t);
+        }
+        if self.online.due(now) {
+            self.start_training(now);
         }
         let n = writes.len();
         self.x.resize(n * FEATURES, 0.0);
@@ -669,9 +874,9 @@ impl Placement for Dogi {
         self.meta[l] = cat | keep | if updated { UPDATED } else { 0 };
         self.feats.record(lba, time);
         self.hf_user += 1;
-        self.since_config += 1;
+        self.period.user += 1;
         if group == HOT {
-            self.hot_in += 1;
+            self.period.hot_in += 1;
         }
         let now = time + 1;
         if now >= self.next_bitmap {
@@ -704,7 +909,7 @@ impl Placement for Dogi {
         let l = b.lba as usize;
         let m = self.meta[l];
         let from = b.from_group;
-        if !self.own_victims() || self.p.stage == Stage::Grp {
+        if !self.own_victims() {
             // The base design: first GC to the first GC group, then the second.
             return if from == BASE_GC[0] || from == BASE_GC[1] {
                 BASE_GC[1]
@@ -712,18 +917,22 @@ impl Placement for Dogi {
                 BASE_GC[0]
             };
         }
+        let last = self.last();
+        // Age-based: the next group down the chain.
+        let next = match from {
+            HOT => FIRST,
+            g if (FIRST..last).contains(&g) => g + 1,
+            _ => last,
+        };
+        if self.p.stage == Stage::Grp {
+            return next;
+        }
         if m & UPDATED == 0 || from == FROZEN {
             return FROZEN;
         }
         let cat = m & 0x0f;
-        let last = self.last();
         if m & RELOCATED != 0 || cat as usize >= CLASSES {
-            // Age-based: the next group down the chain.
-            return match from {
-                HOT => FIRST,
-                g if (FIRST..last).contains(&g) => g + 1,
-                _ => last,
-            };
+            return next;
         }
         self.meta[l] = m | RELOCATED;
         FIRST + self.reloc[cat as usize] as GroupId
@@ -736,32 +945,46 @@ impl Placement for Dogi {
         }
         let segs = &ctx.ftl.segs;
         let now = ctx.now();
-        // One scan for the fewest-valid segment of the pool (GN, G_frzn,
-        // groups not in use) and anywhere.
+        let b = self.segment;
+        // One scan for the pool's victim (GN, G_frzn, groups not in use) by
+        // its rule, and the fewest valid blocks anywhere.
         let last = self.last();
-        let (mut pool, mut any) = ((u32::MAX, 0), (u32::MAX, 0));
+        let cost_benefit = self.p.pool_victim == PoolVictim::CostBenefit;
+        let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
         for (i, (&st, &v)) in segs.state.iter().zip(&segs.valid).enumerate() {
             if st != SegState::Sealed || v > max_valid {
                 continue;
             }
             let g = segs.group[i];
             let expiring = g == HOT || (FIRST..last).contains(&g);
-            if !expiring && v < pool.0 {
-                pool = (v, i as SegmentId);
+            if !expiring {
+                let score = if cost_benefit {
+                    // gp/(1−gp)·√age, gp the invalid share (artifact).
+                    let gp = (b - v) as f64 / b as f64;
+                    let age = (now - segs.open_time[i]) as f64;
+                    if v == 0 {
+                        f64::INFINITY
+                    } else {
+                        gp / (1.0 - gp) * age.sqrt()
+                    }
+                } else {
+                    -(v as f64)
+                };
+                if score > pool.0 {
+                    pool = (score, v, i as SegmentId);
+                }
             }
             if v < any.0 {
                 any = (v, i as SegmentId);
             }
         }
-        // Starvation guard (ours): a pool victim must free at least half
-        // what the best segment anywhere would.
-        let frees = |v: u32| self.segment.saturating_sub(v);
-        let pool_ok = pool.0 < self.segment && 2 * frees(pool.0) >= frees(any.0);
+        // Starvation guard (ours): the pool's victim must free something,
+        // and at least `starvation_guard` of what the best segment would.
+        let frees = |v: u32| b.saturating_sub(v) as f64;
+        let pool_ok = pool.1 < b && frees(pool.1) >= self.p.starvation_guard * frees(any.0);
         // An expired segment (§4.1), scanned from G_hot down, unless it
-        // holds more valid blocks than the pool rule's victim would (ours:
-        // on traces with little GC, expired segments can be 60-80% valid
-        // while emptier ones exist).
-        let best = if pool_ok { pool.0 } else { any.0 };
+        // holds more valid blocks than the pool rule's victim would.
+        let best = if pool_ok { pool.1 } else { any.0 };
         let scan = std::iter::once(HOT).chain(FIRST..last);
         for g in scan {
             let bound = self.expiry(g).expect("an expiring group");
@@ -774,10 +997,10 @@ impl Placement for Dogi {
             }
         }
         if pool_ok {
-            self.victims.fewest_valid += 1;
-            Some(pool.1)
+            self.victims.pool += 1;
+            Some(pool.2)
         } else {
-            self.victims.selector += 1;
+            self.victims.guard += 1;
             None
         }
     }
@@ -788,8 +1011,15 @@ impl Placement for Dogi {
             Event::Collected { seg, valid } => {
                 self.fifo.collected(ctx, seg);
                 self.hf_gc += valid as u64;
-                if ctx.ftl.segs.group[seg as usize] == HOT {
-                    self.hot_out += valid as u64;
+                let g = ctx.ftl.segs.group[seg as usize] as usize;
+                let p = &mut self.period;
+                p.gc += valid as u64;
+                if let Some(n) = p.victims.get_mut(g) {
+                    *n += 1;
+                    p.victim_valid[g] += valid as u64;
+                }
+                if g == HOT as usize {
+                    p.hot_out += valid as u64;
                 }
             }
             Event::Window { .. } => {}
@@ -806,8 +1036,11 @@ impl Placement for Dogi {
         // own GC runs.
         let n = if self.use_model { self.n() } else { 1 };
         out.extend(FIRST + n as GroupId..FIRST + CLASSES as GroupId);
-        if self.own_victims() && self.p.stage == Stage::Full {
-            out.push(BASE_GC[1]);
+        match (self.own_victims(), self.p.stage) {
+            (true, Stage::Full) => out.push(BASE_GC[1]),
+            // GC runs down the chain: neither of the baseline's GC groups.
+            (true, Stage::Grp) => out.extend(BASE_GC),
+            _ => {}
         }
     }
 
@@ -869,7 +1102,15 @@ impl Placement for Dogi {
             "uppers": self.choice.uppers,
             "category_group": self.choice.group_of,
             "relocation": self.reloc,
+            "mask": self.choice.mask,
+            "forced_mask": self.p.mask,
+            "config_model": self.p.config_model,
             "estimated_waf": self.choice.waf.is_finite().then_some(self.choice.waf),
+            "estimated_valid_ratio": self.estimate.as_ref().map(|e| &e.valid_ratio),
+            "measured_waf": (self.period.user > 0).then(|| {
+                (self.period.user + self.period.gc) as f64 / self.period.user as f64
+            }),
+            "measured_valid_ratio": self.measured_valid_ratios(),
             "model_on": self.use_model,
             "parameters": self.mlp.as_ref().map(|m| m.parameters()),
             "live_accuracy": self.live_accuracy,
@@ -877,6 +1118,8 @@ impl Placement for Dogi {
             "samples": self.online.samples.len(),
             "placed": {"hot": self.placed[0], "model": self.placed[1], "base": self.placed[2]},
             "victims": self.victims,
+            "pool_victim": self.p.pool_victim,
+            "deploy_delay": self.online.deploy_delay(),
             "training": self.online.training,
             "configurations": self.history,
         }))

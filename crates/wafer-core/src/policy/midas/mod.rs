@@ -58,6 +58,10 @@
 //!   100: a mask.
 //! * Open segments of groups dropped by a shrinking configuration are closed
 //!   at the next statistics window (the engine pads them; DOGI review §2.1).
+//!
+//! `midas-ng` (Shiro §V-B, Fig. 9: GC-written data not separated) is MiDAS
+//! with `max_groups` fixed at 2: the hot group, the user group and one GC
+//! group.
 
 pub(crate) mod model;
 
@@ -79,6 +83,32 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     description: "MiDAS (FAST'24): chain of FIFO groups sized at run time by a Markov-chain WAF model over sampled update intervals, hot filter",
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Midas::new(params::parse("midas", p)?, geo)?)),
+};
+
+/// MiDAS-NG (Shiro §V-B, Fig. 9): GC-written data not separated further,
+/// i.e. the chain cut to the user group and one GC group (plus the hot
+/// group); `max_groups` is fixed at 2.
+pub(in crate::policy) const INFO_NG: PolicyInfo = PolicyInfo {
+    name: "midas-ng",
+    description:
+        "MiDAS-NG (Shiro Fig. 9): MiDAS with one GC group (chain of hot, user and one GC group)",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| {
+        let mut p: Params = params::parse("midas-ng", p)?;
+        if p.max_groups != Params::default().max_groups && p.max_groups != 2 {
+            return Err(Error::Parameter {
+                policy: "midas-ng".into(),
+                reason: format!(
+                    "max_groups = {}; midas-ng fixes it at 2 (user and one GC group)",
+                    p.max_groups
+                ),
+            });
+        }
+        p.max_groups = 2;
+        let mut m = Midas::new(p, geo)?;
+        m.name = "midas-ng";
+        Ok(Box::new(m))
+    },
 };
 
 /// MiDAS's parameters (the simulator's defaults where the paper has one).
@@ -134,6 +164,8 @@ const STUCK_VICTIMS: u32 = 25;
 
 /// MiDAS state.
 pub struct Midas {
+    /// Registry name (`midas`, or `midas-ng`).
+    name: &'static str,
     p: Params,
     greedy_last: bool,
     geo: Geometry,
@@ -219,6 +251,7 @@ impl Midas {
         let n = geo.segments as usize;
         let positions = p.max_groups as usize + 1;
         Ok(Midas {
+            name: "midas",
             greedy_last,
             geo: *geo,
             shift,
@@ -472,7 +505,7 @@ impl Midas {
 
 impl Placement for Midas {
     fn name(&self) -> &'static str {
-        "midas"
+        self.name
     }
 
     fn groups(&self) -> usize {

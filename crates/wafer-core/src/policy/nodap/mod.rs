@@ -38,6 +38,7 @@
 //!   initial ladder (§4.3): 1% of the logical capacity, doubling, 10 groups.
 
 pub mod search;
+pub mod user;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -275,6 +276,11 @@ impl Placement for NoDap {
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
         let n = self.n();
         let segs = &ctx.ftl.segs;
+        // A victim must free something: an expired segment is empty when
+        // lifetimes are exact, but not under a predictor's placement
+        // (`nodap+POLICY-user`), where a fully valid one would be rewritten
+        // for nothing, again and again.
+        let max_valid = max_valid.min(ctx.geometry().segment_blocks - 1);
         self.choices += 1;
         for g in 0..n {
             self.size_sum[g] += self.fifo.count[g] as u64;

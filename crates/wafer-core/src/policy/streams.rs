@@ -1,0 +1,359 @@
+//! The multi-stream SSD model the host-side stream policies assume (FIOS
+//! §3.1, §4.3, Fig. 9; LSTM+KM §3.4), and what those policies share.
+//!
+//! * Streams are groups: each stream has one open segment (its append
+//!   point) and takes fresh segments on demand, with no static physical
+//!   partition. GC picks victims without regard to streams (the configured
+//!   selector) and a relocated block keeps its stream: every stream policy's
+//!   `place_gc` returns the victim's group.
+//! * The number of streams K is each policy's `streams` parameter; the
+//!   device's open-stream limit ([`crate::device::DeviceConfig::open_streams`])
+//!   is applied by [`StreamLimit`], which folds the ids at or above the limit
+//!   onto the last stream.
+//! * [`Chunking`]: sector chunks (FIOS §3.1: chunk = ⌊sector / 64⌋) in the
+//!   device's block units.
+//! * [`Clock`]: the windows these policies keep (OFIOS's run windows,
+//!   LSTM+KM's periods, vStream's remapping) in trace seconds from the
+//!   request timestamps, or in drive-writes of the logical clock.
+
+use serde_json::Value;
+
+use super::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::error::{Error, Result};
+use crate::ftl::{GroupId, SegmentId};
+use crate::future::Annotation;
+use crate::model::train::TrainingStats;
+use crate::model::Tensors;
+use crate::request::Request;
+use crate::sim::RunConfig;
+use std::sync::Arc;
+
+/// Bytes of one sector, the unit FIOS counts chunks in.
+pub const SECTOR_BYTES: u32 = 512;
+
+/// A policy on a device with an open-stream limit: groups `>= limit` become
+/// `limit - 1` for user and GC writes alike. Everything else is the inner
+/// policy's.
+pub struct StreamLimit {
+    inner: Box<dyn Placement>,
+    limit: GroupId,
+}
+
+impl StreamLimit {
+    /// Wrap `inner` for a device with `limit` (>= 1) open streams.
+    pub fn new(inner: Box<dyn Placement>, limit: u32) -> Self {
+        StreamLimit {
+            inner,
+            limit: limit.clamp(1, GroupId::MAX as u32) as GroupId,
+        }
+    }
+
+    #[inline(always)]
+    fn fold(&self, g: GroupId) -> GroupId {
+        g.min(self.limit - 1)
+    }
+}
+
+impl Placement for StreamLimit {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn groups(&self) -> usize {
+        self.inner.groups().min(self.limit as usize)
+    }
+    fn active_groups(&self) -> usize {
+        self.inner.active_groups().min(self.limit as usize)
+    }
+    fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+        self.inner.place_user(ctx, writes, out);
+        for g in out.iter_mut() {
+            *g = self.fold(*g);
+        }
+    }
+    fn on_user_write(&mut self, lba: u32, time: u64, group: GroupId) {
+        self.inner.on_user_write(lba, time, group);
+    }
+    fn prefetch(&self, lba: u32) {
+        self.inner.prefetch(lba);
+    }
+    fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId {
+        let g = self.inner.place_gc(ctx, block);
+        self.fold(g)
+    }
+    fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
+        self.inner.select_victim(ctx, max_valid)
+    }
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        self.inner.on_event(ctx, ev);
+    }
+    fn on_workload_start(&mut self, ctx: &Ctx) {
+        self.inner.on_workload_start(ctx);
+    }
+    fn on_trim(&mut self, ctx: &Ctx, lba: u32) {
+        self.inner.on_trim(ctx, lba);
+    }
+    fn on_read(&mut self, ctx: &Ctx, req: &Request) {
+        self.inner.on_read(ctx, req);
+    }
+    fn retired_groups(&self, out: &mut Vec<GroupId>) {
+        self.inner.retired_groups(out);
+        let limit = self.limit;
+        out.retain(|&g| g < limit);
+    }
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+    fn state(&self) -> Option<Value> {
+        self.inner.state()
+    }
+    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
+        self.inner.prepare(run, ann)
+    }
+    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+        self.inner.prepare_stream(run)
+    }
+    fn needs_future(&self) -> bool {
+        self.inner.needs_future()
+    }
+    fn class_bounds(&self, gc: bool) -> &[u64] {
+        self.inner.class_bounds(gc)
+    }
+    fn predicted_class(&self, group: GroupId, gc: bool) -> Option<u8> {
+        self.inner.predicted_class(group, gc)
+    }
+    fn predicted_user_class(&self, i: usize, group: GroupId) -> Option<u8> {
+        self.inner.predicted_user_class(i, group)
+    }
+    fn take_error(&mut self) -> Option<Error> {
+        self.inner.take_error()
+    }
+    fn training(&self) -> Option<TrainingStats> {
+        self.inner.training()
+    }
+    fn model(&self) -> Option<Tensors> {
+        self.inner.model()
+    }
+}
+
+/// Sector chunks in block units.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunking {
+    /// Chunk size [blocks].
+    pub blocks: u32,
+    /// log2(blocks) when it is a power of two (a shift instead of a division).
+    shift: Option<u32>,
+    /// Chunks covering the logical space.
+    pub chunks: u32,
+}
+
+impl Chunking {
+    /// Chunks of `sectors` 512-byte sectors on a device of `logical_blocks`
+    /// blocks of `block_size` bytes. A chunk must hold whole blocks.
+    pub fn from_sectors(
+        policy: &str,
+        sectors: u32,
+        block_size: u32,
+        logical_blocks: u32,
+    ) -> Result<Self> {
+        let bad = |reason: String| Error::Parameter {
+            policy: policy.into(),
+            reason,
+        };
+        let per_block = (block_size / SECTOR_BYTES).max(1);
+        if sectors == 0 {
+            return Err(bad(
+                "chunk_sectors = 0; a chunk holds at least one block".into()
+            ));
+        }
+        if !sectors.is_multiple_of(per_block) {
+            return Err(bad(format!(
+                "chunk_sectors = {sectors} is not a whole number of {block_size}-byte blocks \
+                 ({per_block} sectors each); use a multiple of {per_block}, or a smaller --block-size"
+            )));
+        }
+        Ok(Self::from_blocks(sectors / per_block, logical_blocks))
+    }
+
+    /// Chunks of `blocks` (>= 1) blocks.
+    pub fn from_blocks(blocks: u32, logical_blocks: u32) -> Self {
+        let blocks = blocks.max(1);
+        Chunking {
+            blocks,
+            shift: blocks.is_power_of_two().then(|| blocks.trailing_zeros()),
+            chunks: logical_blocks.div_ceil(blocks).max(1),
+        }
+    }
+
+    /// Chunk of `lba`.
+    #[inline(always)]
+    pub fn of(&self, lba: u32) -> u32 {
+        match self.shift {
+            Some(s) => lba >> s,
+            None => lba / self.blocks,
+        }
+    }
+}
+
+/// Where a policy's windows are measured: trace time or the logical clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Clock {
+    /// Trace seconds, from the request timestamps [ns per window].
+    Seconds(u64),
+    /// Drive-writes of the logical clock [user blocks per window].
+    Blocks(u64),
+}
+
+impl Clock {
+    /// A window of `seconds`, or of `drive_writes` when given (which wins).
+    pub fn new(
+        policy: &str,
+        what: &str,
+        seconds: f64,
+        drive_writes: Option<f64>,
+        logical_blocks: u32,
+    ) -> Result<Self> {
+        let bad = |reason: String| Error::Parameter {
+            policy: policy.into(),
+            reason,
+        };
+        match drive_writes {
+            Some(d) if d.is_finite() && d > 0.0 => Ok(Clock::Blocks(
+                ((d * logical_blocks as f64).round() as u64).max(1),
+            )),
+            Some(d) => Err(bad(format!("{what} = {d} drive-writes; must be > 0"))),
+            None if seconds.is_finite() && seconds > 0.0 => {
+                Ok(Clock::Seconds(((seconds * 1e9).round() as u64).max(1)))
+            }
+            None => Err(bad(format!("{what} = {seconds} s; must be > 0"))),
+        }
+    }
+
+    /// Window length in its own unit (ns or user blocks).
+    #[allow(clippy::len_without_is_empty)] // a clock is never empty: its length is >= 1
+    pub fn len(&self) -> u64 {
+        match *self {
+            Clock::Seconds(n) | Clock::Blocks(n) => n,
+        }
+    }
+
+    /// The reading of this clock for a write at logical `time` of a request
+    /// at `time_ns`.
+    #[inline(always)]
+    pub fn read(&self, time_ns: u64, time: u64) -> u64 {
+        match self {
+            Clock::Seconds(_) => time_ns,
+            Clock::Blocks(_) => time,
+        }
+    }
+
+    /// Check that one window fits in the run `cfg` describes: its trace
+    /// span (read from the stream, one pass over the timestamps) or its
+    /// user writes. A window longer than the run would never close.
+    pub fn check_fits(&self, policy: &str, what: &str, cfg: &RunConfig) -> Result<Span> {
+        let span = Span::of(cfg)?;
+        let (have, unit, need) = match *self {
+            Clock::Seconds(n) => (span.duration_ns(), "s of trace time", n),
+            Clock::Blocks(n) => (span.writes, "user blocks", n),
+        };
+        let scale = |x: u64| match self {
+            Clock::Seconds(_) => format!("{:.3}", x as f64 * 1e-9),
+            Clock::Blocks(_) => x.to_string(),
+        };
+        if need > have {
+            return Err(Error::Parameter {
+                policy: policy.into(),
+                reason: format!(
+                    "{what} of {} {unit} is longer than the run ({} {unit}): no window would close; \
+                     use a shorter window (or its drive-writes form)",
+                    scale(need),
+                    scale(have)
+                ),
+            });
+        }
+        Ok(span)
+    }
+}
+
+/// What one pass over a run's request stream found out.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    /// Timestamp of the first request [ns].
+    pub first_ns: u64,
+    /// Timestamp of the last request [ns].
+    pub last_ns: u64,
+    /// User blocks written.
+    pub writes: u64,
+    /// Requests.
+    pub requests: u64,
+}
+
+impl Span {
+    /// Read `cfg`'s stream once (timestamps and write counts only).
+    pub fn of(cfg: &RunConfig) -> Result<Self> {
+        let mut s = Span::default();
+        crate::source::replay_requests(cfg, |r| {
+            if s.requests == 0 {
+                s.first_ns = r.time_ns;
+            }
+            s.requests += 1;
+            s.last_ns = r.time_ns;
+            if r.op == crate::request::Op::Write {
+                s.writes += r.blocks as u64;
+            }
+            true
+        })?;
+        Ok(s)
+    }
+
+    /// Time from the first to the last request [ns].
+    pub fn duration_ns(&self) -> u64 {
+        self.last_ns - self.first_ns
+    }
+}
+
+/// Renumber clusters so ids follow `order` (a permutation of cluster ids
+/// sorted by the policy's criterion): `map[old] = new`.
+pub fn rank_map(order: &[usize]) -> Vec<u8> {
+    let mut map = vec![0u8; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        map[old] = new as u8;
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_of_sectors_in_block_units() {
+        let c = Chunking::from_sectors("fios", 64, 4096, 1000).unwrap();
+        assert_eq!((c.blocks, c.chunks), (8, 125));
+        assert_eq!((c.of(7), c.of(8), c.of(999)), (0, 1, 124));
+        let c = Chunking::from_sectors("fios", 64, 8192, 1000).unwrap();
+        assert_eq!(c.blocks, 4);
+        let c = Chunking::from_blocks(3, 10);
+        assert_eq!((c.of(5), c.chunks), (1, 4));
+        let e = Chunking::from_sectors("fios", 0, 4096, 10).unwrap_err();
+        assert!(e.to_string().contains("chunk_sectors = 0"), "{e}");
+        let e = Chunking::from_sectors("fios", 4, 4096, 10).unwrap_err();
+        assert!(e.to_string().contains("multiple of 8"), "{e}");
+    }
+
+    #[test]
+    fn clock_units() {
+        let c = Clock::new("x", "run_s", 100.0, None, 1000).unwrap();
+        assert_eq!(c, Clock::Seconds(100_000_000_000));
+        assert_eq!(c.read(5, 7), 5);
+        let c = Clock::new("x", "run_s", 100.0, Some(0.5), 1000).unwrap();
+        assert_eq!(c, Clock::Blocks(500));
+        assert_eq!(c.read(5, 7), 7);
+        assert!(Clock::new("x", "run_s", 0.0, None, 1000).is_err());
+        assert!(Clock::new("x", "run_s", 1.0, Some(-1.0), 1000).is_err());
+    }
+
+    #[test]
+    fn rank_map_inverts_an_order() {
+        assert_eq!(rank_map(&[2, 0, 1]), vec![1, 2, 0]);
+    }
+}

@@ -1,0 +1,81 @@
+//! Device presets: the simulated devices of the papers, by name
+//! (`--preset NAME` on the command line, `Device.preset(NAME)` in Python).
+//! A preset sets device fields (and the victim selector the paper used);
+//! anything the user gives explicitly wins over it. One row of [`PRESETS`]
+//! per paper device.
+
+use serde_json::{json, Value};
+
+use crate::device::DeviceConfig;
+use crate::error::{lookup, Error, Result};
+
+/// A named device.
+pub struct Preset {
+    /// Name used by `--preset`.
+    pub name: &'static str,
+    /// One line: whose device, what is in it.
+    pub description: &'static str,
+    /// The device fields it sets (a JSON object over [`DeviceConfig`]).
+    pub device: fn() -> Value,
+    /// The victim selector the paper's device uses.
+    pub victim: &'static str,
+}
+
+/// Every preset.
+pub const PRESETS: &[Preset] = &[Preset {
+    name: "fios-disksim",
+    description: "FIOS (ACM TOS 2022) §4.3, §5, Table 2: DiskSim SSD model, 8 KiB pages, 64-page \
+                  blocks, 11% over-provisioning, greedy GC; capacity left to the run (the paper's \
+                  3 TB volume does not fit)",
+    device: || {
+        json!({
+            "block_size": 8192,
+            "segment_blocks": 64,
+            "op": 0.11,
+        })
+    },
+    victim: "greedy",
+}];
+
+/// The preset named `name`, or an error listing those that exist.
+pub fn find(name: &str) -> Result<&'static Preset> {
+    lookup("device preset", PRESETS, name, |p| p.name)
+}
+
+/// `base` with the fields of preset `name` set.
+pub fn apply(name: &str, base: &DeviceConfig) -> Result<DeviceConfig> {
+    let p = find(name)?;
+    let mut v = serde_json::to_value(base).expect("a device config serialises");
+    if let (Some(obj), Value::Object(set)) = (v.as_object_mut(), (p.device)()) {
+        obj.extend(set);
+    }
+    serde_json::from_value(v).map_err(|e| Error::config("preset", format!("{name}: {e}")))
+}
+
+/// Every preset as JSON: name, description, device fields, victim.
+pub fn registry() -> Value {
+    Value::Array(
+        PRESETS
+            .iter()
+            .map(|p| {
+                json!({"name": p.name, "description": p.description, "device": (p.device)(),
+                       "victim": p.victim})
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fios_preset_is_disksim_geometry() {
+        let d = apply("fios-disksim", &DeviceConfig::default()).unwrap();
+        assert_eq!((d.block_size, d.segment_blocks, d.op), (8192, 64, 0.11));
+        assert_eq!(d.logical_blocks, DeviceConfig::default().logical_blocks);
+        d.geometry().unwrap();
+        let e = find("fios").err().unwrap().to_string();
+        assert!(e.contains("fios-disksim"), "{e}");
+    }
+}

@@ -1,0 +1,315 @@
+//! Host-side stream identification (issue 17): the multi-stream device
+//! model, FIOS / OFIOS / vStream / AutoStream / LSTM+KM(last) end to end,
+//! their errors, and the workloads that tell them apart.
+
+use serde_json::{json, Value};
+
+use super::{device, run, Scratch};
+use wafer_core::ftl::Ftl;
+use wafer_core::policy::{self, Ctx, GcBlock};
+use wafer_core::{preset, DeviceConfig, RunConfig, Simulation};
+
+const STREAM_POLICIES: &[&str] = &[
+    "fios",
+    "ofios",
+    "vstream",
+    "autostream",
+    "autostream-pub",
+    "equal-partition",
+    "lstm-km",
+];
+
+fn cfg(policy: &str, workload: &str, params: Value, writes: u64) -> RunConfig {
+    RunConfig {
+        device: device(16_384, 0.12, 32),
+        policy: policy.into(),
+        params,
+        workload: workload.into(),
+        writes,
+        seed: 7,
+        ..Default::default()
+    }
+}
+
+fn error_of(c: RunConfig) -> String {
+    match Simulation::new(c) {
+        Err(e) => e.to_string(),
+        Ok(mut s) => match s.run() {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("expected an error"),
+        },
+    }
+}
+
+#[test]
+fn relocation_keeps_the_stream() {
+    let geo = device(16_384, 0.12, 32).geometry().unwrap();
+    let ftl = Ftl::new(geo, 1);
+    for name in STREAM_POLICIES {
+        let mut p = policy::build(name, &Value::Null, &geo).unwrap();
+        for g in [0u16, 3, 5] {
+            let b = GcBlock {
+                lba: 17,
+                victim: 0,
+                from_group: g,
+            };
+            assert_eq!(p.place_gc(&Ctx::new(&ftl), &b), g, "{name}");
+        }
+    }
+}
+
+#[test]
+fn stream_policies_run_and_beat_legacy_on_tenants_of_different_heat() {
+    // Four scrambled tenants: hot zipf, warm zipf, cold uniform, sequential.
+    let mix = "mix:zipf:1.2,region=0.15,iops=6000+zipf:0.8,region=0.25,iops=2000\
+               +uniform,region=0.5,iops=1000+seq,size=8,region=0.1,iops=500";
+    let writes = 6 * 16_384;
+    let base = run(cfg("base", mix, Value::Null, writes))
+        .steady_waf
+        .unwrap();
+    for (name, params) in [
+        ("fios", json!({})),
+        ("fios", json!({"train": "prefix:0.3", "matrix": "binary"})),
+        ("ofios", json!({"window_dw": 1.0})),
+        ("vstream", json!({"remap_dw": 0.5, "source": "region"})),
+        (
+            "lstm-km",
+            json!({"predictor": "last", "chunks": 512, "period_dw": 0.2}),
+        ),
+        ("autostream-pub", json!({})),
+    ] {
+        let r = run(cfg(name, mix, params.clone(), writes));
+        let waf = r.steady_waf.unwrap();
+        assert!(
+            waf < base,
+            "{name} {params}: steady WAF {waf:.3} not below legacy {base:.3}"
+        );
+        assert!(
+            r.policy_state.is_some() || name == "autostream-pub",
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn fios_reads_its_training_trace_and_reports_the_dictionary() {
+    let r = run(cfg(
+        "fios",
+        "zipf:1.0,arrivals=mmpp",
+        json!({"features": "auto"}),
+        4 * 16_384,
+    ));
+    let s = r.policy_state.unwrap();
+    // Bursty arrivals: the ACF is high and random small writes select C.
+    let acf = s["attributes"]["acf"].as_f64().unwrap();
+    assert!(acf > 0.8, "ACF {acf}");
+    assert!(s["features"].as_str().unwrap().contains('C'), "{s}");
+    assert_eq!(s["theta"].as_str().unwrap().chars().nth(1), Some('1'));
+    // 16,384 blocks in chunks of 8: 2,048 chunks; BD is 4 bits per chunk.
+    assert_eq!(s["chunks"], 2048);
+    assert_eq!(s["bd_bytes"], 1024);
+    assert_eq!(
+        s["sid_bytes"].as_u64().unwrap(),
+        9 * s["sid_runs"].as_u64().unwrap()
+    );
+    assert!(r.training.unwrap().trainings == 1);
+    // Poisson arrivals: ACF near zero, neither A nor C.
+    let r = run(cfg("fios", "zipf:1.0", json!({}), 4 * 16_384));
+    let s = r.policy_state.unwrap();
+    assert!(s["attributes"]["acf"].as_f64().unwrap().abs() < 0.1, "{s}");
+    let f = s["features"].as_str().unwrap();
+    assert!(!f.contains('A') && !f.contains('C'), "{f}");
+}
+
+#[test]
+fn fios_features_on_a_hand_made_trace() {
+    // An MSR trace: chunk 0 (sectors 0..63) written 5 times at the start,
+    // chunk 1 three times, chunk 2 once at the end, in 4 KiB writes; 1 s apart.
+    let dir = Scratch::new("fios");
+    let t0 = 128_166_372_000_000_000u64;
+    let mut lines = String::new();
+    let writes = [0u64, 0, 32768, 0, 32768, 0, 32768, 0, 65536];
+    for (i, off) in writes.iter().enumerate() {
+        lines += &format!("{},hm,0,Write,{off},4096,100\n", t0 + i as u64 * 10_000_000);
+    }
+    let p = dir.file("t.csv", lines);
+    let c = RunConfig {
+        device: DeviceConfig {
+            logical_blocks: 4096,
+            segment_blocks: 16,
+            op: 0.2,
+            ..Default::default()
+        },
+        policy: "fios".into(),
+        params: json!({"features": "F", "matrix": "binary", "streams": 4}),
+        trace: Some(wafer_core::sim::TraceConfig {
+            path: p,
+            ..Default::default()
+        }),
+        writes: 1 << 40,
+        ..Default::default()
+    };
+    let r = run(c);
+    let s = r.policy_state.unwrap();
+    // F = 5, 3, 1: median 3, so only chunk 0 is frequent: two distinct rows.
+    assert_eq!(s["features"], "F");
+    assert_eq!(s["distinct_rows"], 2);
+    assert_eq!(s["clusters"], 2);
+    assert_eq!(s["training_requests"], 9);
+    // Writes are 1 s apart, sequential never: RW = 1, ACF constant gaps = 1.
+    assert_eq!(s["attributes"]["random_write_ratio"], 1.0);
+    assert_eq!(s["attributes"]["write_kib"], 4.0);
+    // θ = [ACF RW R S λ]: ACF 1 and RW 1 -> C would be chosen automatically.
+    assert_eq!(s["theta"], "[1 1 0 0 0]");
+}
+
+#[test]
+fn ofios_rebuilds_every_window_and_logs_its_choices() {
+    // Two tenants taking turns every 2 s; windows of 1 s.
+    let mix =
+        "mix:zipf:1.1,schedule=2:10,iops=4000+uniform,schedule=2:01,iops=4000,arrivals=mmpp:10:0.2";
+    let r = run(cfg("ofios", mix, json!({"run_s": 1.0}), 4 * 16_384));
+    let s = r.policy_state.unwrap();
+    let windows = s["windows"].as_array().unwrap();
+    assert!(windows.len() >= 10, "{}", windows.len());
+    for w in windows {
+        assert!(!w["psi"].as_str().unwrap().is_empty());
+        assert_eq!(w["theta"].as_str().unwrap().len(), 11, "{w}");
+    }
+    assert_eq!(s["builds"].as_u64().unwrap() as usize, windows.len());
+    assert!(r.training.unwrap().trainings >= 10);
+    // A smaller training fraction still builds every window.
+    let r = run(cfg(
+        "ofios",
+        mix,
+        json!({"run_s": 1.0, "train_frac": 0.4, "features": "FC"}),
+        4 * 16_384,
+    ));
+    let s = r.policy_state.unwrap();
+    assert!(s["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["psi"] == "FC"));
+}
+
+#[test]
+fn open_stream_limit_folds_streams() {
+    let mut c = cfg("fios", "zipf:1.0", json!({"streams": 16}), 3 * 16_384);
+    c.device.open_streams = Some(3);
+    let r = run(c);
+    assert!(r.groups.len() <= 3, "{} groups", r.groups.len());
+    let mut c = cfg("fios", "zipf:1.0", Value::Null, 1000);
+    c.device.open_streams = Some(0);
+    assert!(error_of(c).contains("open_streams"));
+}
+
+#[test]
+fn the_fios_preset_is_a_disksim_device() {
+    let dev = preset::apply(
+        "fios-disksim",
+        &DeviceConfig {
+            logical_blocks: 16_384,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut c = cfg("fios", "zipf:1.0", json!({}), 2 * 16_384);
+    c.device = dev;
+    let r = run(c);
+    assert_eq!(
+        (r.geometry.block_size, r.geometry.segment_blocks),
+        (8192, 64)
+    );
+    // 64 sectors of 512 B in 8 KiB blocks: chunks of 4 blocks.
+    assert_eq!(r.policy_state.unwrap()["chunk_blocks"], 4);
+}
+
+#[test]
+fn bad_stream_parameters_are_clear_errors() {
+    let w = 20_000;
+    for (name, params, needle) in [
+        ("fios", json!({"streams": 0}), "streams = 0"),
+        ("ofios", json!({"streams": 0}), "streams = 0"),
+        ("vstream", json!({"streams": 0}), "streams = 0"),
+        ("lstm-km", json!({"streams": 0}), "streams = 0"),
+        ("fios", json!({"chunk_sectors": 0}), "chunk_sectors = 0"),
+        ("fios", json!({"chunk_sectors": 4}), "multiple of 8"),
+        (
+            "fios",
+            json!({"features": "FX"}),
+            "unknown feature letter 'X'",
+        ),
+        (
+            "ofios",
+            json!({"features": "Q"}),
+            "unknown feature letter 'Q'",
+        ),
+        ("fios", json!({"matrix": "octal"}), "bad parameter value"),
+        ("fios", json!({"train": "half"}), "train = 'half'"),
+        // Windows longer than the ~2 s these runs last.
+        (
+            "fios",
+            json!({"train": "prefix:100s"}),
+            "longer than the trace",
+        ),
+        ("ofios", json!({}), "longer than the run"),
+        ("ofios", json!({"window_dw": 5.0}), "longer than the run"),
+        ("vstream", json!({}), "longer than the run"),
+        (
+            "lstm-km",
+            json!({"predictor": "last"}),
+            "longer than the run",
+        ),
+        ("lstm-km", json!({"period_s": 0.5}), "needs at least 7"),
+        ("ofios", json!({"train_frac": 0.0}), "train_frac"),
+        (
+            "lstm-km",
+            json!({"features": "iops"}),
+            "unknown feature 'iops'",
+        ),
+    ] {
+        let e = error_of(cfg(name, "zipf:1.0", params.clone(), w));
+        assert!(e.contains(needle), "{name} {params}: {e}");
+    }
+}
+
+#[test]
+fn lstm_km_last_value_predictor_reports_periods() {
+    let r = run(cfg(
+        "lstm-km",
+        "phase:0.9:0.05:0.25,move=slide",
+        json!({"predictor": "last", "chunks": 256, "period_dw": 0.05}),
+        3 * 16_384,
+    ));
+    let s = r.policy_state.unwrap();
+    assert!(s["periods"].as_u64().unwrap() >= 50, "{s}");
+    assert!(s["streams_used"].as_u64().unwrap() >= 2, "{s}");
+    assert_eq!(s["trained"], false);
+}
+
+#[test]
+fn same_seed_same_streams() {
+    let mix = "mix:zipf:1.0,region=0.3+uniform,region=0.7,arrivals=mmpp";
+    for (name, params) in [
+        ("fios", json!({})),
+        ("ofios", json!({"run_s": 0.5})),
+        ("vstream", json!({"remap_s": 0.5})),
+    ] {
+        let a = run(cfg(name, mix, params.clone(), 2 * 16_384));
+        let b = run(cfg(name, mix, params, 2 * 16_384));
+        assert_eq!(a.gc_writes, b.gc_writes, "{name}");
+    }
+}
+
+#[test]
+fn lstm_km_without_a_trainer_is_a_clear_error() {
+    // wafer-core's tests link no trainer (wafer-learn installs candle's).
+    let e = error_of(cfg(
+        "lstm-km",
+        "zipf:1.0",
+        json!({"chunks": 64, "period_dw": 0.1}),
+        3 * 16_384,
+    ));
+    assert!(e.contains("no trainer"), "{e}");
+}

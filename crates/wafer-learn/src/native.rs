@@ -1,0 +1,241 @@
+//! The MLP classifier's training step written out in plain loops: the same
+//! algorithm as the candle path ([`crate::train_mlp_candle`]: seeded initial
+//! weights, seeded batch order, ReLU layers, mean softmax cross-entropy,
+//! AdamW with candle's rule and defaults), for DOGI's 6-32-32-10 model.
+//!
+//! At 1,610 parameters and batches of 128 a candle step is ~50 tensor
+//! operations, each allocating its output; the arithmetic of a whole step
+//! is ~1.1 MFLOP. Here a step runs over preallocated buffers, one layer at
+//! a time with the batch in the outer loop and the layer's outputs in the
+//! inner one (contiguous, so it vectorises), and weights kept transposed
+//! ([inputs][outputs]) for that. The result agrees with candle's to float
+//! rounding (`cargo test -p wafer-learn`, `native_matches_candle`).
+
+use wafer_core::model::train::TrainSpec;
+use wafer_core::model::Tensors;
+use wafer_core::rng::Rng;
+use wafer_core::{Error, Result};
+
+use crate::init_mlp;
+
+const BETA1: f32 = 0.9;
+const BETA2: f32 = 0.999;
+const EPS: f32 = 1e-8;
+const WEIGHT_DECAY: f64 = 0.01;
+
+/// One layer: weights transposed ([inputs][outputs]), bias, their AdamW
+/// moments and gradients.
+struct Layer {
+    inputs: usize,
+    outputs: usize,
+    /// `w[i * outputs + o]`: input i to output o.
+    w: Vec<f32>,
+    b: Vec<f32>,
+    gw: Vec<f32>,
+    gb: Vec<f32>,
+    mw: Vec<f32>,
+    vw: Vec<f32>,
+    mb: Vec<f32>,
+    vb: Vec<f32>,
+}
+
+impl Layer {
+    fn adamw(&mut self, lr: f32, decay: f32, scale_m: f32, scale_v: f32) {
+        let update = |w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]| {
+            for i in 0..w.len() {
+                m[i] = m[i] * BETA1 + g[i] * (1.0 - BETA1);
+                v[i] = v[i] * BETA2 + g[i] * g[i] * (1.0 - BETA2);
+                let (mh, vh) = (m[i] * scale_m, v[i] * scale_v);
+                w[i] = w[i] * decay - mh / (vh.sqrt() + EPS) * lr;
+            }
+        };
+        update(&mut self.w, &self.gw, &mut self.mw, &mut self.vw);
+        update(&mut self.b, &self.gb, &mut self.mb, &mut self.vb);
+    }
+}
+
+/// `out[o] += a * x[o]` over the row.
+#[inline(always)]
+fn axpy(out: &mut [f32], a: f32, x: &[f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o += a * v;
+    }
+}
+
+/// Train an MLP classifier of widths `sizes` on `x` (rows of `sizes[0]`
+/// values) and labels `y`; returns its tensors under `prefix` (candle's
+/// layout, as [`crate::train_mlp_candle`] gives them) and the last epoch's
+/// mean loss. A non-finite loss is an error (diverged).
+pub fn train_mlp(
+    prefix: &str,
+    sizes: &[usize],
+    x: &[f32],
+    y: &[u32],
+    spec: &TrainSpec,
+) -> Result<(Tensors, f32)> {
+    let n = y.len();
+    let bad = |reason: String| Error::Model {
+        file: "training".into(),
+        reason,
+    };
+    if sizes.len() < 2 || x.len() != n * sizes[0] || n == 0 {
+        return Err(bad(format!(
+            "{} input values for {n} labels of {} values",
+            x.len(),
+            sizes.first().copied().unwrap_or(0)
+        )));
+    }
+    let classes = *sizes.last().expect("two widths at least");
+    if let Some(&c) = y.iter().find(|&&c| c as usize >= classes) {
+        return Err(bad(format!("label {c} of {classes} classes")));
+    }
+    let init = init_mlp(prefix, sizes, spec.seed);
+    let mut layers: Vec<Layer> = sizes
+        .windows(2)
+        .enumerate()
+        .map(|(l, s)| {
+            let (inputs, outputs) = (s[0], s[1]);
+            let (_, wt) = &init.tensors[&format!("{prefix}.{l}.weight")];
+            let (_, bt) = &init.tensors[&format!("{prefix}.{l}.bias")];
+            // candle's [outputs][inputs] to [inputs][outputs].
+            let mut w = vec![0.0; inputs * outputs];
+            for o in 0..outputs {
+                for i in 0..inputs {
+                    w[i * outputs + o] = wt[o * inputs + i];
+                }
+            }
+            Layer {
+                inputs,
+                outputs,
+                w,
+                b: bt.clone(),
+                gw: vec![0.0; inputs * outputs],
+                gb: vec![0.0; outputs],
+                mw: vec![0.0; inputs * outputs],
+                vw: vec![0.0; inputs * outputs],
+                mb: vec![0.0; outputs],
+                vb: vec![0.0; outputs],
+            }
+        })
+        .collect();
+    let batch = spec.batch.max(1);
+    // Activations per layer boundary ([batch][width]) and their gradients.
+    let mut acts: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
+    let mut grads: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
+    let mut rng = Rng::new(spec.seed ^ 0x5eed);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let decay = (1.0 - spec.lr * WEIGHT_DECAY) as f32;
+    let lr = spec.lr as f32;
+    let (mut t, mut last) = (0i32, f32::NAN);
+    let depth = layers.len();
+    for _ in 0..spec.epochs.max(1) {
+        for i in (1..n).rev() {
+            order.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let (mut sum, mut steps) = (0f32, 0);
+        for chunk in order.chunks(batch) {
+            let m = chunk.len();
+            let w0 = sizes[0];
+            for (r, &k) in chunk.iter().enumerate() {
+                let k = k as usize;
+                acts[0][r * w0..(r + 1) * w0].copy_from_slice(&x[k * w0..(k + 1) * w0]);
+            }
+            // Forward.
+            for (l, layer) in layers.iter().enumerate() {
+                let (lo, hi) = acts.split_at_mut(l + 1);
+                let (h, z) = (&lo[l], &mut hi[0]);
+                let (ni, no) = (layer.inputs, layer.outputs);
+                for r in 0..m {
+                    let zr = &mut z[r * no..(r + 1) * no];
+                    zr.copy_from_slice(&layer.b);
+                    for i in 0..ni {
+                        axpy(zr, h[r * ni + i], &layer.w[i * no..(i + 1) * no]);
+                    }
+                    if l + 1 < depth {
+                        for v in zr.iter_mut() {
+                            *v = v.max(0.0);
+                        }
+                    }
+                }
+            }
+            // Softmax cross-entropy: loss and d(mean loss)/d(logits).
+            let logits = &acts[depth];
+            let dlog = &mut grads[depth];
+            let mut loss = 0f64;
+            for r in 0..m {
+                let row = &logits[r * classes..(r + 1) * classes];
+                let mx = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let se: f32 = row.iter().map(|&v| (v - mx).exp()).sum();
+                let lse = mx + se.ln();
+                let label = chunk_label(y, chunk[r]);
+                loss += (lse - row[label]) as f64;
+                let d = &mut dlog[r * classes..(r + 1) * classes];
+                for (c, (dv, &v)) in d.iter_mut().zip(row).enumerate() {
+                    let p = (v - lse).exp();
+                    *dv = (p - (c == label) as u32 as f32) / m as f32;
+                }
+            }
+            let loss = (loss / m as f64) as f32;
+            if !loss.is_finite() {
+                return Err(bad(format!(
+                    "loss became {loss}: training diverged (lower the learning rate)"
+                )));
+            }
+            // Backward.
+            for l in (0..depth).rev() {
+                let layer = &mut layers[l];
+                let (ni, no) = (layer.inputs, layer.outputs);
+                layer.gw.fill(0.0);
+                layer.gb.fill(0.0);
+                let (glo, ghi) = grads.split_at_mut(l + 1);
+                let (dh, dz) = (&mut glo[l], &ghi[0]);
+                let h = &acts[l];
+                for r in 0..m {
+                    let dzr = &dz[r * no..(r + 1) * no];
+                    axpy(&mut layer.gb, 1.0, dzr);
+                    for i in 0..ni {
+                        axpy(&mut layer.gw[i * no..(i + 1) * no], h[r * ni + i], dzr);
+                    }
+                }
+                if l > 0 {
+                    // dh = dz·Wᵀ, through the ReLU of the layer below.
+                    for r in 0..m {
+                        let dzr = &dz[r * no..(r + 1) * no];
+                        for i in 0..ni {
+                            let wi = &layer.w[i * no..(i + 1) * no];
+                            let s: f32 = wi.iter().zip(dzr).map(|(a, b)| a * b).sum();
+                            dh[r * ni + i] = if h[r * ni + i] > 0.0 { s } else { 0.0 };
+                        }
+                    }
+                }
+            }
+            t += 1;
+            let scale_m = (1.0 / (1.0 - (BETA1 as f64).powi(t))) as f32;
+            let scale_v = (1.0 / (1.0 - (BETA2 as f64).powi(t))) as f32;
+            for layer in &mut layers {
+                layer.adamw(lr, decay, scale_m, scale_v);
+            }
+            sum += loss;
+            steps += 1;
+        }
+        last = sum / steps as f32;
+    }
+    let mut out = Tensors::default();
+    for (l, layer) in layers.iter().enumerate() {
+        let (ni, no) = (layer.inputs, layer.outputs);
+        let mut w = vec![0.0; ni * no];
+        for o in 0..no {
+            for i in 0..ni {
+                w[o * ni + i] = layer.w[i * no + o];
+            }
+        }
+        out.insert(&format!("{prefix}.{l}.weight"), &[no, ni], w);
+        out.insert(&format!("{prefix}.{l}.bias"), &[no], layer.b.clone());
+    }
+    Ok((out, last))
+}
+
+#[inline(always)]
+fn chunk_label(y: &[u32], k: u32) -> usize {
+    y[k as usize] as usize
+}

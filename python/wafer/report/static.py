@@ -1,0 +1,291 @@
+"""Figures for papers (matplotlib, Agg backend): the same figures as the
+page, drawn from the same tidy tables, as small multiples (one panel per
+workload / device / victim combination, at most ``MAX_PANELS``), written
+as PNG (150 dpi) and SVG."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..stats import summarize
+from .data import Tables
+from .style import MPL_DASHES, families_present, panels_of, parts, styles_of, varying, with_panel
+
+MAX_PANELS = 12
+MAX_LINES = 8
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+                         "svg.hashsalt": "wafer", "svg.fonttype": "none"})
+    return plt
+
+
+# Margins [inches]: fixed, so no layout engine has to measure every tick label (matplotlib's constrained
+# layout took most of a figure's time).
+_LEFT, _RIGHT, _TOP, _BOTTOM, _LEGEND_ROW = 0.75, 0.15, 0.4, 0.55, 0.22
+
+
+def _grid(n: int, ncols: int, w: float = 4.2, h: float = 3.0, sharey: bool = True, bottom: float = 0.0):
+    """``n`` panels on a grid of ``ncols`` columns, each ``w`` x ``h`` inches;
+    ``bottom``: extra room under the panels [inches] (rotated tick labels)."""
+    plt = _plt()
+    rows = math.ceil(n / ncols)
+    w = max(w, 6.0) if ncols == 1 else w
+    fig, axes = plt.subplots(rows, ncols, figsize=(w * ncols, h * rows), squeeze=False, sharey=sharey)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    fig._wafer_bottom = _BOTTOM + bottom
+    _margins(fig, 0.0)
+    return fig, list(axes.flat)
+
+
+def _margins(fig, legend: float) -> None:
+    """Place the panels inside fixed margins, with ``legend`` inches below them for the legend."""
+    width, height = fig.get_size_inches()
+    bottom = fig._wafer_bottom + legend
+    fig.set_size_inches(width, height + legend - getattr(fig, "_wafer_legend", 0.0))
+    fig._wafer_legend = legend
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(left=_LEFT / width, right=1 - _RIGHT / width, top=1 - _TOP / height,
+                        bottom=bottom / height, wspace=0.28, hspace=(_TOP + fig._wafer_bottom) / 2.6)
+
+
+def _save(fig, out: Path, name: str, formats: tuple[str, ...]) -> list[Path]:
+    paths = []
+    for fmt in formats:
+        p = out / f"{name}.{fmt}"
+        fig.savefig(p, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
+        paths.append(p)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return paths
+
+
+def _legend(fig, axes) -> None:
+    """One legend for all panels, under them, six entries a row."""
+    handles: dict = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    if handles:
+        rows = math.ceil(len(handles) / 6)
+        _margins(fig, rows * _LEGEND_ROW + 0.1)
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(6, len(handles)),
+                   frameon=False, bbox_to_anchor=(0.5, 0.0))
+
+
+def steady_waf(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Grouped bars: mean steady WAF over seeds per workload and policy, 95% interval whiskers."""
+    runs = t.runs[t.runs.status == "done"]
+    if runs.empty:
+        return []
+    metric = "steady_waf" if runs["steady_waf"].notna().any() else "waf"
+    cells = summarize(with_panel(runs, varying(runs, skip=("workload",))), ["panel", "workload", "policy"], metric)
+    styles = styles_of(t)
+    panels = panels_of(cells)[:MAX_PANELS]
+    workloads = list(dict.fromkeys(cells.workload))
+    pols = [p for p in t.policies if p in set(cells.policy)]
+    ncols = 1 if len(panels) == 1 else 2
+    fig, axes = _grid(len(panels), ncols, w=max(4.5, 0.9 + 0.13 * len(pols) * len(workloads)), h=3.0,
+                      bottom=0.3 if len(workloads) > 3 else 0.0)
+    width = 0.8 / max(1, len(pols))
+    for ax, panel in zip(axes, panels):
+        d = cells[cells.panel == panel].set_index(["workload", "policy"])
+        for j, p in enumerate(pols):
+            xs = [i + (j - (len(pols) - 1) / 2) * width for i in range(len(workloads))]
+            ys = [d["mean"].get((w, p), math.nan) for w in workloads]
+            err = [d["half"].get((w, p), math.nan) for w in workloads]
+            ax.bar(xs, ys, width, yerr=[0 if math.isnan(e) else e for e in err], color=styles[p]["color"], label=p,
+                   error_kw={"elinewidth": 0.8, "capsize": 1.5})
+        ax.set_xticks(range(len(workloads)), workloads, rotation=20 if len(workloads) > 3 else 0)
+        ax.set_title(panel if panel != "all" else "", fontsize=9)
+        ax.set_ylabel("steady WAF" if metric == "steady_waf" else "WAF")
+    _legend(fig, axes)
+    return _save(fig, out, "steady-waf", formats)
+
+
+def waf_over_time(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Small multiples: WAF per window against drive-writes, a row per panel, a column per family if many policies."""
+    w = t.windows
+    if w.empty or w["waf"].isna().all():
+        return []
+    w = with_panel(w, varying(w))
+    styles = styles_of(t)
+    pols = [p for p in t.policies if p in set(w.policy)]
+    cols = families_present(styles, pols) if len(pols) > MAX_LINES else [None]
+    panels = panels_of(w)[:MAX_PANELS // len(cols) or 1]
+    fig, axes = _grid(len(panels) * len(cols), len(cols), w=4.0, h=2.6)
+    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"), y=("waf", "mean")))
+    for r, panel in enumerate(panels):
+        for c, fam in enumerate(cols):
+            ax = axes[r * len(cols) + c]
+            for p in pols:
+                if fam is not None and styles[p]["family"] != fam:
+                    continue
+                if (panel, p) in g:
+                    d = g[(panel, p)]
+                    ax.plot(d.x, d.y, color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
+            ax.set_title(" · ".join(x for x in (panel if panel != "all" else None, fam) if x), fontsize=9)
+            ax.set_xlabel("drive-writes")
+            if c == 0:
+                ax.set_ylabel("WAF per window")
+    _legend(fig, axes)
+    return _save(fig, out, "waf-over-time", formats)
+
+
+def accuracy(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Cumulative user / GC prediction accuracy against drive-writes, a row per panel."""
+    w = t.windows
+    cols = [c for c in ("cumulative_user_accuracy", "cumulative_gc_accuracy") if c in w and w[c].notna().any()]
+    if w.empty or not cols:
+        return []
+    w = with_panel(w, varying(w))
+    styles = styles_of(t)
+    panels = panels_of(w)[:MAX_PANELS // len(cols)]
+    fig, axes = _grid(len(panels) * len(cols), len(cols), w=4.0, h=2.6)
+    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"),
+                                                                       **{c: (c, "mean") for c in cols}))
+    for r, panel in enumerate(panels):
+        for c, col in enumerate(cols):
+            ax = axes[r * len(cols) + c]
+            for p in t.policies:
+                m = g.get((panel, p))
+                if m is not None and m[col].notna().any():
+                    ax.plot(m.x, m[col], color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
+            what = "user-written" if "user" in col else "GC-written"
+            ax.set_title(" · ".join(x for x in (panel if panel != "all" else None, what) if x), fontsize=9)
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("drive-writes")
+            if c == 0:
+                ax.set_ylabel("accuracy since start")
+    _legend(fig, axes)
+    return _save(fig, out, "accuracy", formats)
+
+
+def _first_seed(df):
+    first = df.groupby([c for c in ("workload", "device", "victim", "length", "policy") if c in df],
+                       sort=False).seed.transform("min")
+    return df[df.seed == first]
+
+
+def group_sizes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Stacked bars: segments per group at the end of the run, per policy (first seed)."""
+    g = t.groups
+    if g.empty:
+        return []
+    plt = _plt()
+    g = with_panel(_first_seed(g), varying(g))
+    panels = panels_of(g)[:MAX_PANELS]
+    n = int(g.group.max()) + 1
+    cmap = plt.get_cmap("viridis")
+    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=max(4.5, 0.45 * g.policy.nunique()), h=3.0,
+                      bottom=0.035 * max(len(p) for p in g.policy))
+    for ax, panel in zip(axes, panels):
+        d = g[g.panel == panel]
+        pols = [p for p in t.policies if p in set(d.policy)]
+        bottom = [0.0] * len(pols)
+        for k in range(n):
+            dk = d[d.group == k].set_index("policy").reindex(pols).segments.fillna(0).tolist()
+            ax.bar(range(len(pols)), dk, bottom=bottom, color=cmap(k / max(1, n - 1)), label=f"group {k}")
+            bottom = [b + x for b, x in zip(bottom, dk)]
+        ax.set_xticks(range(len(pols)), pols, rotation=45, ha="right")
+        ax.set_ylabel("segments")
+        ax.set_title(panel if panel != "all" else "", fontsize=9)
+    return _save(fig, out, "group-sizes", formats)
+
+
+def group_lifetimes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Per group: median lifetime with the p10–p90 range [drive-writes], log scale (first seed)."""
+    g = t.groups
+    if g.empty or "lifetime_median" not in g or g.lifetime_median.isna().all():
+        return []
+    styles = styles_of(t)
+    g = with_panel(_first_seed(g[g.lifetime_median.notna()]), varying(g))
+    panels = panels_of(g)[:MAX_PANELS]
+    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=5.0, h=3.0)
+    for ax, panel in zip(axes, panels):
+        d = g[g.panel == panel]
+        pols = [p for p in t.policies if p in set(d.policy)]
+        for j, p in enumerate(pols):
+            dp = d[d.policy == p]
+            x = dp.group + (j - (len(pols) - 1) / 2) * min(0.8 / max(1, len(pols)), 0.15)
+            up = (dp.lifetime_p90 - dp.lifetime_median).where(dp.lifetime_p90.notna(), 0)
+            down = (dp.lifetime_median - dp.lifetime_p10).clip(lower=0)
+            ax.errorbar(x, dp.lifetime_median, yerr=[down, up], fmt="o", ms=3.5, lw=0.9, color=styles[p]["color"],
+                        label=p)
+        ax.set_yscale("log")
+        ax.set_xlabel("group")
+        ax.set_ylabel("lifetime [drive-writes]")
+        ax.set_title(panel if panel != "all" else "", fontsize=9)
+    _legend(fig, axes)
+    return _save(fig, out, "group-lifetimes", formats)
+
+
+def victim_histogram(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Share of victims per valid-ratio bin (mean over seeds), a panel per combination."""
+    v = t.victims
+    if v.empty or v.victims.sum() == 0:
+        return []
+    styles = styles_of(t)
+    v = with_panel(v, varying(v))
+    panels = panels_of(v)[:MAX_PANELS]
+    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=4.5, h=2.8)
+    m = parts(v.groupby(["panel", "policy", "bin"], sort=False).agg(x=("lo", "first"), hi=("hi", "first"),
+                                                                    y=("share", "mean")))
+    for ax, panel in zip(axes, panels):
+        for p in t.policies:
+            if (panel, p) in m:
+                d = m[(panel, p)]
+                ax.plot((d.x + d.hi) / 2, d.y, color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.2,
+                        marker="o", ms=2.5, label=p)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("valid ratio of the victim")
+        ax.set_ylabel("share of victims")
+        ax.set_title(panel if panel != "all" else "", fontsize=9)
+    _legend(fig, axes)
+    return _save(fig, out, "victim-valid-ratios", formats)
+
+
+def oracle_gap(gaps, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Stacked bars of the oracle-gap decomposition (:func:`wafer.gap.tidy`), a panel per order."""
+    if gaps is None or gaps.empty:
+        return []
+    from .figures import GAP_COLORS
+
+    orders = ["user first", "GC first", "average"]
+    pols = list(dict.fromkeys(gaps.policy))
+    fig, axes = _grid(3, 3, w=max(2.8, 0.8 * len(pols)), h=3.0)
+    for ax, order in zip(axes, orders):
+        d = gaps[gaps.order == order]
+        up, down = [0.0] * len(pols), [0.0] * len(pols)
+        for comp, color in GAP_COLORS.items():
+            vals = d[d.component == comp].set_index("policy").reindex(pols).value.fillna(0).tolist()
+            base = [u if v >= 0 else dn for v, u, dn in zip(vals, up, down)]
+            ax.bar(range(len(pols)), vals, bottom=base, color=color, label=comp)
+            up = [u + max(v, 0) for u, v in zip(up, vals)]
+            down = [dn + min(v, 0) for dn, v in zip(down, vals)]
+        ax.axhline(0, color="#333", lw=0.8)
+        ax.set_xticks(range(len(pols)), pols, rotation=30 if len(pols) > 2 else 0)
+        ax.set_title(order, fontsize=9)
+    axes[0].set_ylabel("WAF above NoDaP")
+    _legend(fig, axes)
+    return _save(fig, out, "oracle-gap", formats)
+
+
+FIGURES = [steady_waf, waf_over_time, accuracy, group_sizes, group_lifetimes, victim_histogram]
+
+
+def write_all(t: Tables, out: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    """Every static figure the data has, into ``out``; the paths written."""
+    paths: list[Path] = []
+    for f in FIGURES:
+        paths += f(t, out, formats)
+    return paths

@@ -1,0 +1,274 @@
+"""Running a study's jobs: one job in a worker (:func:`run_job`), the
+backends that ship jobs to workers (a local process pool, a Ray cluster),
+and the loop that claims jobs in the store, runs them and records them.
+
+Only the coordinating process writes the store: workers get a job's spec
+and return its outcome (JSON-ready), so a worker can be anywhere Ray runs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import socket
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .. import _core
+from ..progress import Progress
+from .study import Job, replay_args
+
+#: Seconds between heartbeats of the running jobs in the store.
+HEARTBEAT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a worker needs besides the job itself.
+
+    ``checkpoint_dir`` is the seam for resumable long replays (issue 15, item
+    3): once the engine can save and restore its whole state, :func:`run_job`
+    will checkpoint jobs longer than a threshold to
+    ``checkpoint_dir/<job id>.ckpt`` every few drive-writes and resume from an
+    existing file. Until then it is carried and unused."""
+
+    checkpoint_dir: str | None = None
+
+
+def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) -> dict[str, Any]:
+    """Run one job here and return its outcome: ``id``, ``status``
+    (``done``/``failed``), ``error``, ``result`` (the result as a dict, or a
+    failed job's partial result, or None), ``seconds`` (wall time), ``host``,
+    ``pid``. Never raises for a failing replay: the error is the outcome."""
+    from .. import _core
+    from ..api import replay
+
+    start = time.monotonic()
+    out: dict[str, Any] = {"id": job_id, "status": "done", "error": None, "result": None,
+                           "host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        policy, workload, kw = replay_args(spec)
+        out["result"] = replay(policy, workload, **kw).to_dict()
+    except _core.WaferError as e:
+        partial = getattr(e, "partial", None)
+        out.update(status="failed", error=str(e), result=partial.to_dict() if partial is not None else None)
+    except Exception as e:  # a bug must not end the sweep: the job records it
+        out.update(status="failed", error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}")
+    out["seconds"] = time.monotonic() - start
+    return out
+
+
+@contextmanager
+def _spawnable_main():
+    """Hide a ``__main__.__file__`` that names no file (``python -``, some
+    embedders) while workers start: a spawned worker would try to run it, and
+    workers need nothing from ``__main__`` (a job is wafer's own function)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
+class LocalBackend:
+    """A pool of ``workers`` processes on this machine (started with spawn,
+    so it is safe with threads and the same on every platform)."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def _ensure(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def submit(self, job: Job, ctx: JobContext) -> Any:
+        with _spawnable_main():  # workers start during submit
+            return self._ensure().submit(run_job, job.id, job.spec, ctx)
+
+    def wait(self, handles: Iterable[Any], timeout: float) -> list[tuple[Any, dict[str, Any] | None, str | None]]:
+        """Finished handles with their outcome, or None and the reason the worker died."""
+        done, _ = cf.wait(list(handles), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        out = []
+        broken = False
+        for h in done:
+            try:
+                out.append((h, h.result(), None))
+            except BrokenProcessPool as e:
+                broken = True
+                out.append((h, None, f"a worker process died (killed, or out of memory?) while running this job "
+                                     f"or one beside it: {e}"))
+        if broken:  # the pool is unusable: start a new one for what is left
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        return out
+
+    def close(self, cancel: list[Any] | None = None) -> None:
+        """Stop the pool; with handles to ``cancel`` (an interrupted sweep) kill the workers."""
+        if self._pool is None:
+            return
+        force = bool(cancel)
+        if force:
+            for p in list(getattr(self._pool, "_processes", {}).values()):
+                p.kill()
+        self._pool.shutdown(wait=not force, cancel_futures=True)
+        self._pool = None
+
+
+class RayBackend:
+    """Jobs as Ray tasks (one CPU each). Connects to ``address``
+    (``ray.init(address=...)``; ``"auto"`` finds a running cluster), or to
+    the cluster this process is already connected to, or starts a local one
+    with ``workers`` CPUs. Workers need wafer installed (same version) and
+    a study's traces at the same path (a shared file system); results come
+    back to this process, which alone writes the store."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None):
+        try:
+            import ray
+        except ImportError:
+            from .. import _core
+
+            raise _core.ConfigError("the ray backend needs Ray: pip install 'wafer[ray]' (or pip install ray)") \
+                from None
+        self.ray = ray
+        self.started = False
+        if not ray.is_initialized():
+            kw: dict[str, Any] = {"address": address, "include_dashboard": False, "log_to_driver": False}
+            if address is None:
+                kw["num_cpus"] = workers or os.cpu_count()
+            ray.init(**kw)
+            self.started = True
+        self.workers = int(ray.cluster_resources().get("CPU", 1))
+        self._task = ray.remote(num_cpus=1, max_retries=0)(run_job)
+
+    def submit(self, job: Job, ctx: JobContext) -> Any:
+        return self._task.remote(job.id, job.spec, ctx)
+
+    def wait(self, handles: Iterable[Any], timeout: float) -> list[tuple[Any, dict[str, Any] | None, str | None]]:
+        handles = list(handles)
+        done, _ = self.ray.wait(handles, num_returns=1, timeout=timeout)
+        out = []
+        for h in done:
+            try:
+                out.append((h, self.ray.get(h), None))
+            except Exception as e:  # the task's worker died
+                out.append((h, None, f"the Ray task failed: {type(e).__name__}: {e}"))
+        return out
+
+    def close(self, cancel: list[Any] | None = None) -> None:
+        """Cancel these tasks (an interrupted sweep); disconnect if this backend started Ray."""
+        for ref in cancel or ():
+            self.ray.cancel(ref, force=True)
+        if self.started:
+            self.ray.shutdown()
+
+
+def make_backend(backend: str, workers: int | None, address: str | None):
+    """The backend by name: ``local`` or ``ray``."""
+    if backend == "local":
+        return LocalBackend(workers)
+    if backend == "ray":
+        return RayBackend(workers, address)
+    from .. import _core
+
+    raise _core.ConfigError(f"unknown backend '{backend}'; use local or ray")
+
+
+@dataclass
+class Tally:
+    """What one sweep did: jobs ``ran`` here (``failed`` of them), ``skipped``
+    because done (or failed earlier), ``busy`` in another live sweep."""
+
+    total: int = 0
+    ran: int = 0
+    failed: int = 0
+    skipped: int = 0
+    busy: int = 0
+    seconds: float = 0.0
+
+
+def execute(jobs: list[Job], store, make_backend: Callable[[], Any], *, owner: str, study: str | None = None,
+            retry_failed: bool = False, progress: bool = True, ctx: JobContext | None = None) -> Tally:
+    """Run the jobs the store does not have yet on the backend that
+    ``make_backend()`` gives (made only if there is something to run, closed
+    at the end), recording each outcome as it arrives. At most twice as many
+    jobs as workers are claimed at a time, so a second sweep on the same
+    store shares the rest."""
+    ctx = ctx or JobContext()
+    tally = Tally(total=len(jobs))
+    start = time.monotonic()
+    known = store.statuses(j.id for j in jobs)
+    keep = ("done",) if retry_failed else ("done", "failed")
+    todo = deque(j for j in jobs if known.get(j.id) not in keep)
+    tally.skipped = len(jobs) - len(todo)
+    if not todo:
+        return tally
+    backend = make_backend()
+    inflight: dict[Any, Job] = {}
+    window = 2 * backend.workers
+    retried: set[str] = set()
+    deaths = returned = 0  # workers that died under a job / jobs a worker returned
+    bar = Progress(len(todo), f"sweep {study or ''}".strip(), enabled=progress, unit="jobs", delay=1.0)
+    last_beat = time.monotonic()
+    try:
+        while todo or inflight:
+            while todo and len(inflight) < window:
+                job = todo.popleft()
+                state = store.claim(job, owner, study=study, retry_failed=retry_failed or job.id in retried)
+                if state == "claimed":
+                    inflight[backend.submit(job, ctx)] = job
+                elif state == "busy":
+                    tally.busy += 1
+                else:
+                    tally.skipped += 1
+            if not inflight:
+                break
+            for handle, outcome, died in backend.wait(inflight, timeout=HEARTBEAT_SECONDS / 3):
+                job = inflight.pop(handle)
+                if outcome is None:
+                    deaths += 1
+                    if returned == 0 and deaths >= 2 * backend.workers + 2:
+                        raise _core.SimulationError(
+                            "sweep: the worker processes die before finishing any job. Run from a script? "
+                            "Guard its sweep with `if __name__ == \"__main__\":` (workers start by importing "
+                            f"it); else see the worker's error above. Last: {died}")
+                    if job.id not in retried:  # a worker killed under it (out of memory?): once more
+                        retried.add(job.id)
+                        todo.appendleft(job)
+                        continue
+                    outcome = {"id": job.id, "status": "failed", "error": died, "result": None}
+                else:
+                    returned += 1
+                store.finish(outcome, owner)
+                tally.ran += 1
+                tally.failed += outcome["status"] == "failed"
+            bar.update(tally.ran + tally.busy)
+            if time.monotonic() - last_beat > HEARTBEAT_SECONDS:
+                store.heartbeat(owner, (j.id for j in inflight.values()))
+                last_beat = time.monotonic()
+    finally:
+        bar.close()
+        if inflight or todo:  # interrupted: what we claimed and did not finish is free again
+            store.release(owner)
+        backend.close(cancel=list(inflight))
+    tally.seconds = time.monotonic() - start
+    return tally

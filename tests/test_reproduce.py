@@ -1,0 +1,60 @@
+import importlib
+
+import pandas as pd
+
+from wafer import reproduce as rp
+
+
+def cells(rows):
+    """A sweep table from (workload, op, victim, policy, seed, steady_waf[, user_accuracy, gc_accuracy])."""
+    df = pd.DataFrame([dict(zip(("workload", "op", "victim", "policy", "seed", "steady_waf", "user_accuracy",
+                                 "gc_accuracy"), r)) for r in rows])
+    df["status"] = "done"
+    df["policy_name"] = df.policy
+    for c in ("user_accuracy", "gc_accuracy"):
+        if c not in df:
+            df[c] = None
+    return rp.Cells(df)
+
+
+def test_orders_and_lowest_decide_on_the_means():
+    c = cells([("zipf:1.0", 0.1, "greedy", p, s, w + s * 0.01) for s in (1, 2) for p, w in
+               (("sepbit", 3.0), ("two-r", 3.5), ("base", 5.0))])
+    holds, numbers = rp.order(["sepbit", "two-r", "base"], ["zipf:1.0"])(c)
+    assert holds is True and "sepbit 3.015 < two-r 3.515 < base 5.015" in numbers
+    holds, numbers = rp.lowest("base", ["zipf:1.0"])(c)
+    assert holds is False and "1 of 1 settings do not" in numbers and "sepbit 3.015" in numbers
+
+
+def test_a_claim_over_missing_runs_is_undecided_not_failed():
+    c = cells([("zipf:1.0", 0.1, "greedy", "sepbit", 1, 3.0)])
+    holds, numbers = rp.order(["sepbit", "two-r"], ["zipf:1.0"])(c)
+    assert holds is None and "two-r -" in numbers
+
+
+def test_victims_variants_and_accuracy_claims():
+    rows = [("zipf:1.0", 0.1, v, p, 1, w, a, g) for v, p, w, a, g in (
+        ("greedy", "sepbit", 4.0, 0.88, None), ("cost-benefit", "sepbit", 3.4, 0.88, None),
+        ("greedy", "sepbit+ngc", 2.5, 0.88, 0.7), ("cost-benefit", "sepbit+ngc", 2.4, 0.88, 0.7),
+        ("greedy", "nodap", 1.4, 1.0, 1.0), ("cost-benefit", "nodap", 1.3, 1.0, 1.0))]
+    c = cells(rows)
+    assert rp.better_victim("sepbit", ["zipf:1.0"], "cost-benefit", "greedy")(c)[0] is True
+    holds, numbers = rp.lowers("sepbit+ngc", "sepbit", ["zipf:1.0"], 0.1)(c)
+    assert holds is True and "38% lower" in numbers
+    assert rp.accuracy_at_least("nodap", "user", ["zipf:1.0"], 1.0)(c)[0] is True
+    assert rp.accuracy_at_least("sepbit", "user", ["zipf:1.0"], 0.9)(c)[0] is False
+    assert rp.lowest("nodap", ["zipf:1.0"], among="practical")(c)[0] is True
+
+
+def test_every_experiment_is_a_valid_study_with_claims():
+    from wafer.sweep import load
+
+    for name, e in rp.EXPERIMENTS.items():
+        if e.runner:  # its own module runs it (not a sweep)
+            assert e.figure and importlib.import_module(f"wafer.{e.runner}").markdown
+            continue
+        s = load(e.study(name, quick=True, seeds=2))
+        assert len(s.jobs()) == len(s.policies) * len(e.victims) * len(e.workloads) * len(e.ops) * 2
+        assert e.claims and e.figure
+        out = rp.check_claims(name, cells([("uniform", 0.1, "greedy", "base", 1, 2.0)]))
+        assert {c["status"] for c in out} <= {"holds", "fails", "undecided"}

@@ -1,0 +1,269 @@
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import wafer
+import wafer.sweep as sweep
+from wafer.store import Store
+
+TINY = {"logical_blocks": 1 << 14, "segment_blocks": 32, "warmup_drive_writes": 0.5}
+
+
+def study(**over):
+    d = {"name": "t", "workloads": ["zipf:1.0", "uniform"], "victims": ["greedy", "cost-benefit"],
+         "policies": ["base", {"name": "sepbit", "grid": {"window_segments": [8, 16]}}],
+         "devices": [{**TINY, "op": [0.1, 0.28]}], "seeds": 2, "drive_writes": 2}
+    d.update(over)
+    return d
+
+
+def test_a_study_is_the_cartesian_product_with_stable_ids():
+    s = sweep.load(study())
+    jobs = s.jobs()
+    assert len(jobs) == 2 * 2 * 3 * 2 * 2  # seeds x workloads x policies x victims x OPs
+    assert len({j.id for j in jobs}) == len(jobs)
+    assert [j.id for j in sweep.load(study()).jobs()] == [j.id for j in jobs], "ids are stable"
+    labels = {(j.labels["policy"], j.labels["device"]) for j in jobs}
+    assert ("sepbit[window_segments=8]", "op=0.1") in labels and ("base", "op=0.28") in labels
+    assert [j.labels["seed"] for j in jobs[:24]] == [1] * 24, "seeds outermost: every cell once first"
+    # Anything that changes the run changes the id; the same run in another study keeps it.
+    other = {j.id for j in sweep.load(study(drive_writes=3)).jobs()}
+    assert not other & {j.id for j in jobs}
+    renamed = {j.id for j in sweep.load(study(name="u")).jobs()}
+    assert renamed == {j.id for j in jobs}
+
+
+def test_a_study_file_with_traces_relative_to_it(tmp_path):
+    (tmp_path / "t.csv").write_text("".join(f"128166372003061629,hm,0,Write,{(i % 50) * 4096},4096,0\n"
+                                            for i in range(300)))
+    f = tmp_path / "s.toml"
+    f.write_text('name = "tr"\ntraces = [{ path = "t.csv", label = "hm" }]\npolicies = ["base"]\n'
+                 '[[devices]]\nop = 0.5\nsegment_blocks = 4\n')
+    s = sweep.load(f)
+    assert s.workloads[0]["trace"]["path"] == str(tmp_path / "t.csv")
+    df = sweep.run(f, progress=False)
+    assert (tmp_path / "s.sqlite").exists(), "default store beside the study"
+    assert df.status.tolist() == ["done"] and df.user_writes.tolist() == [300] and df.workload.tolist() == ["hm"]
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"colour": 1}, "unknown key(s) colour"),
+    ({"policies": ["nope"]}, "unknown policy 'nope'"),
+    ({"policies": [{"name": "sepbit", "params": {"x": 1}}]}, "unknown parameter 'x'"),
+    ({"devices": [{"timing": "nvme"}]}, "timing presets are not implemented yet"),
+    ({"devices": [{"opp": 0.1}]}, "unknown field(s) opp"),
+    ({"devices": [{"op": 0}]}, "op"),
+    ({"metrics": ["speed"]}, "metrics: unknown speed"),
+    ({"seeds": 0}, "seeds"),
+    ({"writes": 10, "drive_writes": 1}, "not both"),
+    ({"traces": ["missing.csv"]}, "no such file"),
+])
+def test_study_errors_name_what_is_wrong(over, message):
+    with pytest.raises(wafer.ConfigError, match="invalid study") as e:
+        sweep.load(study(**over))
+    assert message in str(e.value)
+
+
+def test_run_returns_a_table_and_resumes(tmp_path):
+    db = tmp_path / "s.sqlite"
+    df = sweep.run(study(metrics=["steady_waf", "user_accuracy"]), db)
+    assert len(df) == 48 and set(df.status) == {"done"}
+    assert (df.steady_waf >= 1).all() and df[df.policy_name == "sepbit"].user_accuracy.between(0, 1).all()
+    again = sweep.run(study(metrics=["steady_waf", "user_accuracy"]), db)
+    assert again.runs.tolist() == [1] * 48, "nothing ran twice"
+    assert again.finished.tolist() == df.finished.tolist()
+    with Store(db) as st:
+        ts = st.timeseries()
+        assert len(ts) == 48 * 20 and {"job", "policy", "seed", "window", "waf"} <= set(ts.columns)
+        assert st.to_arrow().num_rows == 48
+        r = st.results()[0]
+        assert r.labels["workload"] == "zipf:1.0" and r.config["device"]["logical_blocks"] == 1 << 14
+
+
+def test_a_failed_job_keeps_its_error_and_partial_results(tmp_path):
+    trace = tmp_path / "bad.csv"
+    good = "".join(f"128166372003061629,hm,0,Write,{(i % 200) * 4096},4096,0\n" for i in range(200))
+    trace.write_text(good + "garbage line\n" + good)
+    s = {"name": "f", "traces": [str(trace)], "policies": ["base", "two-r"],
+         "devices": [{"op": 0.5, "segment_blocks": 4}]}
+    db = tmp_path / "f.sqlite"
+    df = sweep.run(s, db)
+    assert set(df.status) == {"failed"} and df.error.str.contains("bad.csv:201").all()
+    assert df.user_writes.tolist() == [200, 200], "the partial results are kept"
+    again = sweep.run(s, db)
+    assert again.runs.tolist() == [1, 1], "failed jobs are not rerun by default"
+    assert sweep.run(s, db, retry_failed=True).runs.tolist() == [2, 2]
+
+
+BIG = {"name": "big", "workloads": ["zipf:1.0", "zipf:0.8", "uniform", "hotcold:0.9:0.1", "phase"],
+       "policies": ["base", "two-r", "sepbit", "equal-partition"], "victims": ["greedy", "cost-benefit"],
+       "devices": [{**TINY, "op": [0.07, 0.1, 0.15, 0.2, 0.28]}], "drive_writes": 1.5}
+
+
+def _write_toml(path, d):
+    def val(v):
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
+        return json.dumps(v)
+
+    path.write_text("".join(f"{k} = {val(v)}\n" for k, v in d.items()))
+
+
+def _done(db):
+    if not db.exists():
+        return {}
+    con = sqlite3.connect(db, timeout=30)
+    try:
+        return {r[0]: (r[1], r[2]) for r in con.execute("SELECT id, finished, runs FROM jobs WHERE status = 'done'")}
+    except sqlite3.OperationalError:  # not created yet
+        return {}
+    finally:
+        con.close()
+
+
+def test_a_200_job_study_killed_midway_resumes_without_redoing_finished_jobs(tmp_path):
+    f = tmp_path / "big.toml"
+    _write_toml(f, BIG)
+    db = tmp_path / "big.sqlite"
+    p = subprocess.Popen([sys.executable, "-m", "wafer", "sweep", "run", str(f), "--jobs", "2", "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(_done(db)) < 40 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(p.pid, signal.SIGKILL)  # the sweep and its workers, mid-way
+    p.wait()
+    before = _done(db)
+    assert 40 <= len(before) < 200, f"killed after {len(before)} jobs"
+    out = subprocess.run([sys.executable, "-m", "wafer", "sweep", "run", str(f), "--jobs", "2", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == 200 and {r["status"] for r in rows} == {"done"}
+    after = {r["job"]: r for r in rows}
+    for jid, (finished, runs) in before.items():
+        assert after[jid]["runs"] == runs == 1 and after[jid]["finished"] == finished, "a finished job reran"
+    assert max(r["runs"] for r in rows) <= 2, "a job the killed sweep held ran once more at most"
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    rep = subprocess.run([sys.executable, "-m", "wafer", "report", str(db), "-o", str(tmp_path / "rep"),
+                          "--no-static"], capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    page = (tmp_path / "rep" / "report.html").read_text()  # rendering in a browser: test_report.py
+    assert "Plotly.newPlot" in page and page.count("<tr") > 5 * 4 * 2
+
+
+def test_two_sweeps_on_one_store_share_the_jobs(tmp_path):
+    f = tmp_path / "two.toml"
+    _write_toml(f, {**BIG, "name": "two", "workloads": ["zipf:1.0", "uniform"], "victims": ["greedy"]})
+    cmd = [sys.executable, "-m", "wafer", "sweep", "run", str(f), "--jobs", "1", "-q"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    con = sqlite3.connect(tmp_path / "two.sqlite")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = con.execute("SELECT status, runs, owner FROM jobs").fetchall()
+    con.close()
+    assert len(rows) == 40 and {r[0] for r in rows} == {"done"} and {r[1] for r in rows} == {1}
+    assert len({r[2] for r in rows}) == 2, "both sweeps ran jobs"
+
+
+def test_sweep_cli_status_export_and_dry_run(tmp_path, cli):
+    f = tmp_path / "c.toml"
+    _write_toml(f, study(name="c", seeds=1, workloads=["zipf:1.0"]))
+    dry = cli("sweep", "run", str(f), "--dry-run").stdout
+    assert "12 jobs; 0 done" in dry
+    out = cli("sweep", "run", str(f), "--jobs", "2").stdout
+    assert "12 ran (0 failed)" in out and "sepbit[window_segments=16]" in out and "steady_waf" in out
+    assert "12 jobs; 12 done" in cli("sweep", "run", str(f), "--dry-run").stdout
+    db = tmp_path / "c.sqlite"
+    st = json.loads(cli("sweep", "status", str(db), "--json").stdout)
+    assert st["done"] == 12 and st["failed"] == 0 and st["studies"] == ["c"]
+    cli("sweep", "export", str(db), "-o", str(tmp_path / "a.parquet"))
+    cli("sweep", "export", str(db), "-o", str(tmp_path / "w.csv"), "--timeseries")
+    import pandas as pd
+
+    assert len(pd.read_parquet(tmp_path / "a.parquet")) == 12
+    assert len(pd.read_csv(tmp_path / "w.csv")) == 12 * 20
+    bad = cli("sweep", "status", str(f), ok=False)
+    assert bad.returncode == 2 and "not a wafer store" in bad.stderr
+    assert "name =" in cli("sweep", "example").stdout
+
+
+def test_the_example_study_parses():
+    from wafer.sweep.cli import EXAMPLE
+    from wafer.sweep.study import parse, tomllib
+
+    s = parse(tomllib.loads(EXAMPLE), base=None)
+    assert len(s.jobs()) == 2 * 2 * 3 * 4 * 3
+
+
+def test_ray_backend_runs_the_same_study(tmp_path_factory, monkeypatch):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'wafer[ray]')")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    tmp = tmp_path_factory.mktemp("r")  # short: Ray's socket paths must fit in 107 bytes
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp))
+    try:
+        df = sweep.run(study(seeds=1), tmp / "ray.sqlite", backend="ray")
+    finally:
+        ray.shutdown()
+    local = sweep.run(study(seeds=1), tmp / "local.sqlite")
+    assert set(df.status) == {"done"} and len(df) == 24
+    assert df.steady_waf.tolist() == local.steady_waf.tolist(), "same jobs, same results"
+
+
+def test_the_progress_bar_counts_jobs_with_an_eta():
+    import io
+
+    from wafer.progress import Progress
+
+    out = io.StringIO()
+    bar = Progress(200, "sweep big", stream=out, delay=0.0, unit="jobs")
+    time.sleep(0.01)
+    bar.update(50)
+    bar.close()
+    line = out.getvalue()
+    assert "50/200 jobs" in line and "ETA" in line and "25.0%" in line
+
+
+SCRIPT = """import wafer.sweep
+df = wafer.sweep.run({"name": "u", "policies": ["base"], "seeds": 3, "drive_writes": 1,
+                      "devices": [{"logical_blocks": 16384, "segment_blocks": 32}]}, None, jobs=2)
+print(df.status.tolist())
+"""
+
+
+def test_a_sweep_from_stdin_runs_and_an_unguarded_script_gets_a_clear_error(tmp_path):
+    p = subprocess.run([sys.executable, "-"], input=SCRIPT, capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert p.returncode == 0 and "['done', 'done', 'done']" in p.stdout, p.stderr[-2000:]
+    script = tmp_path / "unguarded.py"
+    script.write_text(SCRIPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode != 0 and 'Guard its sweep with `if __name__ == "__main__":`' in p.stderr
+
+
+def test_a_trace_is_annotated_once_before_the_workers_start(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"128166372003061629,hm,0,Write,{((i * 7919) % 3000) * 4096},4096,0\n"
+                             for i in range(20000)))
+    s = {"name": "ann", "traces": [str(trace)], "cache_dir": str(tmp_path / "cache"), "seeds": 2,
+         "policies": [{"name": "nodap", "params": {"search": False}}, "sepbit", "sepbit+ngc"],
+         "metrics": ["steady_waf", "user_accuracy"], "devices": [{"op": 0.2, "segment_blocks": 8}]}
+    df = sweep.run(s, tmp_path / "a.sqlite", jobs=2)
+    assert set(df.status) == {"done"}, df.error.tolist()
+    assert len(list((tmp_path / "cache").glob("*.wlife"))) == 1
+    with Store(tmp_path / "a.sqlite") as st:
+        assert all(r.raw["annotation"]["reused"] for r in st.results()), "every job read the cached annotation"

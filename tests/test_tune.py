@@ -1,0 +1,157 @@
+"""AutoBlox's machinery on an analytic device model (the timing simulator is
+exercised in the end-to-end test): clustering separates workload categories,
+the space's constraints reject what they must, the search beats the
+reference, respects a power budget, and resumes from AutoDB."""
+
+import math
+
+import numpy as np
+import pytest
+
+from wafer.tune import AutoDB, Clustering, Constraints, Study, prune, reference, tune
+from wafer.tune import space as S
+from wafer.tune.clustering import windows_of
+from wafer.tune.objective import grade, performance
+
+
+def analytic(c, trace):
+    """A toy device: latency falls with parallelism and cache, throughput rises
+    with channel bandwidth, and so does power. Traces scale it."""
+    scale = {"light": 1.0, "heavy": 3.0, "other": 2.0}[trace.split(":")[0]]
+    par = c["channels"] * c["chips_per_channel"] * min(c["dies_per_chip"] * c["planes_per_die"], 8)
+    lat = scale * (50 + 2e5 / par + 4e10 / c["cache_bytes"] + 1e3 / c["dram_rate_mts"])
+    thpt = 1e6 * c["channels"] * c["channel_width_bytes"] * c["channel_rate_mts"] / scale
+    power = 2.0 + 0.004 * c["channels"] * c["channel_width_bytes"] * c["channel_rate_mts"]
+    return {"latency_us": lat, "throughput_bps": thpt, "power_w": power, "energy_j": power, "waf": 1.0}
+
+
+def preset(c):
+    return "\n".join(f"{k} = {v!r}" for k, v in c.items())
+
+
+def study(**kw):
+    return Study(target="light", workloads={"light": ["light:1", "light:2"], "heavy": ["heavy:1"],
+                                            "other": ["other:1"]}, max_iterations=kw.pop("max_iterations", 12), **kw)
+
+
+#: A short tuning order for the tests: the bandwidth knobs, then the DRAM split.
+ORDER = [["channel_rate_mts", "channel_width_bytes"], list(S.DRAM)]
+
+
+def test_grade_is_eq1_and_eq2():
+    assert performance(2.0, 1.0, alpha=0.5) == pytest.approx(0.5 * math.log(2))
+    assert performance(2.0, 4.0, alpha=0.0) == pytest.approx(math.log(2))
+    assert grade(1.0, [0.0, 0.5], beta=0.1) == pytest.approx(0.9 + 0.1 * 0.25)
+
+
+def test_constraints_reject_and_neighbours_repair():
+    cons = Constraints()
+    ref = reference()
+    assert cons.violations(ref) == []
+    assert any("cache + CMT" in v for v in cons.violations(dict(ref, cache_bytes=ref["cache_bytes"] + 64 * S.MIB)))
+    assert any("capacity" in v for v in cons.violations(dict(ref, blocks_per_plane=128)))
+    assert any("[40, 80]" in v for v in cons.violations(dict(ref, channels=4, blocks_per_plane=1024,
+                                                              pages_per_block=1024)))
+    for n in S.neighbours(ref, list(S.DRAM) + list(S.LAYOUT) + ["plane_allocation", "copyback"], cons):
+        assert cons.violations(n) == [], n
+    moved = S.neighbours(ref, ["cache_bytes"], cons)
+    assert moved and all(n["cache_bytes"] + n["cmt_bytes"] == cons.dram_bytes for n in moved)
+    assert cons.power_violation(30.0) is None
+    assert "budget" in Constraints(power_watts=3.0).power_violation(4.0)
+
+
+def test_encoding_and_distance():
+    ref = reference()
+    other = dict(ref, plane_allocation="PDWC", channels=ref["channels"] + 4)
+    assert S.distance(ref, other) == 1 + 2
+    assert len(S.encode(ref)) == len(S.PARAMS) - 3 + 24 + 6 + 4
+
+
+def test_search_beats_the_reference_and_resumes(tmp_path):
+    db = AutoDB(tmp_path / "autodb.sqlite")
+    out = tune(study(), db, analytic, preset, order=ORDER)
+    assert out.scores["grade"] > 0.05, out.scores
+    assert out.scores["target_throughput_speedup"] > 1.05
+    assert Constraints().violations(out.best) == []
+    assert db.best(study().search_id())["grade"] == pytest.approx(out.scores["grade"])
+
+
+def test_a_killed_search_resumes_where_it_stopped(tmp_path):
+    db = AutoDB(tmp_path / "autodb.sqlite")
+    short = tune(study(max_iterations=3), db, analytic, preset, order=ORDER)
+    assert (len(short.history), short.stopped) == (3, "iteration cap")
+    calls = []
+
+    def counting(c, t):
+        calls.append(t)
+        return analytic(c, t)
+
+    again = tune(study(max_iterations=5), db, counting, preset, order=ORDER)
+    assert len(again.history) == 5 and again.history[:3] == short.history
+    assert len(calls) <= 2 * 4, "only the two new configurations were validated"
+    fresh = tune(study(max_iterations=5), AutoDB(tmp_path / "fresh.sqlite"), analytic, preset, order=ORDER)
+    assert [h["config_id"] for h in fresh.history] == [h["config_id"] for h in again.history]
+
+
+def test_power_budget_binds(tmp_path):
+    free = tune(study(), AutoDB(tmp_path / "a.sqlite"), analytic, preset, order=ORDER)
+    power = analytic(free.best, "light:1")["power_w"]
+    budget = analytic(reference(), "light:1")["power_w"] + 0.01
+    assert power > budget, "the unconstrained search goes past the budget"
+    db = AutoDB(tmp_path / "b.sqlite")
+    bound = tune(study(constraints=Constraints(power_watts=budget)), db, analytic, preset, order=ORDER)
+    assert analytic(bound.best, "light:1")["power_w"] <= budget
+    assert db.db.execute("SELECT count(*) FROM validations WHERE status = 'invalid'").fetchone()[0] > 0
+
+
+def test_crashed_configurations_are_recorded(tmp_path):
+    def flaky(c, t):
+        if c["channels"] != reference()["channels"]:
+            raise RuntimeError("simulator refused the layout")
+        return analytic(c, t)
+
+    db = AutoDB(tmp_path / "c.sqlite")
+    out = tune(study(max_iterations=6), db, flaky, preset, order=[["channels", "chips_per_channel"]])
+    crashed = db.db.execute("SELECT count(*), min(error) FROM validations WHERE status = 'crashed'").fetchone()
+    assert crashed[0] > 0 and "refused the layout" in crashed[1]
+    assert out.best["channels"] == reference()["channels"]
+
+
+def test_pruning_orders_sensitive_parameters_first(tmp_path):
+    res = prune(study(), AutoDB(tmp_path / "p.sqlite"), analytic, preset)
+    assert res["order"][:2] == [list(S.LAYOUT), list(S.DRAM)]
+    assert "channel_width_bytes" in res["kept"] and "copyback" in res["pruned"]
+    assert res["sensitivity"]["channel_rate_mts"] > 0
+
+
+def synthetic_windows(kind, n, rng):
+    """Windows of a synthetic category: random small reads, sequential large writes, bursts."""
+    w = 3000 * n
+    if kind == "random":
+        t = np.cumsum(rng.exponential(1e5, w))
+        off = rng.integers(0, 1 << 30, w) * 4096
+        size = np.full(w, 4096)
+        ops = (rng.random(w) < 0.7).astype(int) ^ 1
+    elif kind == "sequential":
+        t = np.cumsum(rng.exponential(1e6, w))
+        off = (np.arange(w) * 131072) % (1 << 36)
+        size = np.full(w, 131072)
+        ops = np.ones(w, dtype=int)
+    else:
+        t = np.cumsum(np.where(rng.random(w) < 0.05, 1e9, 1e3))
+        off = rng.integers(0, 1 << 20, w) * 4096
+        size = rng.choice([4096, 8192, 65536], w)
+        ops = (rng.random(w) < 0.5).astype(int)
+    return windows_of(t.astype(np.int64), off, size, ops, np.zeros(w, dtype=int))
+
+
+def test_clustering_separates_categories_and_persists(tmp_path):
+    rng = np.random.default_rng(3)
+    train = {k: synthetic_windows(k, 8, rng) for k in ("random", "sequential", "bursty")}
+    cl = Clustering.fit(train)
+    share = cl.own_cluster_share({k: synthetic_windows(k, 4, rng) for k in train})
+    assert min(share.values()) >= 0.95, share
+    cl.save(tmp_path / "c.json")
+    again = Clustering.load(tmp_path / "c.json")
+    got = again.classify(synthetic_windows("sequential", 3, rng))
+    assert got["cluster"] == "sequential" and got["distance"] < got["threshold"]
