@@ -141,6 +141,12 @@ def test_reproduce_quick_gives_a_table_claims_and_json(tmp_path):
 def test_reproduce_lists_every_experiment_with_its_figure():
     listing = json.loads(wafer("reproduce", "--list", "--json").stdout)
     assert [e["name"] for e in listing] == ["rule-based", "oracle", "learned", "gap", "streams", "oracle-assist",
-                                           "dogi-configs"]
+                                           "autoblox", "timing", "shiro", "dogi-configs"]
     assert all(e["figure"] and (e["claims"] or e["runner"]) for e in listing)
     assert "DOGI Fig. 14" in wafer("reproduce", "--list").stdout
+
+
+def test_reproduce_shiro_quick_prints_its_claims(tmp_path):
+    out = wafer("reproduce", "shiro", "--quick", "--seeds", "1", "--store", str(tmp_path / "s.sqlite"), "-q").stdout
+    assert "`shiro-ng`" in out and "Fig. 9's ablation order" in out
+    assert out.count("**holds**") + out.count("**fails**") + out.count("**undecided**") == 10

@@ -155,3 +155,91 @@ def test_clustering_separates_categories_and_persists(tmp_path):
     again = Clustering.load(tmp_path / "c.json")
     got = again.classify(synthetic_windows("sequential", 3, rng))
     assert got["cluster"] == "sequential" and got["distance"] < got["threshold"]
+
+
+def toy(c, trace):
+    """The analytic device keyed by synthetic workload specs (for wafer.tune end to end)."""
+    return analytic(c, {"zipf:1.0": "light", "seq": "heavy"}.get(trace, "other") + ":1")
+
+
+def test_wafer_tune_end_to_end_then_from_the_database(tmp_path):
+    import wafer
+
+    db = tmp_path / "a.sqlite"
+    r = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=db, max_iterations=6, evaluator=toy, progress=False, jobs=1)
+    assert not r.from_database and len(r.history) == 6 and r.validations > 6
+    assert r.scores["grade"] >= 0 and r.metrics["tuned"]["latency_us"] <= r.metrics["reference"]["latency_us"]
+    assert "grade" in r.table() and r.to_json()["changed"] == [
+        {"parameter": n, "reference": a, "tuned": b} for n, a, b in r.changed()]
+    png = r.plot(tmp_path / "g.png")
+    assert png.stat().st_size > 1000
+    # The same workload again: its cluster is known and answered from AutoDB, no validation.
+    again = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=db, max_iterations=6, evaluator=toy, progress=False)
+    assert again.from_database and again.best == r.best and again.classification["cluster"] == r.cluster
+
+
+def test_wafer_tune_rejects_bad_settings_and_widens_for_what_if(tmp_path):
+    import wafer
+    from wafer.tune.runner import widened
+
+    with pytest.raises(ValueError, match="max_iterations"):
+        wafer.tune("zipf:1.0", db=tmp_path / "x.sqlite", max_iterations=0, evaluator=toy)
+    with pytest.raises(ValueError, match="goal"):
+        wafer.tune("zipf:1.0", db=tmp_path / "x.sqlite", goal=("iops", 2.0), evaluator=toy)
+    wide = {p.name: p for p in widened(S.PARAMS, 4)}
+    assert max(wide["channel_rate_mts"].values) == 4 * max(S.BY_NAME["channel_rate_mts"].values)
+    assert wide["channels"].values == S.BY_NAME["channels"].values  # layout keeps its list
+    r = wafer.tune("zipf:1.0", db=tmp_path / "w.sqlite", max_iterations=30, evaluator=toy, progress=False, jobs=1,
+                   goal=("latency", 1.05), widen=4)
+    assert r.stopped == "goal reached" and r.scores["target_latency_speedup"] >= 1.05
+
+
+def categories_toy(c, trace):
+    """The analytic device, one scale per synthetic category of `wafer reproduce autoblox`."""
+    from wafer.repro_autoblox import CATEGORIES
+
+    name = {s: k for k, s in CATEGORIES.items()}[trace]
+    return analytic(c, {"database": "light", "analytics": "heavy"}.get(name, "other") + ":1")
+
+
+def test_reproduce_autoblox_checks_its_claims(tmp_path):
+    from wafer import repro_autoblox
+
+    out = repro_autoblox.run(quick=True, progress=False, evaluator=categories_toy, db=tmp_path / "a.sqlite", jobs=1)
+    assert {c["n"] for c in out["claims"]} == {1, 2, 3}
+    assert all(c["status"] in ("holds", "fails", "undecided") for c in out["claims"])
+    assert set(out["cluster_share"]) == set(repro_autoblox.CATEGORIES)
+    assert [(r["target"], r["beta"]) for r in out["results"]] == [("database", 0.1), ("database", 0.0),
+                                                                 ("analytics", 0.1)]
+    md = repro_autoblox.markdown(out)
+    assert "own-cluster share" in md and ("HOLDS" in md or "FAILS" in md)
+
+
+def test_wafer_tune_cli_on_the_timing_model(tmp_path):
+    """The real evaluator: validations run the timing model, the preset the
+    command writes loads as a timing preset, and a rerun answers from AutoDB."""
+    import json
+    import subprocess
+    import sys
+
+    import wafer
+
+    args = [sys.executable, "-m", "wafer", "tune", "--workload", "uniform,reads=0.5", "--max-iterations", "2",
+            "--writes", "3000", "--logical-blocks", "32768", "--db", str(tmp_path / "t.sqlite"), "--jobs", "1",
+            "-o", str(tmp_path / "best.toml"), "--json", "-q"]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    ref = out["metrics"]["reference"]
+    assert ref["latency_us"] > 0 and ref["throughput_bps"] > 0 and ref["power_w"] > 0 and ref["energy_j"] > 0
+    assert out["validations"] >= 3
+    ssd = wafer.timing_config(tmp_path / "best.toml")
+    assert ssd["flash"]["channels"] >= 1
+    again = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=600).stdout)
+    assert again["from_database"] and again["best"] == out["best"]
+    other = [x if x != "uniform,reads=0.5" else "seq,reads=0.5" for x in args]
+    other[other.index("--max-iterations") + 1] = "1"
+    assert not json.loads(subprocess.run(other, capture_output=True, text=True, timeout=600).stdout)["from_database"]
+    bad = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--max-iterations", "0", "--db",
+                                     str(tmp_path / "x.sqlite")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "max-iterations" in bad.stderr

@@ -7,6 +7,11 @@ placement policy and a GC victim selector, and read the write amplification::
     r = wafer.replay("two-r", "zipf:1.0", device=wafer.Device(capacity="1GiB", op=0.1))
     print(r.waf, r.steady_waf)
     rows = wafer.compare(["base", "two-r"], "hotcold:0.9:0.1")
+
+and, with ``timing="intel750"``, the latency, throughput and energy of an SSD::
+
+    r = wafer.replay("sepbit", "zipf:1.0", timing="intel750", queue_depth=32)
+    print(r.timing["write_latency"]["device"]["p99"], r.timing["energy"]["average_power_w"])
 """
 
 from ._core import (
@@ -31,6 +36,8 @@ from .api import (
     replay,
     replay_volumes,
     setups,
+    timing_config,
+    timing_presets,
     train,
     victims,
 )
@@ -62,6 +69,17 @@ __all__ = [
     "replay",
     "replay_volumes",
     "setups",
+    "timing_config",
+    "timing_presets",
     "train",
     "victims",
 ]
+
+
+def __getattr__(name: str):
+    # wafer.tune(...) (AutoBlox) imports numpy and friends: loaded on first use.
+    if name == "tune":
+        import importlib
+
+        return importlib.import_module(".tune", __name__)
+    raise AttributeError(f"module 'wafer' has no attribute {name!r}")

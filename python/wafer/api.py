@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 from . import _core
@@ -221,14 +221,26 @@ def run_config(
     cost_benefit: str = "lfs",
     cost_benefit_clock: str = "user-writes",
     waf_counts_prefill: bool = False,
+    timing: str | os.PathLike | dict[str, Any] | None = None,
+    arrival: str | None = None,
+    queue_depth: int = 32,
+    think_ns: int = 0,
+    precondition: float | None = None,
 ) -> dict[str, Any]:
     """The engine's run configuration (a JSON-ready dict) for these arguments
     (see :func:`replay`)."""
+    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None)
+    if device is None and timing_cfg is not None:
+        device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()
     if setup == "sepbit-replayer" and trace is not None and not device.size_given():
         # the replayer keeps a trace's addresses (chunk- and extent-based
         # schemes depend on them)
         address_space = True
+    if timing_cfg is not None:
+        # Timing mode's block is the flash page: a capacity or segment size
+        # in bytes counts pages of the preset's size (16 KiB on femu).
+        device = replace(device, block_size=int(timing_cfg["ssd"]["flash"]["page_bytes"]))
     if trace is None and os.path.isfile(str(workload)):
         trace = workload
     dev = device.to_config()
@@ -274,7 +286,47 @@ def run_config(
         "setup": setup,
         "cost_benefit": {"form": cost_benefit, "clock": cost_benefit_clock},
         "waf_counts_prefill": bool(waf_counts_prefill),
+        "timing": timing_cfg,
     }
+
+
+def timing_presets() -> list[dict[str, str]]:
+    """The timing presets shipped with wafer: ``name`` and ``description``
+    (``presets/NAME.toml``; :func:`timing_config` reads one or a file)."""
+    return json.loads(_core.timing_presets_json())
+
+
+def timing_config(spec: str | os.PathLike) -> dict[str, Any]:
+    """The SSD of timing preset ``spec`` (a name from :func:`timing_presets`)
+    or of the TOML file at path ``spec``, as a dict; :class:`ConfigError`
+    names the key of an unknown or impossible setting."""
+    return json.loads(_core.timing_config_json(str(spec)))
+
+
+def preset_op(ssd: dict[str, Any]) -> float:
+    """A preset's over-provisioning (a fraction of the physical pages) as
+    wafer's ``op`` ((physical - logical) / logical)."""
+    p = float(ssd["flash"]["overprovisioning"])
+    return p / (1.0 - p)
+
+
+_ARRIVALS = ("trace", "closed", "afap")
+
+
+def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int, precondition: float | None,
+                   is_trace: bool) -> dict[str, Any] | None:
+    if timing is None:
+        if arrival is not None:
+            raise _core.ConfigError("invalid device configuration: timing.arrival: only with timing=PRESET")
+        return None
+    ssd = dict(timing) if isinstance(timing, dict) else timing_config(timing)
+    arrival = arrival or ("trace" if is_trace else "closed")
+    if arrival not in _ARRIVALS:
+        raise _core.ConfigError(f"invalid device configuration: timing.arrival: '{arrival}'; one of {', '.join(_ARRIVALS)}")
+    defaults = json.loads(_core.timing_defaults_json())
+    return {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": int(think_ns),
+            "precondition_drive_writes": None if precondition is None else float(precondition),
+            "idle_ns": defaults["idle_ns"]}
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
@@ -308,6 +360,11 @@ def replay(
     cost_benefit: str = "lfs",
     cost_benefit_clock: str = "user-writes",
     waf_counts_prefill: bool = False,
+    timing: str | os.PathLike | dict[str, Any] | None = None,
+    arrival: str | None = None,
+    queue_depth: int = 32,
+    think_ns: int = 0,
+    precondition: float | None = None,
 ) -> RunResult:
     """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
     under ``policy``.
@@ -344,6 +401,20 @@ def replay(
     ``result.training``); ``save_model=PATH`` writes the policy's final model
     as safetensors (see :func:`train`).
 
+    ``timing="intel750"`` (a preset of :func:`timing_presets`, a TOML file,
+    or a dict) simulates the SSD's timing too: the FTL runs ``precondition``
+    drive-writes in WAF mode (default: the device's warm-up for a synthetic
+    workload, none for a trace), then every request passes the host
+    interface, DRAM cache and mapping table and every flash operation
+    (user, GC, mapping) runs on its channel, die and plane.
+    ``arrival`` is ``"trace"`` (open loop at the timestamps; the default
+    for traces), ``"closed"`` (``queue_depth`` outstanding requests, each
+    completion issues the next after ``think_ns``; the default otherwise)
+    or ``"afap"`` (as fast as the device admits). Without a ``device`` the
+    preset's over-provisioning is used; the page size is the block size.
+    ``result.timing`` holds latency percentiles, IOPS, bandwidth,
+    utilisation, hit rates, WAF with mapping writes and energy.
+
     The simulation runs in Rust without the GIL, in chunks; ``progress=True``
     draws a progress bar on stderr for runs longer than two seconds and
     ``on_step(written, total)`` is called after every chunk.
@@ -367,6 +438,8 @@ def replay(
               repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
               cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
               cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
+    timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
+                     precondition=precondition)
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search
@@ -377,7 +450,7 @@ def replay(
         found = search(workload, min_gain=p.get("min_gain", 0.05), max_groups=p.get("max_groups", 10),
                        progress=progress, **skw)
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
-    config = run_config(policy, workload, params=params, accuracy=accuracy, **kw)
+    config = run_config(policy, workload, params=params, accuracy=accuracy, **kw, **timing_kw)
     oracle = policy == "nodap" or policy.startswith("oracle-") or "+" in policy
     if progress and config["trace"] and (accuracy or oracle) and sys.stderr.isatty():
         # The annotation runs inside the constructor; say why a big trace takes a while.

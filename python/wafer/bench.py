@@ -14,6 +14,10 @@
 * stream policies (FIOS, OFIOS, vStream, AutoStream, LSTM+KM): replay speed
   with and without their rebuilds (dictionary builds, remaps, LSTM
   inference, K-means and training), and the rebuild times.
+* timing mode: simulated 4 KiB host requests and flash operations per
+  second of wall time, random writes with GC at queue depth 32 on the
+  ``intel750`` preset (and a 70 % read mix), after one drive-write of
+  preconditioning.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import statistics
 import tempfile
 
 from . import _core
-from .api import Device, policies, replay
+from .api import Device, policies, preset_op, replay, timing_config
 
 GENERATOR_SPECS = ["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "seq", "phase", "mix:zipf+uniform+seq",
                    "zipf:1.0,arrivals=mmpp", "phase,move=slide", "sets,size=8"]
@@ -146,6 +150,31 @@ def _traces(repeat: int, n: int = 2_000_000) -> list[dict]:
     return out
 
 
+def _timing(logical: int, workload: str, repeat: int, timed_writes: float = 2.0, preset: str = "intel750",
+            qd: int = 32) -> dict:
+    """Timing mode's own speed: host requests and flash operations simulated
+    per wall second (timed phase only; the preconditioning runs at WAF speed)."""
+    dev = Device(logical_blocks=logical, op=preset_op(timing_config(preset)), warmup_drive_writes=1.0)
+    writes = int((1 + timed_writes) * logical)
+    runs = [replay("base", workload, device=dev, writes=writes, timing=preset, arrival="closed", queue_depth=qd)
+            for _ in range(repeat)]
+    best = max(runs, key=lambda r: r.timing["requests_per_wall_second"])
+    t = best.timing
+    return {
+        "preset": preset,
+        "workload": workload,
+        "queue_depth": qd,
+        "logical_blocks": logical,
+        "requests": t["requests"],
+        "host_requests_per_second_best": t["requests_per_wall_second"],
+        "host_requests_per_second_median": statistics.median(r.timing["requests_per_wall_second"] for r in runs),
+        "flash_ops_per_second": t["flash_ops_per_wall_second"],
+        "simulated_iops": t["throughput"]["iops"],
+        "waf_with_mapping": t["waf_with_mapping"],
+        "write_p99_us": t["write_latency"]["device"]["p99"],
+    }
+
+
 def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> int:
     repeat = max(1, repeat)
     out: dict = {"machine": {"cpu": _cpu(), "python": platform.python_version(), "wafer": _core.__version__},
@@ -178,6 +207,7 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
         for name, ns in _core.bench_kernels(0.3):
             best[name] = min(ns, best.get(name, ns))
     out["kernels"] = [{"kernel": k, "ns_per_call": ns} for k, ns in best.items()]
+    out["timing"] = [_timing(1 << 20, "uniform", repeat), _timing(1 << 20, "uniform,reads=0.7", 1, timed_writes=0.5)]
     if as_json:
         print(json.dumps(out))
         return 0
@@ -208,4 +238,11 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     print("\ninference kernels (learned policies' hot path):")
     for k in out["kernels"]:
         print(f"  {k['kernel']:<48} {k['ns_per_call']:9.1f} ns/call")
+    print("\ntiming mode (4 KiB requests, closed loop; simulation speed per wall second):")
+    for t in out["timing"]:
+        print(f"  {t['preset']:<9} {t['workload']:<22} QD {t['queue_depth']:>3}: "
+              f"{t['host_requests_per_second_best'] / 1e6:6.3f} M host requests/s (median "
+              f"{t['host_requests_per_second_median'] / 1e6:.3f}), {t['flash_ops_per_second'] / 1e6:.3f} M flash ops/s; "
+              f"simulated {t['simulated_iops']:.0f} IOPS, WAF with mapping {t['waf_with_mapping'] or 0:.3f}, "
+              f"write p99 {t['write_p99_us']:.0f} us")
     return 0

@@ -10,7 +10,20 @@ import sys
 from typing import Any
 
 from . import _core, traces
-from .api import DEFAULT_WORKLOAD, Device, compare, policies, presets, replay, replay_volumes, setups, victims
+from .api import (
+    DEFAULT_WORKLOAD,
+    Device,
+    compare,
+    policies,
+    preset_op,
+    presets,
+    replay,
+    replay_volumes,
+    setups,
+    timing_config,
+    timing_presets,
+    victims,
+)
 from .result import RunResult, format_table
 
 EPILOG_WORKLOADS = """\
@@ -82,7 +95,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
     g.add_argument("--op", type=float, metavar="RATIO",
-                   help=f"over-provisioning, (physical-logical)/logical (default {d.op})")
+                   help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
     g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
@@ -228,6 +241,32 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
                    help="with --capacity/--logical-blocks: map the blocks the trace touches densely")
 
 
+def _add_timing(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
+    g.add_argument("--timing", metavar="PRESET|FILE",
+                   help="simulate this SSD's timing: a preset (intel750, mqsim-default, femu, 850pro, zssd) "
+                        "or a TOML file (copy one with `wafer presets NAME > my.toml`)")
+    g.add_argument("--arrival", choices=["trace", "closed", "afap"],
+                   help="trace: open loop at the timestamps (default for traces); closed: --queue-depth "
+                        "requests outstanding (default otherwise); afap: as fast as the device admits")
+    g.add_argument("--queue-depth", type=_positive_int, default=32, metavar="N",
+                   help="closed loop: outstanding requests (default 32)")
+    g.add_argument("--think-us", type=float, default=0.0, metavar="US",
+                   help="closed loop: host time between a completion and the next request (default 0)")
+    g.add_argument("--precondition", type=float, metavar="K",
+                   help="drive-writes run in WAF mode before timing starts (default: the warm-up for "
+                        "synthetic workloads, 0 for traces)")
+
+
+def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    if not a.timing:
+        if a.arrival:
+            raise _core.ConfigError("invalid device configuration: --arrival: only with --timing PRESET|FILE")
+        return {}
+    return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
+            "think_ns": int(a.think_us * 1000), "precondition": a.precondition}
+
+
 def _selection(a: argparse.Namespace) -> traces.Selection:
     return traces.Selection(device=a.device, start_seconds=a.start, end_seconds=a.end,
                             max_requests=a.max_requests, drop_reads=a.drop_reads, skip_bad=a.skip_bad)
@@ -270,6 +309,9 @@ def _device(a: argparse.Namespace) -> Device:
     segment_blocks = a.segment_blocks
     if segment_blocks is None and a.segment_size is None:
         segment_blocks = pre.get("segment_blocks")
+    timing = getattr(a, "timing", None)
+    if a.op is None and "op" not in pre and timing:
+        pre = dict(pre, op=preset_op(timing_config(timing)))
     return Device(
         logical_blocks=a.logical_blocks,
         capacity=a.capacity,
@@ -379,6 +421,7 @@ def _print_result(r: RunResult) -> None:
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
+    rows += _timing_rows(r.timing)
     for warning in r.warnings:
         rows.append(("warning", warning["message"]))
     if r.error:
@@ -386,6 +429,54 @@ def _print_result(r: RunResult) -> None:
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
+
+
+def _lat(s: dict[str, Any]) -> str:
+    return (f"mean {s['mean']:.1f}, p50 {s['p50']:.1f}, p90 {s['p90']:.1f}, p99 {s['p99']:.1f}, "
+            f"p99.9 {s['p999']:.1f}, p99.99 {s['p9999']:.1f}, max {s['max']:.1f} us ({s['count']})")
+
+
+def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The table rows of a timed run."""
+    if not t:
+        return []
+    tp, u, h, f, e = t["throughput"], t["utilisation"], t["hits"], t["flash"], t["energy"]
+    loop = f" (queue depth {t['queue_depth']})" if t["arrival"] == "closed" else ""
+
+    def rate(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    rows = [
+        ("timing", f"{t['preset']}, {t['arrival']} arrivals{loop}; {t['simulated_seconds']:.4f} s simulated "
+                   f"after {t['precondition_writes']} preconditioning writes"),
+        ("throughput", f"{tp['iops']:.0f} IOPS ({tp['read_iops']:.0f} read, {tp['write_iops']:.0f} write), "
+                       f"{tp['bandwidth_bytes_per_s'] / 1e6:.1f} MB/s"),
+    ]
+    for kind in ("read", "write"):
+        lat = t[f"{kind}_latency"]
+        if lat["device"]["count"]:
+            rows.append((f"{kind} latency (device)", _lat(lat["device"])))
+            rows.append((f"{kind} latency (end to end)", _lat(lat["end_to_end"])))
+    rows += [
+        ("utilisation", f"channels mean {u['channel_mean']:.2f} max {u['channel_max']:.2f}; dies mean "
+                        f"{u['die_mean']:.2f} min {u['die_min']:.2f} max {u['die_max']:.2f}; host link "
+                        f"{max(u['host_link_down'], u['host_link_up']):.2f}; DRAM {u['dram']:.2f}"),
+        ("queue waits", f"host queue mean {t['waits']['host_queue_mean_us']:.1f} us; flash mean "
+                        + ", ".join(f"{k} {v:.1f}" for k, v in t["waits"]["flash_mean_us"].items()) + " us"),
+        ("hit rates", f"cache {rate(h['cache_hit_rate'])}, mapping table {rate(h['cmt_hit_rate'])}"),
+        ("flash operations", f"{f['user_programs']} user + {f['gc_programs']} GC + {f['mapping_programs']} mapping "
+                             f"programs, {f['reads']} reads ({f['mapping_reads']} mapping), {f['erases']} erases; "
+                             f"{f['multiplane_batches']} multi-plane batches; suspended {f['suspended_programs']} "
+                             f"programs, {f['suspended_erases']} erases"),
+        ("WAF with mapping", f"{rate(t['waf_with_mapping'])} (flash programs / user programs); "
+                             f"host WAF {rate(t['host_waf'])} (flash programs / host pages)"),
+        ("energy", f"{e['total_j']:.4g} J, {e['average_power_w']:.3f} W average: flash read {e['flash_read_j']:.3g}, "
+                   f"program {e['flash_program_j']:.3g}, erase {e['flash_erase_j']:.3g}, idle {e['flash_idle_j']:.3g}, "
+                   f"DRAM {e['dram_j']:.3g}, controller {e['controller_j']:.3g} J"),
+        ("timing speed", f"{t['requests_per_wall_second'] / 1e6:.3f} M host requests/s, "
+                         f"{t['flash_ops_per_wall_second'] / 1e6:.3f} M flash operations/s ({t['wall_seconds']:.2f} s)"),
+    ]
+    return rows
 
 
 def _accuracy_line(rep: dict[str, Any]) -> str:
@@ -430,7 +521,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
         return _replay_volumes(a, dev)
     r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
-               **_setup_kwargs(a), **_trace_kwargs(a))
+               **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -472,7 +563,7 @@ def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str],
     dev = _device(a)
     return compare(names, workload, victims=vics, **_writes(a), device=dev, seed=a.seed,
                    accuracy=a.accuracy, progress=not (a.quiet or a.json), **_setup_kwargs(a),
-                   **_trace_kwargs(a))
+                   **_trace_kwargs(a), **(_timing_kwargs(a) if hasattr(a, "timing") else {}))
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -488,6 +579,23 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(json.dumps({"results": [r.to_dict() for r in results]}))
     else:
         print(format_table(results))
+    return 0
+
+
+def cmd_presets(a: argparse.Namespace) -> int:
+    if a.name:
+        if a.json:
+            print(json.dumps(timing_config(a.name)))
+        else:
+            print(_core.timing_preset_toml(a.name), end="")
+        return 0
+    ps = timing_presets()
+    if a.json:
+        print(json.dumps(ps))
+        return 0
+    print("timing presets (--timing NAME, or a TOML file; `wafer presets NAME` prints one):")
+    for p in ps:
+        print(f"  {p['name']:<14} {p['description']}")
     return 0
 
 
@@ -745,6 +853,51 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _goal(text: str) -> tuple[str, float]:
+    what, _, factor = text.partition(":")
+    try:
+        f = float(factor.rstrip("xX"))
+    except ValueError:
+        f = 0.0
+    if what not in ("latency", "throughput") or not f > 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected latency:FACTOR or throughput:FACTOR, e.g. latency:3")
+    return what, f
+
+
+def cmd_tune(a: argparse.Namespace) -> int:
+    from . import tune
+
+    target = a.trace or a.workload
+    if not target:
+        raise _core.ConfigError("tune: give the target: TRACE or --workload SPEC (repeatable: one category)")
+    others = {}
+    for i, spec in enumerate(a.other or []):
+        name, sep, rest = spec.partition("=")
+        name, rest = (name, rest) if sep else (f"other{i + 1}", spec)
+        others.setdefault(name, []).extend(rest.split("+"))
+    try:
+        r = tune.run(target, others, reference=a.reference, db=a.db, max_iterations=a.max_iterations,
+                     target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
+                     backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
+                     prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
+                     logical_blocks=a.logical_blocks, requests=a.max_requests, progress=not (a.quiet or a.json))
+    except ValueError as e:
+        raise _core.ConfigError(f"tune: {e}") from None
+    if a.out:
+        r.write_preset(a.out)
+    if a.plot and r.history:
+        r.plot(a.plot)
+    if a.json:
+        print(json.dumps(r.to_json(), default=str))
+    else:
+        print(r.table())
+        if a.out:
+            print(f"\npreset: {a.out} (use it with --timing {a.out})")
+        if a.plot and r.history:
+            print(f"plot: {a.plot}")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -774,6 +927,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  wafer gap sepbit --workload zipf:1.0         SepBIT's distance to NoDaP, by component\n"
                "  wafer reproduce --list                       one command per paper figure, claims checked\n"
                "  wafer reproduce rule-based                   the sweep behind docs/FIDELITY.md\n"
+               "  wafer replay --timing intel750 --workload uniform --queue-depth 32   latency, IOPS, energy\n"
+               "  wafer presets intel750 > my.toml             a timing preset to edit (--timing my.toml)\n"
                "  wafer bench --quick\n",
     )
     p.add_argument("--version", action="version", version=f"wafer {_core.__version__}")
@@ -792,6 +947,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(r)
     _add_device(r)
     _add_trace(r)
+    _add_timing(r)
     r.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
@@ -803,7 +959,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(c)
     _add_device(c)
     _add_trace(c)
+    _add_timing(c)
     c.set_defaults(func=cmd_compare)
+
+    pr = sub.add_parser("presets", help="list the timing presets, or print one to copy and edit")
+    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`)")
+    pr.add_argument("--json", action="store_true", help="print JSON (with NAME: the resolved configuration)")
+    pr.set_defaults(func=cmd_presets)
 
     pol = sub.add_parser("policies", help="list placement policies and victim selectors")
     pol.add_argument("--defaults", action="store_true", help="show every parameter's default")
@@ -994,6 +1156,51 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--title", help="page title")
     rep.add_argument("--no-static", action="store_true", help="skip the PNG/SVG figures (faster)")
     rep.set_defaults(func=cmd_report)
+
+    tu = sub.add_parser(
+        "tune", help="AutoBlox: tune an SSD configuration for a workload on the timing model", formatter_class=fmt,
+        description="AutoBlox (MICRO'23): place the target in a workload cluster (a cluster tuned before answers "
+                    "at once from the database), then search the 46-parameter SSD space with a Gaussian process "
+                    "under the capacity, DRAM, chip-layout and power constraints, grading each configuration by "
+                    "simulated latency and throughput (Eq. 1-2) against the reference preset. Every validation "
+                    "goes to the database (--db): a killed run resumes.",
+        epilog="examples:\n"
+               "  wafer tune --workload zipf:1.0 --other seq=seq --max-iterations 40 -o tuned.toml --plot grade.png\n"
+               "  wafer tune hm_0.csv --reference intel750 --target latency --power-budget 12\n"
+               "  wafer tune --workload zipf:1.0 --goal latency:3 --widen 4    what-if: 3x lower latency\n"
+               "  wafer tune --workload zipf:1.0 --backend ray --address auto   validations on a Ray cluster")
+    tu.add_argument("trace", nargs="*", metavar="TRACE", help="trace file(s) of the target category")
+    tu.add_argument("--workload", action="append", metavar="SPEC", help="synthetic target workload (repeatable)")
+    tu.add_argument("--other", action="append", metavar="[NAME=]SPEC[+SPEC]",
+                    help="a non-target category: traces or workload specs joined by + (repeatable)")
+    tu.add_argument("--reference", default="intel750", metavar="PRESET", help="reference timing preset (default intel750)")
+    tu.add_argument("--max-iterations", type=_positive_int, default=100, metavar="N", help="search steps (default 100)")
+    tu.add_argument("--db", default="autoblox.sqlite", metavar="FILE", help="AutoDB file (default autoblox.sqlite)")
+    tu.add_argument("--target", choices=["latency", "throughput", "balanced"],
+                    help="optimise latency only (alpha 0), throughput only (alpha 1), or both (default, alpha 0.5)")
+    tu.add_argument("--alpha", type=float, default=0.5, help="Eq. 1's weight of throughput (default 0.5)")
+    tu.add_argument("--beta", type=float, default=0.1, help="Eq. 2's weight of the other categories (default 0.1)")
+    tu.add_argument("--power-budget", type=float, metavar="W", help="reject configurations above this average power")
+    tu.add_argument("--goal", type=_goal, metavar="latency:F|throughput:F",
+                    help="what-if: stop once the target's speedup reaches F (e.g. latency:3)")
+    tu.add_argument("--widen", type=_positive_int, metavar="F", help="what-if: extend value ranges Fx beyond both ends")
+    tu.add_argument("--prune", action="store_true", help="prune insensitive parameters first (coarse + Ridge, §3.3)")
+    tu.add_argument("--backend", choices=["local", "ray"], default="local", help="where validations run (default local)")
+    tu.add_argument("--address", help="Ray cluster address (with --backend ray)")
+    tu.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="parallel validations (default: all cores)")
+    tu.add_argument("--policy", default="base", help="placement policy of the simulated FTL (default base)")
+    tu.add_argument("--writes", type=_positive_int, default=200_000, metavar="N",
+                    help="user blocks a synthetic workload writes per validation (default 200000)")
+    tu.add_argument("--logical-blocks", type=_positive_int, default=1 << 20, metavar="N",
+                    help="logical blocks of a synthetic workload (default 1048576: 4 GiB, larger than the "
+                         "reference's data cache)")
+    tu.add_argument("--max-requests", type=_positive_int, metavar="N", help="replay at most N requests of a trace")
+    tu.add_argument("--seed", type=int, default=1)
+    tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")
+    tu.add_argument("--plot", metavar="FILE.png", help="plot the grade over the iterations")
+    tu.add_argument("--json", action="store_true", help="print JSON")
+    tu.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    tu.set_defaults(func=cmd_tune)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")

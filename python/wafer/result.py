@@ -123,17 +123,39 @@ class RunResult:
         return self.raw.get("training")
 
     @property
+    def timing(self) -> dict[str, Any] | None:
+        """Timing mode's measurements (runs with ``timing=PRESET``), else
+        ``None``: ``read_latency`` / ``write_latency`` (``device`` and
+        ``end_to_end``: count, mean, min, p50, p90, p99, p999, p9999, max in
+        µs), ``throughput`` (IOPS, bytes/s), ``utilisation`` (per channel and
+        die), ``waits``, ``hits`` (cache, mapping table), ``flash`` (operations
+        by cause), ``waf_with_mapping``, ``host_waf``, ``energy`` (J by
+        component, ``average_power_w``), ``windows`` (time series, also in
+        :meth:`timeseries`), ``simulated_seconds``, and the simulation's own
+        speed (``requests_per_wall_second``, ``flash_ops_per_wall_second``)."""
+        return self.raw.get("timing")
+
+    @property
     def victim_valid_histogram(self) -> list[int]:
         """Victims per valid-ratio bin [0, .05), [.05, .1), ... [.95, 1]."""
         return self.raw["victim_valid_histogram"]
 
     def timeseries(self) -> dict[str, list]:
-        """One column per statistic, one row per window (pandas/Arrow friendly)."""
+        """One column per statistic, one row per window (pandas/Arrow friendly).
+        Timed runs add the timing columns (``end_seconds``, ``iops``,
+        ``bandwidth_bytes_per_s``, ``read_mean_us``, ``read_p99_us``,
+        ``write_mean_us``, ``write_p99_us``, ``flash_waf``), empty for the
+        windows before timing started."""
         rows = self.raw["windows"]
         cols = list(rows[0].keys()) if rows else []
         out: dict[str, list] = {"window": list(range(len(rows)))}
         for c in cols:
             out[c] = [r[c] for r in rows]
+        timed = {w["window"]: w for w in (self.timing or {}).get("windows", []) if w["window"] < len(rows)}
+        if timed:
+            for c in next(iter(timed.values())):
+                if c != "window":
+                    out[c] = [timed[i][c] if i in timed else None for i in range(len(rows))]
         return out
 
     def to_arrow(self):
@@ -165,6 +187,14 @@ class RunResult:
             row[f"{kind}_accuracy"] = rep.get("accuracy")
             row[f"{kind}_classes"] = rep.get("classes")
         row["train_seconds"] = (self.training or {}).get("seconds")
+        t = self.timing
+        if t:
+            row["iops"] = t["throughput"]["iops"]
+            row["read_p99_us"] = t["read_latency"]["device"]["p99"]
+            row["write_p99_us"] = t["write_latency"]["device"]["p99"]
+            row["write_mean_us"] = t["write_latency"]["device"]["mean"]
+            row["waf_with_mapping"] = t["waf_with_mapping"]
+            row["average_power_w"] = t["energy"]["average_power_w"]
         row["warnings"] = ";".join(w["code"] for w in self.warnings)
         row["error"] = self.error
         return row
@@ -236,6 +266,15 @@ def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
         head.append("train s")
         for b, r in zip(body, rows):
             b.append(_fmt((r.training or {}).get("seconds"), 2))
+    timed = any(r.timing for r in rows)
+    if timed:
+        head += ["IOPS", "read p99 us", "write p99 us", "W"]
+        for b, r in zip(body, rows):
+            t = r.timing or {}
+            b += [_fmt(t.get("throughput", {}).get("iops"), 0),
+                  _fmt(t.get("read_latency", {}).get("device", {}).get("p99"), 1),
+                  _fmt(t.get("write_latency", {}).get("device", {}).get("p99"), 1),
+                  _fmt(t.get("energy", {}).get("average_power_w"), 2)]
     scored = any(r.accuracy for r in rows)
     if scored:
         head += ["user acc", "GC acc"]
@@ -258,6 +297,9 @@ def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
     ]
     if trained:
         out.append("train s: seconds of online model training (part of the run's wall time).")
+    if timed:
+        out.append("IOPS: host requests per simulated second; read / write p99: device latency percentiles [us]; "
+                   "W: average power (timing mode).")
     if scored:
         out.append("user / GC acc: share of the policy's lifetime-class predictions that were right, /N = over N "
                    "classes; accuracies over different classes do not compare.")

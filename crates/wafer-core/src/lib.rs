@@ -17,6 +17,8 @@
 //! * [`sim`]: a replay = device + policy + victim selector + request source;
 //!   [`multi`]: many volumes, each its own log, in one timeline;
 //! * [`setup`]: the conventions of peer simulators, set at once.
+//! * [`timing`]: timing mode, a discrete-event SSD model (latency,
+//!   throughput, energy) driven by the same FTL.
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
 #![warn(missing_docs)]
@@ -37,6 +39,7 @@ pub mod rng;
 pub mod setup;
 pub mod sim;
 pub mod source;
+pub mod timing;
 pub mod trace;
 pub mod victim;
 pub mod warnings;

@@ -21,6 +21,7 @@ use crate::request::{Op, Request};
 use crate::setup::{Conventions, Setup};
 use crate::source::{open_source, Source};
 pub use crate::source::{resolve, Sizing, TraceConfig, TraceSummary};
+use crate::timing::{self, TimingResult, TimingRun};
 use crate::victim::CostBenefitConfig;
 use crate::warnings::{self, Warning};
 use crate::{policy, resources, victim};
@@ -67,6 +68,9 @@ pub struct RunConfig {
     pub cost_benefit: CostBenefitConfig,
     /// Count the prefill's writes in `waf` (MiDAS-Simulation's WAF).
     pub waf_counts_prefill: bool,
+    /// Timing mode: simulate this SSD's latency, throughput and energy
+    /// (see [`crate::timing`]); `None`: WAF mode.
+    pub timing: Option<TimingRun>,
 }
 
 impl Default for RunConfig {
@@ -87,6 +91,7 @@ impl Default for RunConfig {
             setup: Setup::Wafer,
             cost_benefit: CostBenefitConfig::default(),
             waf_counts_prefill: false,
+            timing: None,
         }
     }
 }
@@ -226,6 +231,9 @@ pub struct RunResult {
     /// What the policy's online training did (learned policies): trainings,
     /// wall time [s] (inside `elapsed_seconds`), examples, loss.
     pub training: Option<TrainingStats>,
+    /// Timing mode's measurements (latency, throughput, energy, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<TimingResult>,
 }
 
 /// A replay in progress.
@@ -250,6 +258,8 @@ pub struct Simulation {
     elapsed: f64,
     prefill_seconds: f64,
     annotation: Option<AnnotationInfo>,
+    /// Timing mode's driver (it replays the requests instead of `advance`).
+    timing: Option<Box<timing::Driver>>,
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -279,6 +289,15 @@ impl Simulation {
         build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
     ) -> Result<Self> {
         cfg.setup.apply(&mut cfg);
+        let fit = match cfg.timing.clone() {
+            Some(t) => {
+                t.validate()?;
+                cfg.device.block_size = t.ssd.flash.page_bytes;
+                crate::source::resolve(&mut cfg)?;
+                Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
+            }
+            None => None,
+        };
         let (source, geo) = open_source(&mut cfg)?;
         if let Some(k) = cfg.drive_writes {
             if !(k.is_finite() && k > 0.0) {
@@ -298,6 +317,19 @@ impl Simulation {
         let victim = victim::build_with(&cfg.victim, &geo, cfg.seed, cfg.cost_benefit)?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
+        }
+        if let Some(t) = &cfg.timing {
+            let write_cache = matches!(
+                t.ssd.cache.mode,
+                timing::config::CacheMode::Write | timing::config::CacheMode::ReadWrite
+            ) && t.ssd.cache.capacity_mib > 0.0;
+            if write_cache && (cfg.accuracy || policy.needs_future()) {
+                return Err(Error::config(
+                    "timing.cache.mode",
+                    "a write cache reorders the writes the FTL sees, so the annotated future (oracle \
+                     policies, accuracy) no longer matches them: use cache mode \"off\" or \"read\"",
+                ));
+            }
         }
         let (ann, annotation) = match ann {
             Some(a) => (Some(a), None),
@@ -320,6 +352,25 @@ impl Simulation {
             engine.prefill()?;
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
+        let timing = match (&cfg.timing, fit) {
+            (Some(run), Some(fit)) => {
+                let warm = run
+                    .precondition_drive_writes
+                    .unwrap_or(if cfg.trace.is_some() {
+                        0.0
+                    } else {
+                        cfg.device.warmup_drive_writes
+                    });
+                let pre = (warm * geo.logical_blocks as f64).round() as u64;
+                Some(Box::new(timing::Driver::new(
+                    run.clone(),
+                    fit,
+                    &engine,
+                    pre,
+                )?))
+            }
+            _ => None,
+        };
         Ok(Simulation {
             cfg,
             engine,
@@ -334,6 +385,7 @@ impl Simulation {
             elapsed: 0.0,
             prefill_seconds,
             annotation,
+            timing,
         })
     }
 
@@ -349,6 +401,9 @@ impl Simulation {
 
     /// True once `writes` user blocks are written or the trace is replayed.
     pub fn done(&self) -> bool {
+        if let Some(d) = &self.timing {
+            return d.finished();
+        }
         self.written >= self.cfg.writes
             || (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
     }
@@ -357,7 +412,17 @@ impl Simulation {
     pub fn step(&mut self, budget: u64) -> Result<bool> {
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
-        let r = self.advance(goal);
+        let r = match self.timing.as_mut() {
+            Some(d) => d.advance(
+                &mut self.engine,
+                &mut self.source,
+                &mut self.written,
+                &mut self.taken,
+                goal,
+                self.cfg.writes,
+            ),
+            None => self.advance(goal),
+        };
         self.elapsed += t.elapsed().as_secs_f64();
         r.map(|_| self.done())
     }
@@ -588,6 +653,7 @@ impl Simulation {
                 (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
             training: e.policy_training(),
+            timing: self.timing.as_ref().map(|d| d.result()),
         };
         r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes);
         r

@@ -17,7 +17,7 @@ use crate::device::{Geometry, MAX_BLOCKS};
 use crate::error::{Error, Result};
 use crate::request::Request;
 use crate::sim::RunConfig;
-use crate::trace::{self, BlockSource, ReadStats, Remap, Selection};
+use crate::trace::{self, BlockSource, Extent, ReadStats, Remap, Selection};
 use crate::workload::{self, Workload};
 
 /// A trace to replay instead of a synthetic workload.
@@ -137,8 +137,13 @@ pub(crate) struct TraceStream {
 impl TraceStream {
     #[inline]
     fn next(&mut self) -> Result<Option<Request>> {
+        Ok(self.next_extent()?.map(|(r, _)| r))
+    }
+
+    #[inline]
+    fn next_extent(&mut self) -> Result<Option<(Request, Extent)>> {
         loop {
-            if let Some(mut r) = self.src.next_request()? {
+            if let Some((mut r, extent)) = self.src.next_request_extent()? {
                 let t = r.time_ns;
                 if self.pass == 0 {
                     if self.pass_requests > 0 {
@@ -149,7 +154,7 @@ impl TraceStream {
                 self.pass_requests += 1;
                 r.time_ns = t + self.offset_ns;
                 self.last_ns = r.time_ns;
-                return Ok(Some(r));
+                return Ok(Some((r, extent)));
             }
             if self.pass + 1 >= self.cfg.repeat || self.pass_requests == 0 {
                 return Ok(None);
@@ -215,6 +220,20 @@ impl Source {
         match self {
             Source::Synthetic(w) => Ok(Some(w.next_request())),
             Source::Trace(t) => t.next(),
+        }
+    }
+
+    /// The next request and where its bytes sit in its blocks (a synthetic
+    /// workload's requests are whole blocks).
+    #[inline]
+    pub(crate) fn next_extent(&mut self, block_size: u32) -> Result<Option<(Request, Extent)>> {
+        match self {
+            Source::Synthetic(w) => {
+                let r = w.next_request();
+                let bytes = r.blocks as u64 * block_size as u64;
+                Ok(Some((r, Extent { head: 0, bytes })))
+            }
+            Source::Trace(t) => t.next_extent(),
         }
     }
 

@@ -39,7 +39,9 @@ fn run(policy: &str) -> RunResult {
 
 #[test]
 fn same_seed_same_run_however_slow_the_training_thread() {
-    for policy in ["dogi", "phftl", "ml-dt"] {
+    // PHFTL trains Shiro's classifier in line with the replay (one epoch
+    // per window), so only the thread-trained policies are checked here.
+    for policy in ["dogi", "ml-dt"] {
         set_slowdown(Duration::ZERO);
         let fast = run(policy);
         set_slowdown(Duration::from_millis(40));

@@ -494,6 +494,41 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
 }
 
+/// Timing presets: `[{"name", "description"}]`, as JSON.
+#[pyfunction]
+fn timing_presets_json() -> PyResult<String> {
+    let mut v = Vec::new();
+    for (name, _) in wafer_core::timing::config::PRESETS {
+        let c = wafer_core::timing::SsdConfig::load(name).map_err(to_py)?;
+        v.push(serde_json::json!({"name": name, "description": c.description}));
+    }
+    Ok(serde_json::Value::Array(v).to_string())
+}
+
+/// The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
+/// naming the key when it is invalid.
+#[pyfunction]
+fn timing_config_json(spec: &str) -> PyResult<String> {
+    let c = wafer_core::timing::SsdConfig::load(spec).map_err(to_py)?;
+    Ok(serde_json::to_string(&c).expect("serialises"))
+}
+
+/// The TOML text of timing preset `name` (to copy and edit).
+#[pyfunction]
+fn timing_preset_toml(name: &str) -> PyResult<String> {
+    wafer_core::timing::config::PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| text.to_string())
+        .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+}
+
+/// Default timing-run settings (arrival, queue depth, ...), as JSON.
+#[pyfunction]
+fn timing_defaults_json() -> String {
+    serde_json::to_string(&wafer_core::timing::TimingRun::default()).expect("serialises")
+}
+
 /// Nanoseconds per call of each inference kernel, as `[(name, ns), ...]`.
 #[pyfunction]
 #[pyo3(signature = (scale=1.0))]
@@ -524,6 +559,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
     m.add_function(wrap_pyfunction!(kmeans_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_presets_json, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_defaults_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;

@@ -68,7 +68,9 @@ def windows_of(times_ns, offsets, sizes, ops, devices, *, window: int = WINDOW,
     """Windows of requests given as columns: times [ns], offsets and sizes
     [bytes], ops (0 read, 1 write, 2 trim), device ids."""
     times, offsets, sizes = np.asarray(times_ns), np.asarray(offsets), np.asarray(sizes)
-    ops, devices = np.asarray(ops), np.asarray(devices)
+    # A Rust Vec<u8> arrives as bytes.
+    ops = np.frombuffer(ops, dtype=np.uint8) if isinstance(ops, (bytes, bytearray)) else np.asarray(ops)
+    devices = np.asarray(devices)
     n = len(times) // window
     if max_windows is not None:
         n = min(n, max_windows)

@@ -38,6 +38,7 @@ import json
 import math
 import random
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -185,7 +186,13 @@ def pick(candidates: list[dict[str, Any]], seen: list[tuple[dict[str, Any], floa
         return rng.choice(candidates)
     x = np.array([S.encode(c, params) for c, _ in seen])
     y = np.array([g for _, g in seen])
-    gp = _gpr(seed).fit(x, y)
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        # The paper's kernel bounds are wide; with few points the optimiser
+        # ends on one of them, which is expected and says nothing to a user.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gp = _gpr(seed).fit(x, y)
     mu, sd = gp.predict(np.array([S.encode(c, params) for c in candidates]), return_std=True)
     ucb = mu + KAPPA * sd
     best = ucb.max()
@@ -217,8 +224,9 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
     val = Validator(study, db, evaluate, preset, jobs, backend, address)
     ref = val.run(val.reference)
     if val.scores(ref, ref) is None:
-        raise RuntimeError(f"the reference configuration failed its own validation: "
-                           f"{[db.validation(ref, t) for ts in study.workloads.values() for t in ts]}")
+        errors = {t: (db.validation(ref, t) or {}).get("error") for ts in study.workloads.values() for t in ts}
+        raise ValueError("the reference configuration failed its own validation: "
+                         + "; ".join(f"{t}: {e}" for t, e in errors.items() if e))
     sid = study.search_id()
     hist = db.iterations(sid)
     explored: dict[int, dict[str, Any]] = {ref: val.reference}
@@ -249,7 +257,7 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
         root = explored[rng.choice(top)[0]]
         rejected = db.rejected()
         seen_keys = {S.key(c) for c in explored.values()}
-        cands = [c for c in S.neighbours(root, group, cons) if S.key(c) not in seen_keys]
+        cands = [c for c in S.neighbours(root, group, cons, study.params) if S.key(c) not in seen_keys]
         cands = [c for c in cands if min(S.distance(c, e, study.params) for e in explored.values()) <= MANHATTAN]
         if not cands:
             g_idx, stall = g_idx + 1, 0

@@ -181,20 +181,22 @@ def key(c: dict[str, Any]) -> str:
     return ";".join(f"{p.name}={c[p.name]}" for p in PARAMS)
 
 
-def neighbours(c: dict[str, Any], names: list[str], cons: Constraints) -> list[dict[str, Any]]:
+def neighbours(c: dict[str, Any], names: list[str], cons: Constraints,
+               params: tuple[Param, ...] = PARAMS) -> list[dict[str, Any]]:
     """Adjacent configurations over the parameters ``names`` (§3.4, ❸): each
     numeric parameter one index step up or down, a boolean flipped, each
     other category; a DRAM parameter repaired by its partner so the sum
     holds; a layout parameter repaired by up to two other layout parameters
     (within ½..2× and any value) so capacity and the chip limits hold."""
     out: dict[str, dict[str, Any]] = {}
+    by_name = {p.name: p for p in params}
 
     def add(n: dict[str, Any]) -> None:
         if not cons.violations(n):
             out.setdefault(key(n), n)
 
     for name in names:
-        p = BY_NAME[name]
+        p = by_name[name]
         i = p.index(c[name])
         if p.kind == "categorical":
             steps = [v for v in p.values if v != c[name]]
@@ -207,7 +209,7 @@ def neighbours(c: dict[str, Any], names: list[str], cons: Constraints) -> list[d
             if name in DRAM:
                 (other,) = [d for d in DRAM if d != name]
                 rest = cons.dram_bytes - v
-                if rest in BY_NAME[other].values:
+                if rest in by_name[other].values:
                     add(dict(n, **{other: rest}))
             elif name in LAYOUT:
                 if not cons.violations(n):
@@ -215,7 +217,7 @@ def neighbours(c: dict[str, Any], names: list[str], cons: Constraints) -> list[d
                     continue
                 others = [q for q in LAYOUT if q != name]
                 for a in range(len(others)):
-                    qa = BY_NAME[others[a]]
+                    qa = by_name[others[a]]
                     for va in qa.values:
                         if not (c[qa.name] / 2 <= va <= 2 * c[qa.name]):
                             continue
@@ -224,7 +226,7 @@ def neighbours(c: dict[str, Any], names: list[str], cons: Constraints) -> list[d
                             add(na)
                             continue
                         for b in range(a + 1, len(others)):
-                            qb = BY_NAME[others[b]]
+                            qb = by_name[others[b]]
                             for vb in qb.values:
                                 add(dict(na, **{qb.name: vb}))
             else:

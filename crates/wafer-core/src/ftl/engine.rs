@@ -8,6 +8,7 @@
 
 use super::check;
 use super::semantics::GcSemantics;
+use super::sink::FlashOp;
 use super::stats::{Counters, Stats};
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
 use serde::Serialize;
@@ -113,6 +114,8 @@ pub struct Engine {
     gc: GcSettings,
     /// The victim selector scores by a policy's hint ([`VictimSelector::wants_hint`]).
     hinted: bool,
+    /// Flash operations performed, for a timing model; `None` in WAF mode.
+    flash_log: Option<Vec<FlashOp>>,
 }
 
 impl Engine {
@@ -217,6 +220,7 @@ impl Engine {
             bg,
             last_request_ns: None,
             hinted,
+            flash_log: None,
         };
         e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
@@ -480,6 +484,7 @@ impl Engine {
             None => self.valid_blocks += 1,
         }
         let (pba, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+        self.note_flash(FlashOp::Program { pba });
         self.log_blocks += 1;
         if self.track_blocks {
             self.block_event(lba, pba, BlockEvent::UserWrite);
@@ -840,6 +845,10 @@ impl Engine {
             if self.track_blocks {
                 self.block_event(lba, pba, BlockEvent::GcWrite);
             }
+            self.note_flash(FlashOp::Move {
+                from: (base + off - 1) as u32,
+                to: pba,
+            });
             if let Some(s) = sealed {
                 self.sealed(s, g, self.ftl.geo.segment_blocks);
             }
@@ -860,6 +869,7 @@ impl Engine {
             &Event::Collected { seg: victim, valid },
         );
         self.ftl.erase(victim);
+        self.note_flash(FlashOp::Erase { seg: victim });
         self.log_blocks -= self.ftl.geo.segment_blocks as u64;
         Ok(())
     }
@@ -987,5 +997,44 @@ impl Engine {
     /// The policy's current model, if it has one.
     pub fn policy_model(&self) -> Option<crate::model::Tensors> {
         self.policy.model()
+    }
+
+    // ---- timing sink (see `sink.rs`) ----
+
+    /// Start (or stop) recording every flash operation for a timing model.
+    pub fn record_flash(&mut self, on: bool) {
+        self.flash_log = on.then(|| Vec::with_capacity(1024));
+    }
+
+    /// The flash operations recorded since the last call (empty when not
+    /// recording); the caller drains it.
+    pub fn flash_ops(&mut self) -> Option<&mut Vec<FlashOp>> {
+        self.flash_log.as_mut()
+    }
+
+    #[inline(always)]
+    fn note_flash(&mut self, op: FlashOp) {
+        if let Some(log) = &mut self.flash_log {
+            log.push(op);
+        }
+    }
+
+    /// The device has nothing to do from `now_ns` for `gap_ns` (timing mode
+    /// sees the gaps between requests): the policy hears of it
+    /// ([`Placement::on_idle`]). Background work done here (flash
+    /// operations recorded) runs in the gap.
+    pub fn idle(&mut self, now_ns: u64, gap_ns: u64) -> Result<()> {
+        self.policy.on_idle(
+            &Ctx {
+                ftl: &self.ftl,
+                future: self.future.as_ref(),
+            },
+            now_ns,
+            gap_ns,
+        );
+        match self.policy.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }

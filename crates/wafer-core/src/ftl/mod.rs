@@ -11,6 +11,7 @@ pub mod check;
 pub mod engine;
 pub(crate) mod prefetch;
 pub(crate) mod semantics;
+pub mod sink;
 pub mod stats;
 
 use std::collections::VecDeque;
@@ -18,6 +19,7 @@ use std::collections::VecDeque;
 use crate::device::Geometry;
 
 pub use engine::Engine;
+pub use sink::FlashOp;
 
 /// Marks an unmapped LBA in the forward map and a free or invalid slot in the
 /// reverse map.

@@ -13,9 +13,9 @@ pub mod dogi;
 mod equal_partition;
 mod eti;
 mod fadac;
+pub mod fios;
 mod fk;
 mod gw;
-pub mod fios;
 mod lstm_km;
 mod midas;
 mod ml_dt;
@@ -32,12 +32,12 @@ mod sealed;
 mod sepbit;
 mod sfr;
 mod sfs;
-mod uw;
-mod warcip;
 pub mod shiro;
 pub mod streams;
 mod two_r;
+mod uw;
 mod vstream;
+mod warcip;
 
 use serde_json::Value;
 
@@ -218,6 +218,10 @@ pub trait Placement: Send {
     /// count reads: Shiro, FIOS). Once per read request.
     #[inline(always)]
     fn on_read(&mut self, _ctx: &Ctx, _req: &crate::request::Request) {}
+    /// The device is idle from `now_ns` for `gap_ns` [ns] (timing mode
+    /// only: the gap before the next request arrives). Shiro runs
+    /// background GC in such gaps.
+    fn on_idle(&mut self, _ctx: &Ctx, _now_ns: u64, _gap_ns: u64) {}
     /// Groups the policy no longer writes to (a configuration shrank): the
     /// engine closes their open segments, so they stop holding space. Asked once per
     /// statistics window; a group may be used again later.

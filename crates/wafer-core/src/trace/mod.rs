@@ -521,6 +521,16 @@ pub fn blocks_of(r: &Record, block_size: u32) -> (u64, u64) {
     (first, end - first)
 }
 
+/// Where a request's bytes sit in its blocks: the offset of its first byte
+/// inside its first block and its length [bytes].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Offset of the first byte in the first block [bytes].
+    pub head: u32,
+    /// Length [bytes].
+    pub bytes: u64,
+}
+
 /// Selected records as block requests, with an optional dense remapping.
 pub struct BlockSource {
     sel: Selected,
@@ -541,7 +551,14 @@ impl BlockSource {
     }
 
     /// The next request, `None` at the end of the trace.
+    #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>> {
+        Ok(self.next_request_extent()?.map(|(r, _)| r))
+    }
+
+    /// The next request and where its bytes sit in its blocks (timing
+    /// mode's partial-page writes), `None` at the end of the trace.
+    pub fn next_request_extent(&mut self) -> Result<Option<(Request, Extent)>> {
         let Some(r) = self.sel.next_record()? else {
             return Ok(None);
         };
@@ -556,13 +573,20 @@ impl BlockSource {
         if let Some(m) = &self.remap {
             lba = m.map(lba);
         }
-        Ok(Some(Request {
-            time_ns: r.time_ns,
-            lba,
-            blocks: blocks as u32,
-            op: r.op,
-            tenant: r.device as u32,
-        }))
+        let extent = Extent {
+            head: (r.offset % self.block_size as u64) as u32,
+            bytes: r.size,
+        };
+        Ok(Some((
+            Request {
+                time_ns: r.time_ns,
+                lba,
+                blocks: blocks as u32,
+                op: r.op,
+                tenant: r.device as u32,
+            },
+            extent,
+        )))
     }
 
     /// Counts so far.

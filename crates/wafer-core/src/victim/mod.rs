@@ -240,7 +240,7 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "adjusted-greedy",
         description: "Shiro's Adjusted Greedy (Eq. 1): max invalid ratio I, discounted to I/(1+V·T/C) for segments of the policy's short-lived groups (T its threshold, C the blocks written since sealing); greedy without a policy hint",
-        build: |_, _, _| Box::new(AdjustedGreedy::default()),
+        build: |_| Box::new(AdjustedGreedy::default()),
     },
     SelectorInfo {
         name: "d-choices",

@@ -10,6 +10,7 @@ mod real_traces;
 mod reserve;
 mod runs;
 mod streams;
+mod timing;
 mod traces;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,301 @@
+//! Least-recently-used tables over flat arrays, for the DRAM data cache and
+//! the cached mapping table: an index per key (4 bytes per logical page), a
+//! doubly linked list over slots, and a 64-bit value per slot the owner
+//! interprets (dirty bit, sector bitmap). No per-entry allocation.
+
+use super::flash::NONE;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u32,
+    prev: u32,
+    next: u32,
+    val: u64,
+}
+
+/// An LRU table of up to `cap` keys below `keys`: an index per key and one
+/// 24-byte slot (key, list links, value) per entry, so a lookup touches two
+/// cache lines plus its list neighbours.
+#[derive(Clone, Debug)]
+pub struct Lru {
+    index: Vec<u32>,
+    slots: Vec<Slot>,
+    head: u32,
+    tail: u32,
+    cap: u32,
+    free_list: Vec<u32>,
+}
+
+impl Lru {
+    /// An empty table for keys `0..keys` holding at most `cap` of them.
+    pub fn new(keys: usize, cap: u32) -> Lru {
+        let cap = cap.min(keys as u32);
+        Lru {
+            index: vec![NONE; if cap == 0 { 0 } else { keys }],
+            slots: Vec::with_capacity(cap as usize),
+            head: NONE,
+            tail: NONE,
+            cap,
+            free_list: Vec::new(),
+        }
+    }
+
+    /// Capacity [entries].
+    pub fn capacity(&self) -> u32 {
+        self.cap
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> u32 {
+        (self.slots.len() - self.free_list.len()) as u32
+    }
+
+    /// No entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of slot `s`.
+    #[inline]
+    pub fn val(&self, s: u32) -> u64 {
+        self.slots[s as usize].val
+    }
+
+    /// The value of slot `s`, to change.
+    #[inline]
+    pub fn val_mut(&mut self, s: u32) -> &mut u64 {
+        &mut self.slots[s as usize].val
+    }
+
+    #[inline]
+    fn unlink(&mut self, s: u32) {
+        let Slot {
+            prev: p, next: n, ..
+        } = self.slots[s as usize];
+        if p == NONE {
+            self.head = n;
+        } else {
+            self.slots[p as usize].next = n;
+        }
+        if n == NONE {
+            self.tail = p;
+        } else {
+            self.slots[n as usize].prev = p;
+        }
+    }
+
+    #[inline]
+    fn push_front(&mut self, s: u32) {
+        let head = self.head;
+        let slot = &mut self.slots[s as usize];
+        slot.prev = NONE;
+        slot.next = head;
+        if head != NONE {
+            self.slots[head as usize].prev = s;
+        } else {
+            self.tail = s;
+        }
+        self.head = s;
+    }
+
+    /// The slot of `k`, made most recent.
+    #[inline]
+    pub fn touch(&mut self, k: u32) -> Option<u32> {
+        let s = *self.index.get(k as usize)?;
+        if s == NONE {
+            return None;
+        }
+        if self.head != s {
+            self.unlink(s);
+            self.push_front(s);
+        }
+        Some(s)
+    }
+
+    /// The slot of `k`, recency unchanged.
+    #[inline]
+    pub fn peek(&self, k: u32) -> Option<u32> {
+        self.index.get(k as usize).copied().filter(|&s| s != NONE)
+    }
+
+    /// The least recent entry: (slot, key).
+    #[inline]
+    pub fn lru(&self) -> Option<(u32, u32)> {
+        (self.tail != NONE).then(|| (self.tail, self.slots[self.tail as usize].key))
+    }
+
+    /// Whether an insert would evict.
+    #[inline]
+    pub fn full(&self) -> bool {
+        self.len() >= self.cap
+    }
+
+    /// Insert `k` (not present) as most recent with value `v`; when full,
+    /// the least recent entry is evicted and returned as (key, value).
+    #[inline]
+    pub fn insert(&mut self, k: u32, v: u64) -> Option<(u32, u64)> {
+        debug_assert!(self.peek(k).is_none());
+        if self.cap == 0 {
+            return None;
+        }
+        let mut evicted = None;
+        let s = if let Some(s) = self.free_list.pop() {
+            s
+        } else if (self.slots.len() as u32) < self.cap {
+            self.slots.push(Slot {
+                key: 0,
+                prev: NONE,
+                next: NONE,
+                val: 0,
+            });
+            self.slots.len() as u32 - 1
+        } else {
+            let s = self.tail;
+            let old = self.slots[s as usize];
+            evicted = Some((old.key, old.val));
+            self.index[old.key as usize] = NONE;
+            self.unlink(s);
+            s
+        };
+        let slot = &mut self.slots[s as usize];
+        slot.key = k;
+        slot.val = v;
+        self.index[k as usize] = s;
+        self.push_front(s);
+        evicted
+    }
+
+    /// Drop `k`; returns its value if it was held.
+    pub fn remove(&mut self, k: u32) -> Option<u64> {
+        let s = self.peek(k)?;
+        self.unlink(s);
+        self.index[k as usize] = NONE;
+        self.free_list.push(s);
+        Some(self.slots[s as usize].val)
+    }
+
+    /// Hint that `k` will be looked up soon.
+    #[inline]
+    pub fn prefetch(&self, k: u32) {
+        crate::ftl::prefetch::prefetch(&self.index, k as usize);
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.index.capacity() * 4
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.free_list.capacity() * 4
+    }
+}
+
+/// The cached mapping table (DFTL's CMT): an exact [`Lru`] of entries when
+/// it holds fewer entries than the device has logical pages; when it can
+/// hold them all, nothing is ever evicted and recency does not matter, so
+/// two bits per page (loaded, dirty) give the same hits and misses with a
+/// fraction of the memory traffic.
+#[derive(Clone, Debug)]
+pub enum Cmt {
+    /// Every entry fits.
+    All {
+        /// Entry loaded from flash (or created).
+        loaded: Vec<u64>,
+        /// Entry changed since its translation page was written.
+        dirty: Vec<u64>,
+    },
+    /// Fewer entries than pages: LRU, value bit 0 = dirty.
+    Lru(Lru),
+}
+
+impl Cmt {
+    /// A table for `keys` logical pages holding `cap` entries.
+    pub fn new(keys: usize, cap: u32) -> Cmt {
+        if cap as usize >= keys {
+            let words = keys.div_ceil(64);
+            Cmt::All {
+                loaded: vec![0; words],
+                dirty: vec![0; words],
+            }
+        } else {
+            Cmt::Lru(Lru::new(keys, cap))
+        }
+    }
+
+    /// If `k` is held: mark it dirty if `dirty`, make it most recent if
+    /// `recent`, and return true.
+    #[inline]
+    pub fn hit(&mut self, k: u32, recent: bool, dirty: bool) -> bool {
+        match self {
+            Cmt::All { loaded, dirty: d } => {
+                let (w, b) = ((k >> 6) as usize, 1u64 << (k & 63));
+                if loaded[w] & b == 0 {
+                    return false;
+                }
+                if dirty {
+                    d[w] |= b;
+                }
+                true
+            }
+            Cmt::Lru(l) => {
+                let s = if recent { l.touch(k) } else { l.peek(k) };
+                match s {
+                    Some(s) => {
+                        if dirty {
+                            *l.val_mut(s) = 1;
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
+
+    /// Load `k` (not held); returns the evicted key if that entry was dirty.
+    #[inline]
+    pub fn load(&mut self, k: u32, dirty: bool) -> Option<u32> {
+        match self {
+            Cmt::All { loaded, dirty: d } => {
+                let (w, b) = ((k >> 6) as usize, 1u64 << (k & 63));
+                loaded[w] |= b;
+                if dirty {
+                    d[w] |= b;
+                }
+                None
+            }
+            Cmt::Lru(l) => match l.insert(k, dirty as u64) {
+                Some((old, v)) if v & 1 != 0 => Some(old),
+                _ => None,
+            },
+        }
+    }
+
+    /// Hint that `k` will be looked up soon.
+    #[inline]
+    pub fn prefetch(&self, k: u32) {
+        match self {
+            Cmt::All { loaded, .. } => crate::ftl::prefetch::prefetch(loaded, (k >> 6) as usize),
+            Cmt::Lru(l) => l.prefetch(k),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_the_least_recent() {
+        let mut l = Lru::new(100, 3);
+        assert_eq!(l.insert(1, 10), None);
+        assert_eq!(l.insert(2, 20), None);
+        assert_eq!(l.insert(3, 30), None);
+        assert!(l.touch(1).is_some());
+        assert_eq!(l.insert(4, 40), Some((2, 20)));
+        assert_eq!(l.lru().map(|x| x.1), Some(3));
+        assert_eq!(l.remove(3), Some(30));
+        assert_eq!(l.len(), 2);
+        assert_eq!(l.insert(5, 50), None);
+        assert_eq!(l.insert(6, 60), Some((1, 10)));
+        assert!(l.peek(2).is_none() && l.peek(6).is_some());
+    }
+}

@@ -1,0 +1,1014 @@
+//! The flash back end: channels, dies, the transaction scheduler (TSU) and
+//! the operations in flight (timing-autoblox §2.6, §2.7).
+//!
+//! * Operations live in a slab of small records (`Op`), reused through a
+//!   free list: memory grows with the operations in flight, never with the
+//!   device (nothing per physical page).
+//! * Each die has one FIFO per class ([`Class`]); when the die is idle and
+//!   has work it asks for its channel, and when the channel grants it (at
+//!   once, or when the bus frees), the die picks its next batch by priority
+//!   at that moment (late binding, as MQSim's TSU does on channel-idle):
+//!   mapping reads > user reads > mapping writes > user writes > GC reads >
+//!   GC writes > erases; in urgent GC mode GC reads, writes and erases go
+//!   right after mapping reads.
+//! * A batch is up to one operation per plane of the die with the same
+//!   kind and page offset (multi-plane), gathered from the class's queue and
+//!   its partner's (user + GC), keeping each plane's order; any plane count.
+//!   Dies of a chip and chips of a channel interleave: the channel is held
+//!   only for command and data transfers.
+//! * Suspension: a read arriving at a die busy programming (or erasing; a
+//!   user write too for erases) suspends the array operation when more than
+//!   the preset's threshold remains, at the preset's cost, serves what it
+//!   may, then resumes the remaining time. Each operation is suspended at
+//!   most once, and GC operations are not suspended in urgent mode.
+//! * Ordering the synchronous FTL cannot see: an erase of a segment waits
+//!   until every operation on it has finished, except the programs parked
+//!   behind that erase; a program into a segment whose erase has not
+//!   finished is parked until it has (urgent mode is on while anything is
+//!   parked); a GC program waits for its read. (The FTL runs ahead of the
+//!   flash: with little spare space it refills a segment whose erase still
+//!   waits for the reads that moved its data, so the new programs must not
+//!   hold that erase back; an erase asked for again before it was issued
+//!   is one erase.) A copyback
+//!   is a GC read and program on one die that move no data over the channel.
+
+use std::collections::VecDeque;
+
+use super::config::{SsdConfig, Suspend};
+use super::events::EventQueue;
+use super::layout::{Layout, Loc};
+
+/// "No operation / no link".
+pub const NONE: u32 = u32::MAX;
+
+/// Event payload kinds of the flash model (upper 3 bits of a payload).
+pub const EV_DIE: u32 = 0;
+/// A channel's bus became free while dies wait for it.
+pub const EV_CHAN: u32 = 1;
+/// Bits of a payload that hold the object id.
+pub const ID_BITS: u32 = 29;
+const DIE_BITS: u32 = 17;
+const GEN_MASK: u32 = (1 << (ID_BITS - DIE_BITS)) - 1;
+
+/// Compose an event payload.
+#[inline]
+pub fn payload(kind: u32, id: u32) -> u32 {
+    (kind << ID_BITS) | id
+}
+
+/// Queue (and statistics) class of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Class {
+    /// Translation-page read for a mapping-table miss.
+    MapRead = 0,
+    /// Host read (and the read of a read-modify-write).
+    UserRead = 1,
+    /// GC read of a valid page.
+    GcRead = 2,
+    /// Translation-page write back (its merge read, its program, and the
+    /// translation area's cleaning).
+    MapWrite = 3,
+    /// Program of host data.
+    UserWrite = 4,
+    /// GC program of a moved page.
+    GcWrite = 5,
+    /// Block erase.
+    Erase = 6,
+}
+
+/// Number of classes.
+pub const CLASSES: usize = 7;
+/// Class names, in `Class` order (JSON keys).
+pub const CLASS_NAMES: [&str; CLASSES] = [
+    "mapping_read",
+    "user_read",
+    "gc_read",
+    "mapping_write",
+    "user_write",
+    "gc_write",
+    "erase",
+];
+
+const NORMAL: [Class; CLASSES] = [
+    Class::MapRead,
+    Class::UserRead,
+    Class::MapWrite,
+    Class::UserWrite,
+    Class::GcRead,
+    Class::GcWrite,
+    Class::Erase,
+];
+const URGENT: [Class; CLASSES] = [
+    Class::MapRead,
+    Class::GcRead,
+    Class::GcWrite,
+    Class::Erase,
+    Class::UserRead,
+    Class::MapWrite,
+    Class::UserWrite,
+];
+
+fn partner(c: Class) -> Option<Class> {
+    match c {
+        Class::MapRead | Class::GcRead => Some(Class::UserRead),
+        Class::UserRead => Some(Class::GcRead),
+        Class::MapWrite | Class::GcWrite => Some(Class::UserWrite),
+        Class::UserWrite => Some(Class::GcWrite),
+        Class::Erase => None,
+    }
+}
+
+/// What the die does with an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Command, array read, data out.
+    Read,
+    /// Command and data in, array program.
+    Program,
+    /// Command, array erase.
+    Erase,
+}
+
+/// One flash operation in flight.
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    /// What the die does.
+    pub kind: Kind,
+    /// Its queue.
+    pub class: Class,
+    suspended: bool,
+    /// Global die.
+    pub die: u32,
+    /// Global plane.
+    pub plane: u32,
+    /// Page inside the block (page type).
+    pub page: u32,
+    /// Unit whose erase must wait for this operation (segment, or
+    /// translation block row), or [`NONE`].
+    pub seg: u32,
+    /// Bytes moved over the channel.
+    pub bytes: u32,
+    /// The driver's tag (who waits for this operation).
+    pub owner: u32,
+    /// Operation made ready when this one finishes, or [`NONE`].
+    pub then: u32,
+    next: u32,
+    enq: u64,
+}
+
+impl Op {
+    /// An operation at `at` with no dependents.
+    pub fn new(kind: Kind, class: Class, at: Loc, seg: u32, bytes: u32, owner: u32) -> Op {
+        Op {
+            kind,
+            class,
+            suspended: false,
+            die: at.die,
+            plane: at.plane,
+            page: at.page,
+            seg,
+            bytes,
+            owner,
+            then: NONE,
+            next: NONE,
+            enq: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    WantChannel,
+    Array,
+    WantDataOut,
+    DataOut,
+    Suspending,
+}
+
+#[derive(Clone, Debug)]
+struct Die {
+    phase: Phase,
+    gen: u32,
+    batch: u32,
+    batch_kind: Kind,
+    array_start: u64,
+    array_end: u64,
+    active: bool,
+    susp: u32,
+    susp_remaining: u64,
+    susp_kind: Kind,
+    susp_served: u32,
+    head: [u32; CLASSES],
+    tail: [u32; CLASSES],
+    queued: u32,
+    busy_ns: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Channel {
+    free_at: u64,
+    waiters: VecDeque<u32>,
+    event: bool,
+    busy_ns: u64,
+}
+
+/// Precomputed timing of the preset [ns].
+#[derive(Clone, Debug)]
+pub struct Timing {
+    ns_per_byte: f64,
+    page_bytes: u32,
+    xfer_page: u64,
+    read: Vec<u64>,
+    program: Vec<u64>,
+    /// Erase time of one segment slice on one plane [ns].
+    pub erase: u64,
+    cmd_read: u64,
+    cmd_program: u64,
+    cmd_erase: u64,
+    dbsy: u64,
+    suspend: Suspend,
+    suspend_program: u64,
+    suspend_erase: u64,
+    program_for_read: u64,
+    erase_for_read: u64,
+    erase_for_write: u64,
+    technology: super::config::Technology,
+}
+
+impl Timing {
+    /// The timing of `ssd` with segment slices of `slice` pages per plane
+    /// (the erase time scales with the slice, see `Layout`).
+    pub fn new(ssd: &SsdConfig, slice: u32) -> Timing {
+        let f = &ssd.flash;
+        let ns_per_byte = if f.channel_rate_mts > 0.0 {
+            1000.0 / (f.channel_width_bytes as f64 * f.channel_rate_mts)
+        } else {
+            0.0
+        };
+        let scale = slice as f64 / f.pages_per_block as f64;
+        Timing {
+            ns_per_byte,
+            page_bytes: f.page_bytes,
+            xfer_page: (f.page_bytes as f64 * ns_per_byte).round() as u64,
+            read: f.read_ns.iter().map(|r| r + f.read_rb_ns).collect(),
+            program: f.program_ns.clone(),
+            erase: ((f.erase_ns as f64 * scale).round() as u64).max(1),
+            cmd_read: f.cmd_read_ns,
+            cmd_program: f.cmd_program_ns,
+            cmd_erase: f.cmd_erase_ns,
+            dbsy: f.dbsy_ns,
+            suspend: f.suspend,
+            suspend_program: f.suspend_program_ns,
+            suspend_erase: f.suspend_erase_ns,
+            program_for_read: f.suspend_program_for_read_ns,
+            erase_for_read: f.suspend_erase_for_read_ns,
+            erase_for_write: f.suspend_erase_for_write_ns,
+            technology: f.technology,
+        }
+    }
+
+    /// Channel time of `bytes` [ns], rounded to the nearest ns (no integer
+    /// truncation of the cycle time, unlike MQSim's `(int)(1000 / rate)`).
+    #[inline]
+    pub fn xfer(&self, bytes: u32) -> u64 {
+        if bytes == self.page_bytes {
+            self.xfer_page
+        } else {
+            (bytes as f64 * self.ns_per_byte + 0.5) as u64
+        }
+    }
+
+    /// n-plane command time: cmd + (n - 1) (tDBSY + cmd), any n.
+    #[inline]
+    fn cmd(&self, c: u64, n: u64) -> u64 {
+        c + (n - 1) * (self.dbsy + c)
+    }
+
+    /// Array read time of page `page` (R/B delay included) [ns].
+    #[inline]
+    pub fn read_ns(&self, page: u32) -> u64 {
+        self.read[self.technology.page_type(page)]
+    }
+
+    /// Array program time of page `page` [ns].
+    #[inline]
+    pub fn program_ns(&self, page: u32) -> u64 {
+        self.program[self.technology.page_type(page)]
+    }
+
+    /// One-plane read command [ns].
+    pub fn cmd_read(&self) -> u64 {
+        self.cmd_read
+    }
+
+    /// One-plane program command [ns].
+    pub fn cmd_program(&self) -> u64 {
+        self.cmd_program
+    }
+}
+
+/// What the flash back end counted.
+#[derive(Clone, Debug, Default)]
+pub struct FlashStats {
+    /// Operations finished per class.
+    pub ops: [u64; CLASSES],
+    /// Pages read.
+    pub reads: u64,
+    /// Pages programmed.
+    pub programs: u64,
+    /// Erase operations (one per plane slice).
+    pub erases: u64,
+    /// Batches of more than one plane.
+    pub multiplane: u64,
+    /// Batches in all.
+    pub batches: u64,
+    /// Suspensions of a program / an erase.
+    pub suspended_programs: u64,
+    /// Suspensions of an erase.
+    pub suspended_erases: u64,
+    /// Time from ready to start, summed per class [ns].
+    pub wait_sum: [u64; CLASSES],
+    /// Longest wait per class [ns].
+    pub wait_max: [u64; CLASSES],
+    /// Bytes moved over the channels.
+    pub channel_bytes: u64,
+    /// Programs that waited for an erase of their block.
+    pub parked: u64,
+}
+
+/// Channels, dies, queues and operations in flight.
+pub struct Flash {
+    ops: Vec<Op>,
+    free: Vec<u32>,
+    dies: Vec<Die>,
+    chans: Vec<Channel>,
+    chip_active: Vec<u32>,
+    chip_since: Vec<u64>,
+    chip_busy: Vec<u64>,
+    /// Operations allocated on each unit and not finished (parked included).
+    seg_inflight: Vec<u32>,
+    /// Erase operations issued on each unit and not finished.
+    seg_erase: Vec<u32>,
+    /// An erase asked for and not issued yet.
+    seg_armed: Vec<bool>,
+    /// Parked programs of each unit: a list through `Op::next`, and its length.
+    seg_park: Vec<u32>,
+    seg_parked: Vec<u32>,
+    parked: u32,
+    /// Units whose erase is armed or running.
+    pub erasing: u32,
+    /// Of those, data segments.
+    pub erasing_segments: u32,
+    /// Operations finished since the driver last looked (it frees them).
+    pub done: Vec<u32>,
+    /// Urgent GC mode (set by the driver; see the module doc).
+    pub urgent: bool,
+    /// Timing constants.
+    pub t: Timing,
+    /// Counts.
+    pub stats: FlashStats,
+    layout: Layout,
+    ppd: u32,
+    dies_per_chip: u32,
+    dies_per_channel: u32,
+    /// Dies whose operation is under way (the "no operation on a busy die"
+    /// check counts a violation here; always 0).
+    pub busy_violations: u64,
+}
+
+/// Batches a die serves while an operation is suspended, before it resumes.
+const SUSPEND_SERVE_MAX: u32 = 8;
+/// Queue entries scanned for multi-plane partners.
+const SCAN_LIMIT: u32 = 64;
+
+impl Flash {
+    /// An idle array for `layout`; `units` = segments + translation block
+    /// rows (the units erases wait on).
+    pub fn new(ssd: &SsdConfig, layout: Layout, units: u32) -> Flash {
+        let die = Die {
+            phase: Phase::Idle,
+            gen: 0,
+            batch: NONE,
+            batch_kind: Kind::Read,
+            array_start: 0,
+            array_end: 0,
+            active: false,
+            susp: NONE,
+            susp_remaining: 0,
+            susp_kind: Kind::Program,
+            susp_served: 0,
+            head: [NONE; CLASSES],
+            tail: [NONE; CLASSES],
+            queued: 0,
+            busy_ns: 0,
+        };
+        let chips = layout.chips() as usize;
+        Flash {
+            ops: Vec::with_capacity(1024),
+            free: Vec::new(),
+            dies: vec![die; layout.dies as usize],
+            chans: vec![Channel::default(); layout.channels as usize],
+            chip_active: vec![0; chips],
+            chip_since: vec![0; chips],
+            chip_busy: vec![0; chips],
+            seg_inflight: vec![0; units as usize],
+            seg_erase: vec![0; units as usize],
+            seg_armed: vec![false; units as usize],
+            seg_park: vec![NONE; units as usize],
+            seg_parked: vec![0; units as usize],
+            parked: 0,
+            erasing: 0,
+            erasing_segments: 0,
+            done: Vec::new(),
+            urgent: false,
+            t: Timing::new(ssd, layout.slice),
+            stats: FlashStats::default(),
+            ppd: layout.planes_per_die,
+            dies_per_chip: layout.dies_per_chip,
+            dies_per_channel: layout.ways * layout.dies_per_chip,
+            layout,
+            busy_violations: 0,
+        }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The operation `id`.
+    #[inline]
+    pub fn op(&self, id: u32) -> &Op {
+        &self.ops[id as usize]
+    }
+
+    /// Make `id` run after `first` finishes.
+    #[inline]
+    pub fn chain(&mut self, first: u32, id: u32) {
+        self.ops[first as usize].then = id;
+    }
+
+    /// Store a new operation (not ready yet); counts it against its unit.
+    #[inline]
+    pub fn alloc(&mut self, op: Op) -> u32 {
+        if op.seg != NONE && op.kind != Kind::Erase {
+            self.seg_inflight[op.seg as usize] += 1;
+        }
+        match self.free.pop() {
+            Some(id) => {
+                self.ops[id as usize] = op;
+                id
+            }
+            None => {
+                self.ops.push(op);
+                (self.ops.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Return a finished operation's slot (the driver, after reading its owner).
+    #[inline]
+    pub fn release(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Operations in flight (allocated, not released).
+    pub fn in_flight(&self) -> usize {
+        self.ops.len() - self.free.len()
+    }
+
+    /// Programs parked behind an erase.
+    pub fn parked(&self) -> u32 {
+        self.parked
+    }
+
+    /// Operation `id` is ready at `now`: queue it on its die (or park it
+    /// behind its block's erase).
+    pub fn submit(&mut self, id: u32, now: u64, q: &mut EventQueue) {
+        let op = &mut self.ops[id as usize];
+        op.enq = now;
+        op.next = NONE;
+        let (kind, class, die, seg) = (op.kind, op.class, op.die, op.seg);
+        if kind == Kind::Program && seg != NONE && self.erase_pending(seg) {
+            self.ops[id as usize].next = self.seg_park[seg as usize];
+            self.seg_park[seg as usize] = id;
+            self.seg_parked[seg as usize] += 1;
+            self.parked += 1;
+            self.stats.parked += 1;
+            self.try_erase(seg, now, q);
+            return;
+        }
+        let d = &mut self.dies[die as usize];
+        let c = class as usize;
+        if d.tail[c] == NONE {
+            d.head[c] = id;
+        } else {
+            self.ops[d.tail[c] as usize].next = id;
+        }
+        d.tail[c] = id;
+        d.queued += 1;
+        match d.phase {
+            Phase::Idle => self.try_start(die, now, q),
+            Phase::Array => self.maybe_suspend(die, class, now, q),
+            _ => {}
+        }
+    }
+
+    /// The FTL erased segment (or translation row) `unit`: its erase runs
+    /// once every operation on it has finished, one erase per plane.
+    /// (Block index `unit` of every plane: data segments, then translation
+    /// block rows.)
+    pub fn arm_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
+        let u = unit as usize;
+        if !self.erase_pending(unit) {
+            self.erasing += 1;
+            if unit < self.layout.segments {
+                self.erasing_segments += 1;
+            }
+        }
+        self.seg_armed[u] = true;
+        self.try_erase(unit, now, q);
+    }
+
+    /// Issue `unit`'s armed erase once no erase runs on it and every
+    /// operation left on it is a program parked behind it.
+    fn try_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
+        let u = unit as usize;
+        if self.seg_armed[u] && self.seg_erase[u] == 0 && self.seg_inflight[u] == self.seg_parked[u]
+        {
+            self.issue_erase(unit, now, q);
+        }
+    }
+
+    fn issue_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
+        self.seg_armed[unit as usize] = false;
+        self.seg_erase[unit as usize] = self.layout.planes;
+        for plane in 0..self.layout.planes {
+            let die = plane / self.ppd;
+            let at = Loc {
+                die,
+                plane,
+                page: 0,
+                block: unit,
+            };
+            let id = self.alloc(Op::new(Kind::Erase, Class::Erase, at, unit, 0, NONE));
+            self.submit(id, now, q);
+        }
+    }
+
+    #[inline]
+    fn maybe_suspend(&mut self, die: u32, class: Class, now: u64, q: &mut EventQueue) {
+        let t = &self.t;
+        if t.suspend == Suspend::None {
+            return;
+        }
+        let d = &self.dies[die as usize];
+        if d.susp != NONE || d.batch == NONE || now < d.array_start {
+            return;
+        }
+        let head = &self.ops[d.batch as usize];
+        if head.suspended
+            || (self.urgent && matches!(head.class, Class::GcWrite | Class::Erase | Class::GcRead))
+        {
+            return;
+        }
+        let read = matches!(class, Class::MapRead | Class::UserRead);
+        let write = class == Class::UserWrite;
+        let (threshold, cost) = match (d.batch_kind, t.suspend) {
+            (Kind::Program, Suspend::Program | Suspend::ProgramErase) if read => {
+                (t.program_for_read, t.suspend_program)
+            }
+            (Kind::Erase, Suspend::Erase | Suspend::ProgramErase) if read => {
+                (t.erase_for_read, t.suspend_erase)
+            }
+            (Kind::Erase, Suspend::Erase | Suspend::ProgramErase) if write => {
+                (t.erase_for_write, t.suspend_erase)
+            }
+            _ => return,
+        };
+        let remaining = d.array_end.saturating_sub(now);
+        if remaining <= threshold {
+            return;
+        }
+        let batch = d.batch;
+        let kind = d.batch_kind;
+        let mut id = batch;
+        while id != NONE {
+            self.ops[id as usize].suspended = true;
+            id = self.ops[id as usize].next;
+        }
+        let d = &mut self.dies[die as usize];
+        d.gen = (d.gen + 1) & GEN_MASK;
+        d.susp = batch;
+        d.susp_remaining = remaining;
+        d.susp_kind = kind;
+        d.susp_served = 0;
+        d.batch = NONE;
+        d.phase = Phase::Suspending;
+        d.busy_ns = d.busy_ns - remaining + cost;
+        if kind == Kind::Program {
+            self.stats.suspended_programs += 1;
+        } else {
+            self.stats.suspended_erases += 1;
+        }
+        q.push(now + cost, payload(EV_DIE, die | (d.gen << DIE_BITS)));
+    }
+
+    /// Whether class `c` may run on a die whose `kind` operation is suspended.
+    #[inline]
+    fn allowed_during(kind: Kind, c: Class) -> bool {
+        match kind {
+            Kind::Erase => matches!(c, Class::MapRead | Class::UserRead | Class::UserWrite),
+            _ => matches!(c, Class::MapRead | Class::UserRead),
+        }
+    }
+
+    fn try_start(&mut self, die: u32, now: u64, q: &mut EventQueue) {
+        let d = &mut self.dies[die as usize];
+        if d.phase != Phase::Idle {
+            return;
+        }
+        if d.susp != NONE {
+            let kind = d.susp_kind;
+            let can = d.susp_served < SUSPEND_SERVE_MAX
+                && (0..CLASSES)
+                    .any(|c| d.head[c] != NONE && Self::allowed_during(kind, NORMAL_BY_INDEX[c]));
+            if !can {
+                // Resume the suspended operation for what it had left.
+                d.batch = d.susp;
+                d.batch_kind = d.susp_kind;
+                d.susp = NONE;
+                d.phase = Phase::Array;
+                d.array_start = now;
+                d.array_end = now + d.susp_remaining;
+                d.busy_ns += d.susp_remaining;
+                let ev = payload(EV_DIE, die | (d.gen << DIE_BITS));
+                let end = d.array_end;
+                self.set_active(die, true, now);
+                q.push(end, ev);
+                return;
+            }
+            d.susp_served += 1;
+        } else if d.queued == 0 {
+            return;
+        }
+        d.phase = Phase::WantChannel;
+        self.request_channel(die, now, q, false);
+    }
+
+    #[inline]
+    fn request_channel(&mut self, die: u32, now: u64, q: &mut EventQueue, front: bool) {
+        let ch = die / self.dies_per_channel;
+        let c = &mut self.chans[ch as usize];
+        if c.free_at <= now && c.waiters.is_empty() {
+            self.grant(die, now, q);
+            return;
+        }
+        if front {
+            c.waiters.push_front(die);
+        } else {
+            c.waiters.push_back(die);
+        }
+        if !c.event {
+            c.event = true;
+            q.push(c.free_at.max(now), payload(EV_CHAN, ch));
+        }
+    }
+
+    /// A channel's bus became free: the next waiting die gets it.
+    pub fn on_channel(&mut self, ch: u32, now: u64, q: &mut EventQueue) {
+        let c = &mut self.chans[ch as usize];
+        c.event = false;
+        if c.free_at > now {
+            c.event = true;
+            q.push(c.free_at, payload(EV_CHAN, ch));
+            return;
+        }
+        if let Some(die) = c.waiters.pop_front() {
+            self.grant(die, now, q);
+        }
+        let c = &mut self.chans[ch as usize];
+        if !c.waiters.is_empty() && !c.event {
+            c.event = true;
+            q.push(c.free_at.max(now), payload(EV_CHAN, ch));
+        }
+    }
+
+    fn set_active(&mut self, die: u32, active: bool, now: u64) {
+        let d = &mut self.dies[die as usize];
+        if d.active == active {
+            return;
+        }
+        d.active = active;
+        let chip = (die / self.dies_per_chip) as usize;
+        if active {
+            if self.chip_active[chip] == 0 {
+                self.chip_since[chip] = now;
+            }
+            self.chip_active[chip] += 1;
+        } else {
+            self.chip_active[chip] -= 1;
+            if self.chip_active[chip] == 0 {
+                self.chip_busy[chip] += now - self.chip_since[chip];
+            }
+        }
+    }
+
+    /// Pop the head of class `c` on `die`.
+    #[inline]
+    fn pop(&mut self, die: u32, c: usize) -> u32 {
+        let d = &mut self.dies[die as usize];
+        let id = d.head[c];
+        let next = self.ops[id as usize].next;
+        d.head[c] = next;
+        if next == NONE {
+            d.tail[c] = NONE;
+        }
+        d.queued -= 1;
+        id
+    }
+
+    /// Pick the die's next batch (late binding at channel grant): the head
+    /// of the first non-empty class in priority order, plus same-kind,
+    /// same-page operations on other planes of the die.
+    fn pick(&mut self, die: u32) -> (u32, u32) {
+        let order = if self.urgent { &URGENT } else { &NORMAL };
+        let d = &self.dies[die as usize];
+        let susp = (d.susp != NONE).then_some(d.susp_kind);
+        let class = order
+            .iter()
+            .copied()
+            .find(|&c| {
+                d.head[c as usize] != NONE && susp.is_none_or(|k| Self::allowed_during(k, c))
+            })
+            .expect("a die asks for its channel only with work");
+        let first = self.pop(die, class as usize);
+        let mut n = 1;
+        let (kind, page) = (self.ops[first as usize].kind, self.ops[first as usize].page);
+        if self.ppd > 1 {
+            let mut used: u64 = 1 << (self.ops[first as usize].plane % self.ppd);
+            let mut last = first;
+            for c in [Some(class), partner(class)].into_iter().flatten() {
+                if susp.is_some_and(|k| !Self::allowed_during(k, c)) {
+                    continue;
+                }
+                let mut blocked = used;
+                let mut prev = NONE;
+                let mut id = self.dies[die as usize].head[c as usize];
+                let mut scanned = 0;
+                while id != NONE && n < self.ppd && scanned < SCAN_LIMIT {
+                    scanned += 1;
+                    let o = &self.ops[id as usize];
+                    let bit = 1u64 << (o.plane % self.ppd);
+                    let next = o.next;
+                    if blocked & bit == 0 {
+                        blocked |= bit;
+                        if o.kind == kind && (kind == Kind::Erase || o.page == page) {
+                            // unlink and append to the batch
+                            let d = &mut self.dies[die as usize];
+                            if prev == NONE {
+                                d.head[c as usize] = next;
+                            } else {
+                                self.ops[prev as usize].next = next;
+                            }
+                            if d.tail[c as usize] == id {
+                                d.tail[c as usize] = prev;
+                            }
+                            d.queued -= 1;
+                            self.ops[last as usize].next = id;
+                            last = id;
+                            used |= bit;
+                            n += 1;
+                            id = next;
+                            continue;
+                        }
+                    }
+                    prev = id;
+                    id = next;
+                }
+            }
+            self.ops[last as usize].next = NONE;
+        } else {
+            self.ops[first as usize].next = NONE;
+        }
+        (first, n)
+    }
+
+    fn grant(&mut self, die: u32, now: u64, q: &mut EventQueue) {
+        let phase = self.dies[die as usize].phase;
+        let ch = (die / self.dies_per_channel) as usize;
+        match phase {
+            Phase::WantChannel => {
+                let (batch, n) = self.pick(die);
+                let t = &self.t;
+                let mut chan = 0u64;
+                let mut array = 0u64;
+                let kind = self.ops[batch as usize].kind;
+                let mut id = batch;
+                while id != NONE {
+                    let o = &self.ops[id as usize];
+                    let wait = now - o.enq;
+                    let c = o.class as usize;
+                    self.stats.wait_sum[c] += wait;
+                    self.stats.wait_max[c] = self.stats.wait_max[c].max(wait);
+                    match o.kind {
+                        Kind::Program => {
+                            chan += t.xfer(o.bytes);
+                            self.stats.channel_bytes += o.bytes as u64;
+                            array = array.max(t.program_ns(o.page));
+                        }
+                        Kind::Read => array = array.max(t.read_ns(o.page)),
+                        Kind::Erase => array = t.erase,
+                    }
+                    id = o.next;
+                }
+                let n64 = n as u64;
+                chan += match kind {
+                    Kind::Read => t.cmd(t.cmd_read, n64),
+                    Kind::Program => t.cmd(t.cmd_program, n64),
+                    Kind::Erase => t.cmd(t.cmd_erase, n64),
+                };
+                self.stats.batches += 1;
+                if n > 1 {
+                    self.stats.multiplane += 1;
+                }
+                let c = &mut self.chans[ch];
+                if c.free_at > now {
+                    self.busy_violations += 1;
+                }
+                c.free_at = now + chan;
+                c.busy_ns += chan;
+                let d = &mut self.dies[die as usize];
+                if d.batch != NONE {
+                    self.busy_violations += 1;
+                }
+                d.batch = batch;
+                d.batch_kind = kind;
+                d.phase = Phase::Array;
+                d.array_start = now + chan;
+                d.array_end = now + chan + array;
+                d.busy_ns += chan + array;
+                let ev = payload(EV_DIE, die | (d.gen << DIE_BITS));
+                let end = d.array_end;
+                self.set_active(die, true, now);
+                q.push(end, ev);
+            }
+            Phase::WantDataOut => {
+                let mut chan = 0;
+                let mut id = self.dies[die as usize].batch;
+                while id != NONE {
+                    let o = &self.ops[id as usize];
+                    chan += self.t.xfer(o.bytes);
+                    self.stats.channel_bytes += o.bytes as u64;
+                    id = o.next;
+                }
+                let c = &mut self.chans[ch];
+                if c.free_at > now {
+                    self.busy_violations += 1;
+                }
+                c.free_at = now + chan;
+                c.busy_ns += chan;
+                let d = &mut self.dies[die as usize];
+                d.phase = Phase::DataOut;
+                d.busy_ns += chan;
+                q.push(now + chan, payload(EV_DIE, die | (d.gen << DIE_BITS)));
+            }
+            _ => unreachable!("a die is granted the channel only when it asked"),
+        }
+    }
+
+    /// A die's timer fired (array done, data out done, suspension done).
+    pub fn on_die(&mut self, id: u32, now: u64, q: &mut EventQueue) {
+        let die = id & ((1 << DIE_BITS) - 1);
+        let gen = id >> DIE_BITS;
+        let d = &mut self.dies[die as usize];
+        if d.gen != gen {
+            return; // the operation it timed was suspended
+        }
+        match d.phase {
+            Phase::Array if d.batch_kind == Kind::Read => {
+                d.phase = Phase::WantDataOut;
+                self.request_channel(die, now, q, true);
+            }
+            Phase::Array | Phase::DataOut => self.complete(die, now, q),
+            Phase::Suspending => {
+                d.phase = Phase::Idle;
+                self.try_start(die, now, q);
+            }
+            _ => unreachable!("die timer in phase {:?}", d.phase),
+        }
+    }
+
+    fn complete(&mut self, die: u32, now: u64, q: &mut EventQueue) {
+        let d = &mut self.dies[die as usize];
+        let mut id = d.batch;
+        d.batch = NONE;
+        d.phase = Phase::Idle;
+        let keep_active = d.susp != NONE;
+        if !keep_active {
+            self.set_active(die, false, now);
+        }
+        while id != NONE {
+            let next = self.ops[id as usize].next;
+            self.finish(id, now, q);
+            id = next;
+        }
+        self.try_start(die, now, q);
+    }
+
+    fn finish(&mut self, id: u32, now: u64, q: &mut EventQueue) {
+        let o = self.ops[id as usize];
+        self.stats.ops[o.class as usize] += 1;
+        match o.kind {
+            Kind::Read => self.stats.reads += 1,
+            Kind::Program => self.stats.programs += 1,
+            Kind::Erase => self.stats.erases += 1,
+        }
+        if o.seg != NONE {
+            let u = o.seg as usize;
+            if o.kind == Kind::Erase {
+                self.seg_erase[u] -= 1;
+                if self.seg_erase[u] == 0 {
+                    if self.seg_armed[u] {
+                        // Asked for again while it ran: erase once more.
+                        self.try_erase(o.seg, now, q);
+                    } else {
+                        self.erasing -= 1;
+                        if o.seg < self.layout.segments {
+                            self.erasing_segments -= 1;
+                        }
+                        self.unpark(o.seg, now, q);
+                    }
+                }
+            } else {
+                self.seg_inflight[u] -= 1;
+                self.try_erase(o.seg, now, q);
+            }
+        }
+        if o.then != NONE {
+            self.submit(o.then, now, q);
+        }
+        self.done.push(id);
+    }
+
+    fn unpark(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
+        let mut id = std::mem::replace(&mut self.seg_park[unit as usize], NONE);
+        self.seg_parked[unit as usize] = 0;
+        let mut list = Vec::new();
+        while id != NONE {
+            list.push(id);
+            id = self.ops[id as usize].next;
+        }
+        self.parked -= list.len() as u32;
+        for &id in list.iter().rev() {
+            self.submit(id, now, q);
+        }
+    }
+
+    /// Whether the erase of `unit` is armed or running.
+    pub fn erase_pending(&self, unit: u32) -> bool {
+        self.seg_erase[unit as usize] > 0 || self.seg_armed[unit as usize]
+    }
+
+    /// Busy time of each channel [ns].
+    pub fn channel_busy(&self) -> Vec<u64> {
+        self.chans.iter().map(|c| c.busy_ns).collect()
+    }
+
+    /// Busy time of each die [ns] (transfers, array time, suspension costs).
+    pub fn die_busy(&self) -> Vec<u64> {
+        self.dies.iter().map(|d| d.busy_ns).collect()
+    }
+
+    /// Time each chip had at least one die at work, up to `now` [ns].
+    pub fn chip_busy(&self, now: u64) -> Vec<u64> {
+        (0..self.chip_busy.len())
+            .map(|c| {
+                self.chip_busy[c]
+                    + if self.chip_active[c] > 0 {
+                        now - self.chip_since[c]
+                    } else {
+                        0
+                    }
+            })
+            .collect()
+    }
+
+    /// Nothing queued, parked, suspended or running anywhere.
+    pub fn idle(&self) -> bool {
+        self.in_flight() == 0
+    }
+}
+
+const NORMAL_BY_INDEX: [Class; CLASSES] = [
+    Class::MapRead,
+    Class::UserRead,
+    Class::GcRead,
+    Class::MapWrite,
+    Class::UserWrite,
+    Class::GcWrite,
+    Class::Erase,
+];

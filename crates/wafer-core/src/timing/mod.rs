@@ -1,0 +1,215 @@
+//! Timing mode: a discrete-event SSD model driven by wafer's FTL, placement
+//! policy and victim selector (issue 20; timing-autoblox Part 2).
+//!
+//! In timing mode a [`Driver`] holds the replay: host requests arrive (trace
+//! timestamps, a closed loop of queue depth and think time, or as fast as
+//! the device admits them), pass the host interface ([`host`]), the DRAM
+//! write cache and the cached mapping table ([`cache`]), and the pages the
+//! cache flushes reach the FTL. Every flash operation the FTL performs
+//! (user program, GC read and program, erase; mapping reads and writes come
+//! from the mapping-table cache) becomes a timed operation on its channel,
+//! chip, die and plane ([`flash`], [`layout`]), so GC interferes with host
+//! I/O. Results: latency percentiles, throughput, utilisation, hit rates,
+//! WAF with mapping writes and energy ([`result`]).
+//!
+//! Before timing starts, the FTL runs in WAF mode (no timing, full speed)
+//! to a steady state (the prefill, then `precondition_drive_writes` of the
+//! workload), warming the cache and the mapping table on the way.
+//!
+//! The device's presets are TOML files ([`config`]); MQSim's defects that the
+//! spec lists are not reproduced (docs/FIDELITY.md, "Timing").
+
+pub mod cache;
+pub mod config;
+pub mod driver;
+pub mod events;
+pub mod flash;
+pub mod hist;
+pub mod host;
+pub mod layout;
+pub mod result;
+
+use serde::{Deserialize, Serialize};
+
+pub use config::SsdConfig;
+pub use driver::Driver;
+pub use result::TimingResult;
+
+use crate::device::DeviceConfig;
+use crate::error::{Error, Result};
+
+/// When host requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrival {
+    /// Open loop: at the trace's (or workload's) timestamps.
+    Trace,
+    /// Closed loop: `queue_depth` requests outstanding, each completion
+    /// issues the next after `think_ns` (how AutoBlox runs MQSim).
+    Closed,
+    /// As fast as the device admits them: a closed loop as deep as the
+    /// device's queue, no think time.
+    Afap,
+}
+
+/// A timed replay's settings: the SSD and how requests arrive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingRun {
+    /// The SSD (a preset's content; [`SsdConfig::load`] reads one).
+    pub ssd: SsdConfig,
+    /// How requests arrive.
+    pub arrival: Arrival,
+    /// Closed loop: requests the host keeps outstanding.
+    pub queue_depth: u32,
+    /// Closed loop: host time between a completion and the next request [ns].
+    pub think_ns: u64,
+    /// User blocks written in WAF mode (no timing) before timing starts, as
+    /// a multiple of the logical capacity; `None`: the device's warm-up
+    /// (`warmup_drive_writes`) for synthetic workloads, 0 for traces (their
+    /// requests are all timed; replay them twice with `repeat` to warm up).
+    pub precondition_drive_writes: Option<f64>,
+    /// A gap without requests at least this long is an idle period the
+    /// policy is told about (open loop) [ns].
+    pub idle_ns: u64,
+}
+
+impl Default for TimingRun {
+    fn default() -> Self {
+        TimingRun {
+            ssd: SsdConfig::default(),
+            arrival: Arrival::Closed,
+            queue_depth: 32,
+            think_ns: 0,
+            precondition_drive_writes: None,
+            idle_ns: 1_000_000,
+        }
+    }
+}
+
+impl TimingRun {
+    /// Settings for preset (or file) `spec` with the defaults.
+    pub fn preset(spec: &str) -> Result<TimingRun> {
+        Ok(TimingRun {
+            ssd: SsdConfig::load(spec)?,
+            ..Default::default()
+        })
+    }
+
+    /// Check the settings; errors name the key.
+    pub fn validate(&self) -> Result<()> {
+        self.ssd.validate()?;
+        if self.queue_depth == 0 {
+            return Err(Error::config(
+                "timing.queue_depth",
+                "must be at least 1 request",
+            ));
+        }
+        if let Some(p) = self.precondition_drive_writes {
+            if !(p.is_finite() && p >= 0.0) {
+                return Err(Error::config(
+                    "timing.precondition_drive_writes",
+                    format!("{p}; must be a finite number >= 0"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Spare segments (beyond the GC reserve) a device in timing mode keeps at
+/// least when its segments are fitted.
+pub const FIT_SPARE_SEGMENTS: u64 = 32;
+
+/// How the FTL's segments map onto the preset's superblocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Fit {
+    /// Pages of a segment on each plane (the preset's pages per block
+    /// unless the device is too small for whole superblocks).
+    pub slice: u32,
+    /// Segment size = planes x slice [pages].
+    pub segment_pages: u32,
+}
+
+/// Shape the device of a timed run from the preset: the block size is the
+/// page size; a segment is a superblock (one block per plane), with fewer
+/// pages per plane when the device is too small to hold enough spare
+/// superblocks for GC (the erase time scales with the slice then); the GC
+/// reserve is at least the preset's execution threshold. Run after the
+/// logical capacity is known (a trace's footprint) and before the geometry.
+pub fn fit_device(dev: &mut DeviceConfig, ssd: &SsdConfig) -> Result<Fit> {
+    if dev.gc_mode != crate::device::GcMode::Watermark {
+        return Err(Error::config(
+            "gc_mode",
+            "timing mode simulates a fixed-capacity SSD: use the watermark GC mode",
+        ));
+    }
+    let planes = ssd.planes() as u64;
+    let ppb = ssd.flash.pages_per_block as u64;
+    dev.block_size = ssd.flash.page_bytes;
+    dev.fit_segments = false;
+    let logical = dev.logical_blocks;
+    let physical = match dev.physical_blocks {
+        Some(p) => p,
+        None => {
+            if !(dev.op.is_finite() && dev.op > 0.0) {
+                dev.geometry()?;
+            }
+            (logical as f64 * (1.0 + dev.op)).floor() as u64
+        }
+    };
+    if physical <= logical {
+        dev.geometry()?;
+    }
+    let exec = ssd.gc.exec_threshold;
+    let mut slice = ppb;
+    loop {
+        let seg = planes * slice;
+        let segments = physical / seg;
+        let spare = segments.saturating_sub(logical.div_ceil(seg));
+        let reserve = (exec * segments as f64).ceil() as u64;
+        if slice == 1 || spare >= FIT_SPARE_SEGMENTS + reserve {
+            break;
+        }
+        slice /= 2;
+    }
+    let segment_pages = planes * slice;
+    if segment_pages > u32::MAX as u64 {
+        return Err(Error::config(
+            "timing.flash.pages_per_block",
+            format!("a superblock of {segment_pages} pages is more than the engine addresses"),
+        ));
+    }
+    let segments = physical / segment_pages;
+    if segments < 3 {
+        return Err(Error::config(
+            "logical_blocks",
+            format!(
+                "{logical} logical pages on a {} with {planes} planes leave {segments} superblocks; \
+                 give a larger capacity or a preset with fewer planes",
+                ssd.name
+            ),
+        ));
+    }
+    let raw = ssd.raw_pages();
+    if segments * segment_pages > raw {
+        return Err(Error::config(
+            "timing.flash.blocks_per_plane",
+            format!(
+                "the device needs {} physical pages, more than the {raw} of preset '{}' \
+                 ({} blocks per plane); raise blocks_per_plane or replay a smaller device",
+                segments * segment_pages,
+                ssd.name,
+                ssd.flash.blocks_per_plane
+            ),
+        ));
+    }
+    dev.segment_blocks = segment_pages as u32;
+    let reserve = ((exec * segments as f64).ceil() as u32).max(dev.gc_low);
+    dev.gc_low = reserve;
+    dev.gc_high = dev.gc_high.max(reserve);
+    Ok(Fit {
+        slice: slice as u32,
+        segment_pages: segment_pages as u32,
+    })
+}

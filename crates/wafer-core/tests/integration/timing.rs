@@ -1,0 +1,473 @@
+//! Timing mode: closed forms, bounds, invariants, determinism, and the
+//! latency cost of GC.
+
+use wafer_core::timing::config::{CacheMode, SsdConfig, Suspend, Technology};
+use wafer_core::timing::{Arrival, TimingResult, TimingRun};
+use wafer_core::{DeviceConfig, RunConfig, Simulation};
+
+use super::Scratch;
+
+/// A small SLC drive: 2 channels x 2 chips x 2 dies, one plane, 64 blocks
+/// of 64 4-KiB pages per plane; no cache, the whole mapping table in DRAM.
+fn tiny() -> SsdConfig {
+    let mut s = SsdConfig {
+        name: "tiny".into(),
+        ..Default::default()
+    };
+    let f = &mut s.flash;
+    f.technology = Technology::Slc;
+    f.channels = 2;
+    f.chips_per_channel = 2;
+    f.dies_per_chip = 2;
+    f.planes_per_die = 1;
+    f.blocks_per_plane = 64;
+    f.pages_per_block = 64;
+    f.page_bytes = 4096;
+    f.read_ns = vec![50_000];
+    f.program_ns = vec![500_000];
+    f.erase_ns = 2_000_000;
+    f.suspend = Suspend::None;
+    s.cache.mode = CacheMode::Off;
+    s.mapping.ideal = true;
+    s.gc.preemptible = true;
+    s
+}
+
+fn run_with(
+    ssd: SsdConfig,
+    arrival: Arrival,
+    qd: u32,
+    device: DeviceConfig,
+    workload: &str,
+    writes: u64,
+) -> RunConfig {
+    RunConfig {
+        device,
+        workload: workload.into(),
+        writes,
+        timing: Some(TimingRun {
+            ssd,
+            arrival,
+            queue_depth: qd,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn timed(cfg: RunConfig) -> TimingResult {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    sim.run().expect("run completes");
+    sim.engine().check().expect("FTL invariants hold");
+    let t = sim.result().timing.expect("a timing result");
+    assert_eq!(t.invariant_violations, 0, "invariant violations");
+    assert_eq!(t.arrived, t.requests, "every request completes");
+    t
+}
+
+/// An MSR trace of (time [ns], op, offset, size) records.
+fn msr(d: &Scratch, rows: &[(u64, &str, u64, u64)]) -> String {
+    let text: String = rows
+        .iter()
+        .map(|(t, op, off, size)| {
+            format!(
+                "{},hm,0,{op},{off},{size},1\n",
+                128166372003061629 + t / 100
+            )
+        })
+        .collect();
+    d.file("trace.csv", text)
+}
+
+fn trace_run(ssd: SsdConfig, path: &str, logical: u64) -> RunConfig {
+    let mut cfg = run_with(
+        ssd,
+        Arrival::Trace,
+        1,
+        DeviceConfig {
+            logical_blocks: logical,
+            op: 0.25,
+            ..Default::default()
+        },
+        "",
+        u64::MAX / 2,
+    );
+    cfg.trace = Some(wafer_core::sim::TraceConfig {
+        path: path.into(),
+        format: Some("msr".into()),
+        ..Default::default()
+    });
+    cfg
+}
+
+/// PCIe time of a payload on x4 at 1 GB/s: TLPs of 128 B + 28 B overhead.
+fn pcie(payload: u64) -> u64 {
+    let wire = payload / 128 * 156
+        + if !payload.is_multiple_of(128) {
+            payload % 128 + 28
+        } else {
+            0
+        };
+    wire.div_ceil(4)
+}
+
+#[test]
+fn a_single_read_on_an_idle_device_is_pcie_command_tr_and_transfer() {
+    let d = Scratch::new("timing-read");
+    let path = msr(&d, &[(0, "Read", 0, 4096)]);
+    let t = timed(trace_run(tiny(), &path, 16384));
+    assert_eq!(t.reads, 1);
+    // doorbell (4 B) + SQE fetch request (32 B / 4 lanes) + SQE (64 B)
+    let submit = pcie(4) + 8 + pcie(64);
+    // read command (290 ns) + tR (50 us) + R/B (20 ns) + 4 KiB at 333 MT/s x 1 B
+    let flash = 290 + 50_000 + 20 + (4096.0f64 * 1000.0 / 333.0).round() as u64;
+    // data to the host + CQE
+    let back = pcie(4096) + pcie(16);
+    let want = (submit + flash + back) as f64 / 1e3;
+    let got = t.read_latency.device;
+    assert_eq!(got.count, 1);
+    assert!(
+        (got.min - want).abs() < 1e-9 && (got.max - want).abs() < 1e-9,
+        "{got:?} vs {want} us"
+    );
+    assert_eq!(t.read_latency.end_to_end.max, got.max);
+    assert_eq!(pcie(4096), 1248);
+}
+
+#[test]
+fn sequential_reads_are_bounded_by_channels_width_and_rate() {
+    let d = Scratch::new("timing-seq");
+    let mut ssd = tiny();
+    ssd.flash.read_ns = vec![5_000];
+    let rows: Vec<_> = (0..3000u64)
+        .map(|i| (i, "Read", (i * 32768) % (16384 * 4096), 32768))
+        .collect();
+    let path = msr(&d, &rows);
+    let mut cfg = trace_run(ssd, &path, 16384);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.arrival = Arrival::Closed;
+    t0.queue_depth = 64;
+    let t = timed(cfg);
+    let bound = 2.0 * 1.0 * 333e6; // channels x width [B] x rate [T/s]
+    let bw = t.throughput.read_bandwidth_bytes_per_s;
+    assert!(bw <= bound, "{bw} > {bound}");
+    assert!(
+        bw >= 0.9 * bound,
+        "{bw} well below the channel bound {bound}"
+    );
+    assert!(t.utilisation.channel_mean > 0.9 && t.utilisation.channel_max <= 1.0 + 1e-9);
+}
+
+#[test]
+fn random_write_iops_are_bounded_by_dies_over_tprog() {
+    let mut ssd = tiny();
+    ssd.flash.read_ns = vec![1_000];
+    ssd.flash.channel_rate_mts = 1000.0;
+    ssd.flash.channel_width_bytes = 8;
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let t = timed(run_with(
+        ssd,
+        Arrival::Closed,
+        256,
+        dev,
+        "uniform",
+        3 * 16384,
+    ));
+    let bound = 8.0 / 500e-6; // dies / tPROG
+    let programs = t.flash.user_programs + t.flash.gc_programs;
+    let rate = programs as f64 / t.simulated_seconds;
+    assert!(
+        t.throughput.write_iops <= bound,
+        "{} > {bound}",
+        t.throughput.write_iops
+    );
+    assert!(rate <= bound * 1.0001, "{rate} programs/s > {bound}");
+    assert!(
+        rate >= 0.85 * bound,
+        "{rate} programs/s: dies not kept busy ({bound})"
+    );
+    assert!(t.utilisation.die_max <= 1.0 + 1e-9 && t.utilisation.die_mean > 0.9);
+    assert!(t.flash.gc_programs > 0 && t.flash.erases > 0);
+}
+
+#[test]
+fn an_idle_device_draws_idle_power() {
+    let d = Scratch::new("timing-idle");
+    let path = msr(
+        &d,
+        &[(0, "Read", 0, 4096), (1_000_000_000, "Read", 4096, 4096)],
+    );
+    let mut ssd = tiny();
+    let e = &mut ssd.energy;
+    (
+        e.read_nj_per_bit,
+        e.program_nj_per_bit,
+        e.erase_nj_per_bit,
+        e.dram_mw,
+        e.controller_mw,
+    ) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let t = timed(trace_run(ssd, &path, 16384));
+    let chips = 4.0;
+    let want = chips * 12.7e-3 * t.simulated_seconds;
+    let got = t.energy.total_j;
+    assert!(t.simulated_seconds > 1.0);
+    assert!((got - want).abs() / want < 1e-3, "{got} J vs {want} J");
+    assert!((t.energy.average_power_w - chips * 12.7e-3).abs() < 1e-4);
+    assert_eq!(
+        t.idle_periods, 1,
+        "the 1 s gap is an idle period the policy hears of"
+    );
+}
+
+#[test]
+fn energy_adds_up_by_component() {
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let t = timed(run_with(
+        tiny(),
+        Arrival::Closed,
+        8,
+        dev,
+        "uniform,reads=0.3",
+        2 * 16384,
+    ));
+    let e = t.energy;
+    let sum = e.flash_read_j
+        + e.flash_program_j
+        + e.flash_erase_j
+        + e.flash_idle_j
+        + e.channel_j
+        + e.dram_j
+        + e.controller_j;
+    assert!((sum - e.total_j).abs() < 1e-9 * e.total_j);
+    let programs = (t.flash.user_programs + t.flash.gc_programs) as f64;
+    assert!(
+        (e.flash_program_j - programs * 4096.0 * 8.0 * 3.31e-9).abs() < 1e-6 * e.flash_program_j
+    );
+    assert!((e.controller_j - 2.0 * t.simulated_seconds).abs() < 1e-9);
+}
+
+/// Everything on: 2 planes (multi-plane), suspension, a read-write cache,
+/// a small mapping table (misses, write backs, translation-log cleaning),
+/// partial pages, GC.
+fn busy() -> SsdConfig {
+    let mut s = tiny();
+    s.flash.technology = Technology::Mlc;
+    s.flash.read_ns = vec![40_000, 80_000];
+    s.flash.program_ns = vec![200_000, 1_200_000];
+    s.flash.planes_per_die = 2;
+    s.flash.blocks_per_plane = 32;
+    s.flash.suspend = Suspend::ProgramErase;
+    s.flash.suspend_program_for_read_ns = 50_000;
+    s.flash.suspend_erase_for_read_ns = 50_000;
+    s.flash.suspend_erase_for_write_ns = 50_000;
+    s.cache.mode = CacheMode::ReadWrite;
+    s.cache.capacity_mib = 1.0;
+    s.mapping.ideal = false;
+    s.mapping.cmt_mib = 0.01;
+    s
+}
+
+#[test]
+fn invariants_hold_with_everything_on() {
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let t = timed(run_with(
+        busy(),
+        Arrival::Trace,
+        1,
+        dev,
+        "uniform,reads=0.4,size=1-8,iops=4000",
+        3 * 16384,
+    ));
+    let f = &t.flash;
+    assert!(f.multiplane_batches > 0, "{f:?}");
+    assert!(f.suspended_programs + f.suspended_erases > 0, "{f:?}");
+    assert!(f.mapping_programs > 0 && f.mapping_reads > 0, "{f:?}");
+    assert!(t.hits.cmt_misses > 0 && t.hits.cache_read_hits > 0);
+    assert!(f.gc_programs > 0 && f.erases > 0);
+    let w = t.waf_with_mapping.unwrap();
+    assert!(w > 1.0);
+    assert!(t.utilisation.die_max <= 1.0 + 1e-9 && t.utilisation.channel_max <= 1.0 + 1e-9);
+    assert!(t.read_latency.device.p99 >= t.read_latency.device.p50);
+    assert!(t.read_latency.end_to_end.mean >= t.read_latency.device.mean - 1e-9);
+    assert!(!t.windows.is_empty());
+}
+
+#[test]
+fn partial_pages_are_read_modified_written() {
+    let d = Scratch::new("timing-rmw");
+    let rows: Vec<_> = (0..200u64)
+        .map(|i| (i * 1_000_000, "Write", i * 4096 * 3 + 1024, 2048))
+        .collect();
+    let path = msr(&d, &rows);
+    let t = timed(trace_run(tiny(), &path, 16384));
+    assert_eq!(t.flash.rmw_reads, 200);
+    // each write waits for the old page's read before its program
+    assert!(t.write_latency.device.min > (50_000 + 500_000) as f64 / 1e3);
+}
+
+#[test]
+fn timed_runs_are_deterministic() {
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let cfg = run_with(
+        busy(),
+        Arrival::Closed,
+        16,
+        dev,
+        "zipf:1.0,reads=0.3,size=1-4",
+        2 * 16384,
+    );
+    let strip = |t: TimingResult| {
+        let mut v = serde_json::to_value(t).unwrap();
+        for k in [
+            "requests_per_wall_second",
+            "flash_ops_per_wall_second",
+            "wall_seconds",
+        ] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(strip(timed(cfg.clone())), strip(timed(cfg)));
+}
+
+#[test]
+fn gc_raises_the_write_tail() {
+    // Same device and load; sequential overwrites never copy (WAF 1),
+    // uniform random writes do: their p99 write latency is higher.
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.15,
+        ..Default::default()
+    };
+    let seq = timed(run_with(
+        tiny(),
+        Arrival::Closed,
+        16,
+        dev.clone(),
+        "seq",
+        4 * 16384,
+    ));
+    let rnd = timed(run_with(
+        tiny(),
+        Arrival::Closed,
+        16,
+        dev,
+        "uniform",
+        4 * 16384,
+    ));
+    let waf = |t: &TimingResult| t.waf_with_mapping.unwrap();
+    assert!(
+        waf(&seq) < 1.05 && waf(&rnd) > 1.5,
+        "{} {}",
+        waf(&seq),
+        waf(&rnd)
+    );
+    assert!(
+        rnd.write_latency.device.p99 > 1.5 * seq.write_latency.device.p99,
+        "p99 {} vs {}",
+        rnd.write_latency.device.p99,
+        seq.write_latency.device.p99
+    );
+}
+
+#[test]
+fn waf_mode_results_do_not_change_with_timing_code_present() {
+    // The engine records nothing without a timing model: no flash log.
+    let mut sim = Simulation::new(RunConfig {
+        device: DeviceConfig {
+            logical_blocks: 4096,
+            segment_blocks: 64,
+            ..Default::default()
+        },
+        writes: 4 * 4096,
+        ..Default::default()
+    })
+    .unwrap();
+    sim.run().unwrap();
+    assert!(sim.result().timing.is_none());
+}
+
+#[test]
+fn presets_run_on_a_small_device() {
+    for name in ["intel750", "mqsim-default", "femu", "850pro", "zssd"] {
+        let ssd = SsdConfig::load(name).unwrap();
+        let op = ssd.flash.overprovisioning / (1.0 - ssd.flash.overprovisioning);
+        let logical = 1u64 << 17;
+        let dev = DeviceConfig {
+            logical_blocks: logical,
+            op,
+            ..Default::default()
+        };
+        let t = timed(run_with(
+            ssd,
+            Arrival::Closed,
+            32,
+            dev,
+            "uniform,reads=0.5",
+            logical + logical / 4,
+        ));
+        assert!(
+            t.requests > 0 && t.throughput.iops > 0.0,
+            "{name}: {} requests, precondition {}",
+            t.requests,
+            t.precondition_writes
+        );
+    }
+}
+
+/// With little spare space the FTL refills a segment whose erase still waits
+/// for the reads that moved its data out; the programs parked behind that
+/// erase must not hold it back (they did: the run stalled for ever).
+#[test]
+fn a_nearly_full_device_does_not_stall_behind_its_own_erases() {
+    let name = "femu";
+    let ssd = SsdConfig::load(name).unwrap();
+    let op = ssd.flash.overprovisioning / (1.0 - ssd.flash.overprovisioning);
+    let logical = 1u64 << 14;
+    let dev = DeviceConfig {
+        logical_blocks: logical,
+        op,
+        segment_blocks: 256,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(run_with(
+        ssd,
+        Arrival::Closed,
+        8,
+        dev,
+        "uniform",
+        2 * logical,
+    ))
+    .unwrap();
+    // Stepped in chunks, as the Python binding does.
+    let mut steps = 0;
+    while !sim.step(1 << 12).expect("no stall") {
+        steps += 1;
+        assert!(
+            steps < 1000,
+            "{name}: no progress at {} writes",
+            sim.written()
+        );
+    }
+    sim.engine().check().unwrap();
+    let t = sim.result().timing.unwrap();
+    assert_eq!(t.requests, t.arrived, "{name}");
+    assert_eq!(t.invariant_violations, 0, "{name}");
+    assert!(t.flash.erases > 0, "{name}: GC ran");
+}

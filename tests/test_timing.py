@@ -1,0 +1,95 @@
+"""Timing mode seen from Python and the CLI: presets, results, time series, errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import wafer
+
+
+def cli(*args, ok=True):
+    p = subprocess.run([sys.executable, "-m", "wafer", *args], capture_output=True, text=True, timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def small_femu(**kw):
+    ssd = wafer.timing_config("femu")
+    op = ssd["flash"]["overprovisioning"] / (1 - ssd["flash"]["overprovisioning"])
+    return wafer.replay("two-r", "zipf:1.0,reads=0.3", device=wafer.Device(capacity="512MiB", op=op),
+                        drive_writes=2.0, timing="femu", **kw)
+
+
+def test_presets_are_listed_and_load():
+    names = {p["name"] for p in wafer.timing_presets()}
+    assert {"intel750", "mqsim-default", "femu", "850pro", "zssd"} <= names
+    c = wafer.timing_config("intel750")
+    assert c["flash"]["channels"] == 12 and c["host"]["interface"] == "nvme"
+
+
+def test_a_preset_file_with_an_unknown_key_names_it(tmp_path):
+    p = tmp_path / "mine.toml"
+    p.write_text("[flash]\nchanels = 4\n")
+    with pytest.raises(wafer.ConfigError, match="chanels"):
+        wafer.timing_config(p)
+    p.write_text("[flash]\nallocation = \"CWDX\"\n")
+    with pytest.raises(wafer.ConfigError, match="flash.allocation"):
+        wafer.timing_config(p)
+
+
+def test_timed_replay_reports_latency_throughput_and_energy():
+    r = small_femu(queue_depth=8)
+    t = r.timing
+    assert t["preset"] == "femu" and t["arrival"] == "closed"
+    for kind in ("read_latency", "write_latency"):
+        for view in ("device", "end_to_end"):
+            s = t[kind][view]
+            assert s["count"] > 0 and s["min"] <= s["p50"] <= s["p99"] <= s["p999"] <= s["max"]
+    assert t["throughput"]["iops"] > 0 and t["energy"]["average_power_w"] > 0
+    assert t["requests"] == t["arrived"] and t["invariant_violations"] == 0
+    assert len(t["utilisation"]["dies"]) == 64
+    ts = r.timeseries()
+    assert "write_p99_us" in ts and any(x is not None for x in ts["write_p99_us"])
+    row = r.summary()
+    assert row["write_p99_us"] == t["write_latency"]["device"]["p99"]
+
+
+def test_timed_runs_repeat_exactly():
+    a, b = small_femu(queue_depth=4).timing, small_femu(queue_depth=4).timing
+    for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds"):
+        a.pop(k), b.pop(k)
+    assert a == b
+
+
+def test_cli_timing_json_table_and_presets(tmp_path):
+    args = ["--timing", "femu", "--capacity", "512MiB", "--drive-writes", "2", "--queue-depth", "8"]
+    out = json.loads(cli("replay", "--workload", "uniform,reads=0.5", *args, "--json").stdout)
+    assert out["timing"]["throughput"]["iops"] > 0
+    text = cli("replay", "--workload", "uniform", *args, "-q").stdout
+    assert "write latency (device)" in text and "energy" in text and "p99.9" in text
+    table = cli("compare", "--policies", "base,two-r", "--workload", "zipf:1.0", *args, "-q").stdout
+    assert "write p99 us" in table
+    listing = cli("presets").stdout
+    assert "intel750" in listing and "zssd" in listing
+    toml = cli("presets", "intel750").stdout
+    assert "channels = 12" in toml
+    mine = tmp_path / "mine.toml"
+    mine.write_text(toml.replace("channels = 12", "channels = 6"))
+    out = json.loads(cli("replay", "--workload", "uniform", "--timing", str(mine), "--capacity", "256MiB",
+                         "--drive-writes", "1.5", "--json").stdout)
+    assert len(out["timing"]["utilisation"]["channels"]) == 6
+
+
+def test_arrival_without_timing_is_an_error():
+    p = cli("replay", "--arrival", "closed", "--logical-blocks", "4096", ok=False)
+    assert p.returncode == 2 and "--arrival" in p.stderr
+
+
+def test_a_capacity_counts_the_presets_pages():
+    """femu's pages are 16 KiB: 512 MiB is 32,768 of them, not 131,072 blocks of 4 KiB."""
+    r = small_femu(queue_depth=4)
+    assert r.to_dict()["geometry"]["logical_blocks"] == (512 << 20) // 16384
+    assert r.to_dict()["geometry"]["block_size"] == 16384
