@@ -61,8 +61,11 @@ def test_policies_lists_names_descriptions_defaults():
     assert {"base", "two-r", "sepbit", "midas", "autostream", "equal-partition"} <= set(ps)
     assert ps["midas"]["defaults"]["last_victim"] == "cost-benefit"
     assert all(p["description"] and isinstance(p["defaults"], dict) for p in ps.values())
-    assert ps["sepbit"]["defaults"] == {"window_segments": 16, "age_multiples": [4.0, 16.0]}
-    assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices", "adjusted-greedy"}
+    assert ps["sepbit"]["defaults"] == {"window_segments": 16, "age_multiples": [4.0, 16.0],
+                                        "lifespan_start": "first-write", "user_test": "exact"}
+    assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices", "adjusted-greedy",
+                                                   "random", "random-greedy", "window-greedy", "lru", "cost-hotness",
+                                                   "multilog"}
 
 
 def test_capacity_strings():

@@ -35,7 +35,7 @@ def test_unknown_policy_lists_known():
 
 def test_unknown_victim_lists_known():
     with pytest.raises(wafer.PolicyError, match="greedy, cost-benefit, fifo"):
-        wafer.replay("base", "uniform", victim="lru", writes=10)
+        wafer.replay("base", "uniform", victim="lfu", writes=10)
 
 
 def test_unknown_parameter():

@@ -27,12 +27,15 @@ from ._core import (
 )
 from .api import (
     Device,
+    MultiResult,
     compare,
     kmeans,
     parse_size,
     policies,
     presets,
     replay,
+    replay_volumes,
+    setups,
     timing_config,
     timing_presets,
     train,
@@ -44,6 +47,7 @@ from .traces import Selection, TraceStats
 __all__ = [
     "ConfigError",
     "Device",
+    "MultiResult",
     "ModelError",
     "PolicyError",
     "ResourceError",
@@ -63,6 +67,8 @@ __all__ = [
     "policies",
     "presets",
     "replay",
+    "replay_volumes",
+    "setups",
     "timing_config",
     "timing_presets",
     "train",

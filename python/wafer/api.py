@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 from . import _core
@@ -69,6 +69,14 @@ class Device:
     device sized from a trace's footprint gets segments of 256 blocks or
     smaller, so that its spare space holds at least 32 of them.
 
+    GC-check conventions (issue 14; a ``setup`` of :func:`replay` sets them
+    at once): ``garbage_accounting`` is ``"immediate"`` (an overwritten copy
+    is garbage at once) or ``"at-seal"`` (a copy in an open segment counts
+    when the segment is sealed, as SepBIT's replayer counts); ``gc_check`` is
+    ``"block"`` (after every block, until the trigger clears) or
+    ``"request"`` (after every request, collecting ``pick_segments``
+    victims, default 1); ``pick_segments`` caps the victims per check.
+
     An impossible device (``op=0``, a block size that is not a power of
     two, ...) raises :class:`ConfigError` at construction.
     """
@@ -89,6 +97,9 @@ class Device:
     gp_threshold: float = _DEFAULT_DEVICE["gp_threshold"]
     segment_gp_threshold: float = _DEFAULT_DEVICE["segment_gp_threshold"]
     segment_size: int | str | None = None
+    garbage_accounting: str = _DEFAULT_DEVICE["garbage_accounting"]
+    gc_check: str = _DEFAULT_DEVICE["gc_check"]
+    pick_segments: int | None = None
     open_streams: int | None = None
 
     @classmethod
@@ -171,6 +182,11 @@ def victims() -> list[dict[str, Any]]:
     return _registry()["victims"]
 
 
+def setups() -> list[dict[str, Any]]:
+    """Peer setups (``setup=`` of :func:`replay`): ``name``, ``description``."""
+    return _registry()["setups"]
+
+
 def _chunk(total: int) -> int:
     return max(1 << 16, min(1 << 21, total // 100))
 
@@ -201,6 +217,10 @@ def run_config(
     accuracy: bool = False,
     cache_dir: str | os.PathLike | None = None,
     memory_limit: int | str | None = None,
+    setup: str = "wafer",
+    cost_benefit: str = "lfs",
+    cost_benefit_clock: str = "user-writes",
+    waf_counts_prefill: bool = False,
     timing: str | os.PathLike | dict[str, Any] | None = None,
     arrival: str | None = None,
     queue_depth: int = 32,
@@ -213,6 +233,10 @@ def run_config(
     if device is None and timing_cfg is not None:
         device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()
+    if setup == "sepbit-replayer" and trace is not None and not device.size_given():
+        # the replayer keeps a trace's addresses (chunk- and extent-based
+        # schemes depend on them)
+        address_space = True
     if timing_cfg is not None:
         # Timing mode's block is the flash page: a capacity or segment size
         # in bytes counts pages of the preset's size (16 KiB on femu).
@@ -259,6 +283,9 @@ def run_config(
         "accuracy": bool(accuracy),
         "cache_dir": None if cache_dir is None else str(cache_dir),
         "memory_limit": None if memory_limit is None else parse_size(memory_limit),
+        "setup": setup,
+        "cost_benefit": {"form": cost_benefit, "clock": cost_benefit_clock},
+        "waf_counts_prefill": bool(waf_counts_prefill),
         "timing": timing_cfg,
     }
 
@@ -329,6 +356,10 @@ def replay(
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
     save_model: str | os.PathLike | None = None,
+    setup: str = "wafer",
+    cost_benefit: str = "lfs",
+    cost_benefit_clock: str = "user-writes",
+    waf_counts_prefill: bool = False,
     timing: str | os.PathLike | dict[str, Any] | None = None,
     arrival: str | None = None,
     queue_depth: int = 32,
@@ -388,13 +419,25 @@ def replay(
     draws a progress bar on stderr for runs longer than two seconds and
     ``on_step(written, total)`` is called after every chunk.
 
+    ``setup`` follows a peer simulator's conventions (``"sepbit-replayer"``,
+    ``"midas-sim"``; see :func:`setups` and the README): it fixes the GC
+    trigger and check, garbage accounting, prefill, cost-benefit form and
+    clock and whether the WAF counts the prefill, and gives policies the
+    peer's variants; ``result.raw["conventions"]`` says what was used. Without
+    a setup, ``cost_benefit`` (``"lfs"`` or ``"sqrt"``: (1-u)/u·√age) and
+    ``cost_benefit_clock`` (``"user-writes"`` since sealing, or
+    ``"trace-time"`` since the segment's last append) choose what the
+    ``cost-benefit`` selector computes, and ``waf_counts_prefill`` counts the
+    prefill's writes in ``waf`` (``workload_waf`` never does).
+
     An error during the replay (a bad trace line, a diverging training) is
     raised with the results up to that point in ``error.partial`` (a
     :class:`RunResult`), so nothing measured is lost.
     """
     kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
               repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
-              cache_dir=cache_dir, memory_limit=memory_limit)
+              cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
+              cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
     timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
                      precondition=precondition)
     found = None
@@ -402,8 +445,10 @@ def replay(
         from .oracle import search
 
         p = dict(params or {})
+        skw = {k: v for k, v in kw.items() if k not in ("setup", "cost_benefit", "cost_benefit_clock",
+                                                         "waf_counts_prefill")}
         found = search(workload, min_gain=p.get("min_gain", 0.05), max_groups=p.get("max_groups", 10),
-                       progress=progress, **kw)
+                       progress=progress, **skw)
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, params=params, accuracy=accuracy, **kw, **timing_kw)
     oracle = policy == "nodap" or policy.startswith("oracle-") or "+" in policy
@@ -481,3 +526,70 @@ def compare(
                 out.append(RunResult.failed(name, v, str(kwargs.get("trace") or workload),
                                             int(kwargs.get("seed", 1)), str(e), partial))
     return out
+
+
+@dataclass
+class MultiResult:
+    """What a multi-volume replay measured: ``waf`` over all volumes
+    ((Σ user + Σ GC) / Σ user writes), the totals, and each volume's own
+    :class:`RunResult` in ``volumes`` (its ``workload`` names the trace, and
+    for ``all_devices`` the device after ``#``)."""
+
+    waf: float | None
+    user_writes: int
+    gc_writes: int
+    elapsed_seconds: float
+    volumes: list[RunResult]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, text: str, config: dict[str, Any]) -> MultiResult:
+        raw = json.loads(text)
+        vols = [RunResult.from_json(json.dumps(v), config["run"]) for v in raw["volumes"]]
+        return cls(waf=raw["waf"], user_writes=raw["user_writes"], gc_writes=raw["gc_writes"],
+                   elapsed_seconds=raw["elapsed_seconds"], volumes=vols, raw=raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"waf": self.waf, "user_writes": self.user_writes, "gc_writes": self.gc_writes,
+                "elapsed_seconds": self.elapsed_seconds, "volumes": [v.to_dict() for v in self.volumes]}
+
+
+def replay_volumes(
+    policy: str = "base",
+    traces: Iterable[str | os.PathLike] | None = None,
+    *,
+    all_devices: str | os.PathLike | None = None,
+    format: str | None = None,
+    selection: Selection | None = None,
+    progress: bool = False,
+    **kwargs: Any,
+) -> MultiResult:
+    """Replay several volumes in one timeline, each its own log (its own
+    device sized from its trace, policy and victim selector), merged by
+    timestamp, as SepBIT's trace replayer runs a list of per-volume traces:
+    the volumes are the files in ``traces``, or every device of the one file
+    ``all_devices``. Keyword arguments are those of :func:`run_config`
+    (device, victim, seed, setup, params ...); the result has the overall
+    WAF and every volume's own result."""
+    if (traces is None) == (all_devices is None):
+        raise _core.ConfigError("invalid run configuration: volumes: give traces or all_devices, not both or neither")
+    paths = [str(t) for t in traces] if traces is not None else [str(all_devices)]
+    if not paths:
+        raise _core.ConfigError("invalid run configuration: volumes: no trace given")
+    base = run_config(policy, paths[0], trace=paths[0], format=format, selection=selection, **kwargs)
+    vols = []
+    for p in paths:
+        t = dict(base["trace"])
+        t["path"] = p
+        vols.append(t)
+    config = {"run": base, "volumes": [] if all_devices is not None else vols,
+              "all_devices": all_devices is not None}
+    sim = _core.MultiSimulation(json.dumps(config))
+    label = f"{policy}/{base['victim']} x{len(paths)}" if traces is not None else f"{policy}/{base['victim']}"
+    bar = Progress(None, label, enabled=progress)
+    try:
+        while not sim.step(1 << 21):
+            bar.update(sim.written)
+    finally:
+        bar.close()
+    return MultiResult.from_json(sim.result_json(), config)

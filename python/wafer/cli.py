@@ -18,6 +18,8 @@ from .api import (
     preset_op,
     presets,
     replay,
+    replay_volumes,
+    setups,
     timing_config,
     timing_presets,
     victims,
@@ -104,10 +106,20 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                         "at least 2); the open segments of a policy's groups come on top, as its own cost")
     g.add_argument("--gc-high", type=_positive_int, default=d.gc_high, metavar="N",
                    help="GC stops at N free segments (default: the reserve)")
-    g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=d.gc_mode,
+    g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=None,
                    help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
-                        "garbage-proportion: SepBIT's log-structured store, GC while the log's garbage "
-                        "exceeds --gp-threshold (sized automatically; --op unused)")
+                        "garbage-proportion: the log-structured store of SepBIT's evaluation, GC while the log's "
+                        "garbage exceeds --gp-threshold (sized automatically; --op unused). Its trigger only: "
+                        "--setup sepbit-replayer sets the replayer's other conventions too")
+    g.add_argument("--garbage-accounting", choices=["immediate", "at-seal"], default=None,
+                   help="immediate: an overwritten copy is garbage of the log at once (default); at-seal: a copy "
+                        "in an open segment counts when the segment is sealed (SepBIT's replayer)")
+    g.add_argument("--gc-check", choices=["block", "request"], default=None,
+                   help="block: check GC after every block, collect until the trigger clears (default); "
+                        "request: check after every request, collect --pick-segments victims (SepBIT's replayer)")
+    g.add_argument("--pick-segments", type=_positive_int, metavar="K",
+                   help="victims per GC check at most (default: until the trigger clears; 1 with --gc-check "
+                        "request, the replayer's --setPickSegAmount)")
     g.add_argument("--gp-threshold", type=float, default=d.gp_threshold, metavar="F",
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
     g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
@@ -144,6 +156,62 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOA
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
+EPILOG_SETUPS = """\
+setups (--setup): a peer simulator's conventions at once, for comparing with its numbers
+  wafer            wafer's own: every flag as given (default)
+  sepbit-replayer  SepBIT's Java trace replayer: log-structured store (GC while the log's garbage
+                   exceeds --gp-threshold), no prefill, an open segment's garbage counted when it is
+                   sealed, GC checked after each request collecting --pick-segments victims (default 1),
+                   cost-benefit as (1-u)/u*sqrt(age) with the age in trace microseconds since the
+                   segment's last append, SepBIT's user test by the replayer's FIFO; a trace keeps its
+                   addresses (chunk- and extent-based schemes depend on them)
+  midas-sim        MiDAS-Simulation: prefilled fixed-capacity SSD, GC after each block below
+                   --gc-reserve (4) free segments, cost-benefit as (1-u)/u*sqrt(age) on user writes since
+                   sealing, the prefill counted in the WAF (midas's own start-up and model timing
+                   still differ from the simulator's; see docs/FIDELITY.md)
+  A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,
+  --cost-benefit-clock and --waf-counts-prefill (giving one of them too is an error);
+  --pick-segments, the thresholds, the reserve and the device size stay yours.
+  Results name the setup and conventions used ("conventions" in --json).
+volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its
+  own log in one timeline merged by timestamp, as the replayer runs a list of per-volume
+  traces; the result has the overall WAF and each volume's.
+"""
+
+
+def _add_setup(p: argparse.ArgumentParser) -> None:
+    """--setup and the conventions it fixes (replay and compare)."""
+    g = p.add_argument_group("conventions (see 'setups' below)")
+    g.add_argument("--setup", choices=[s["name"] for s in setups()], default="wafer",
+                   help="follow a peer simulator's conventions: sepbit-replayer, midas-sim (default wafer)")
+    g.add_argument("--cost-benefit", choices=["lfs", "sqrt"], default=None,
+                   help="what --victim cost-benefit maximises: lfs (1-u)*age/(1+u) (default), "
+                        "sqrt (1-u)/u*sqrt(age) (SepBIT's replayer, MiDAS-Simulation)")
+    g.add_argument("--cost-benefit-clock", choices=["user-writes", "trace-time"], default=None,
+                   help="age in cost-benefit: user writes since sealing (default), or trace time since the "
+                        "segment's last append (SepBIT's replayer)")
+    g.add_argument("--waf-counts-prefill", action="store_true", default=None,
+                   help="count the prefill's writes in the WAF (MiDAS-Simulation's WAF)")
+
+
+#: Flags a setup fixes: (dest, flag).
+_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("no_prefill", "--no-prefill"), ("garbage_accounting",
+                "--garbage-accounting"), ("gc_check", "--gc-check"), ("cost_benefit", "--cost-benefit"),
+                ("cost_benefit_clock", "--cost-benefit-clock"), ("waf_counts_prefill", "--waf-counts-prefill"))
+
+
+def _setup_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    """setup= and the conventions for replay()/compare(); a flag the setup fixes is an error."""
+    if a.setup != "wafer":
+        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None)]
+        if given:
+            raise _core.ConfigError(f"invalid run configuration: setup: --setup {a.setup} fixes "
+                                    f"{', '.join(given)}; leave it out, or use --setup wafer and set each convention")
+    return {"setup": a.setup, "cost_benefit": a.cost_benefit or "lfs",
+            "cost_benefit_clock": a.cost_benefit_clock or "user-writes",
+            "waf_counts_prefill": bool(a.waf_counts_prefill)}
+
+
 def _add_selection(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("trace selection")
     g.add_argument("--format", metavar="NAME", help="trace format (default: detected from the content)")
@@ -160,7 +228,11 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
     """--trace, --remap and the selection flags of replay and compare."""
     _add_selection(p)
     g = p.add_argument_group("trace")
-    g.add_argument("--trace", metavar="FILE", help="replay a trace file instead of --workload")
+    g.add_argument("--trace", metavar="FILE", action="append",
+                   help="replay a trace file instead of --workload (replay: repeat it for several volumes, "
+                        "each its own log)")
+    g.add_argument("--all-devices", action="store_true",
+                   help="replay: every device of the trace as its own volume (log), merged by timestamp")
     g.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
                    help="replay the trace K times in a row, timestamps shifted (default 1)")
     g.add_argument("--address-space", action="store_true",
@@ -201,6 +273,11 @@ def _selection(a: argparse.Namespace) -> traces.Selection:
 
 
 def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    if isinstance(a.trace, list):
+        if len(a.trace) > 1:
+            raise _core.ConfigError("invalid run configuration: trace: several --trace files are volumes, "
+                                    "which only `wafer replay` runs")
+        a.trace = a.trace[0]
     if getattr(a, "trace_file", None):
         a.trace = a.trace or a.trace_file
     path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
@@ -244,7 +321,10 @@ def _device(a: argparse.Namespace) -> Device:
         segment_blocks=segment_blocks,
         segment_size=a.segment_size,
         open_streams=pick(a.open_streams, "open_streams"),
-        gc_mode=a.gc_mode,
+        gc_mode=pick(a.gc_mode, "gc_mode"),
+        garbage_accounting=a.garbage_accounting or d.garbage_accounting,
+        gc_check=a.gc_check or d.gc_check,
+        pick_segments=a.pick_segments,
         gp_threshold=a.gp_threshold,
         segment_gp_threshold=a.segment_gp_threshold,
         gc_low=a.gc_low,
@@ -319,6 +399,25 @@ def _print_result(r: RunResult) -> None:
         loss = f", last loss {tr['last_loss']:.3f}" if tr.get("last_loss") is not None else ""
         rows.append(("online training", f"{tr['trainings']} trainings, {tr['seconds']:.2f} s, "
                                         f"{tr['last_examples']} examples last{loss}"))
+    conv = r.raw.get("conventions")
+    if conv and (conv["setup"] != "wafer" or conv["gc_check"] != "block" or conv["garbage_accounting"] != "immediate"
+                 or conv["cost_benefit"] != {"form": "lfs", "clock": "user-writes"} or conv["waf_counts_prefill"]):
+        cb = conv["cost_benefit"]
+        pick = conv["pick_segments"] or "until clear"
+        rows.insert(1, ("conventions", f"setup {conv['setup']}: {conv['gc_mode']} GC checked per {conv['gc_check']}, "
+                                       f"victims per check {pick}, garbage {conv['garbage_accounting']}, "
+                                       f"prefill {'on' if conv['prefill'] else 'off'}"
+                                       f"{' (counted in WAF)' if conv['waf_counts_prefill'] else ''}, "
+                                       f"cost-benefit {cb['form']} on {cb['clock']}"))
+    for g in r.groups:
+        if g.get("victims"):
+            life = g.get("mean_lifespan")
+            rows.append((f"group {g['group']} GC", f"{g['victims']} victims, mean garbage "
+                                                   f"{_fmt_num(g['mean_victim_garbage'])}, {g['user_writes']} user "
+                                                   f"+ {g['gc_writes']} GC blocks written, "
+                                                   f"{_fmt_num(g['user_write_share'])} of user writes, "
+                                                   f"{_fmt_num(g['valid_share'])} of valid blocks, lifespan "
+                                                   f"{_fmt_num(life)} user writes"))
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
@@ -418,9 +517,11 @@ def _victim(a: argparse.Namespace, given: str | None) -> str:
 
 def cmd_replay(a: argparse.Namespace) -> int:
     dev = _device(a)
+    if (a.trace and len(a.trace) > 1) or a.all_devices:
+        return _replay_volumes(a, dev)
     r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
                params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
-               **_trace_kwargs(a), **_timing_kwargs(a))
+               **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -430,11 +531,39 @@ def cmd_replay(a: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
+    """`wafer replay` with several --trace files or --all-devices."""
+    if a.all_devices and (not a.trace or len(a.trace) != 1):
+        raise _core.ConfigError("invalid run configuration: trace: --all-devices needs exactly one --trace")
+    if a.writes or a.drive_writes or a.repeat != 1 or a.accuracy:
+        raise _core.ConfigError("invalid run configuration: volumes: a multi-volume run replays every trace "
+                                "whole once (no --writes, --drive-writes, --repeat, --accuracy)")
+    kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap,
+                              address_space=a.address_space, device=dev, victim=_victim(a, a.victim), seed=a.seed,
+                              params=_params(a.param), cache_dir=a.cache_dir, memory_limit=a.memory_limit,
+                              **_setup_kwargs(a))
+    if a.all_devices:
+        m = replay_volumes(a.policy, all_devices=a.trace[0], progress=not (a.quiet or a.json), **kw)
+    else:
+        m = replay_volumes(a.policy, a.trace, progress=not (a.quiet or a.json), **kw)
+    if a.json:
+        print(json.dumps(m.to_dict()))
+        return 0
+    print(f"{a.policy} / {_victim(a, a.victim)}, {len(m.volumes)} volumes, setup {a.setup}: overall WAF "
+          + (f"{m.waf:.4f}" if m.waf else "-") + f" ({m.user_writes} user / {m.gc_writes} GC writes, "
+          f"{m.elapsed_seconds:.2f} s)")
+    w = max(len(v.workload) for v in m.volumes)
+    for v in m.volumes:
+        waf = f"{v.waf:.4f}" if v.waf else "-"
+        print(f"  {v.workload:<{w}}  WAF {waf}  user {v.user_writes}  GC {v.gc_writes}")
+    return 0
+
+
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
     dev = _device(a)
     return compare(names, workload, victims=vics, **_writes(a), device=dev, seed=a.seed,
-                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a),
-                   **(_timing_kwargs(a) if hasattr(a, "timing") else {}))
+                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_setup_kwargs(a),
+                   **_trace_kwargs(a), **(_timing_kwargs(a) if hasattr(a, "timing") else {}))
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -806,25 +935,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("replay", help="replay one workload under one policy", formatter_class=fmt,
-                       epilog=EPILOG_WORKLOADS)
+                       epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
     r.add_argument("--policy", default="base", help="placement policy (see `wafer policies`; default base)")
     r.add_argument("--victim",
-                   help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D] (default greedy, or the "
-                        "--preset's)")
+                   help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D], random, random-greedy, "
+                        "window-greedy, lru, cost-hotness, multilog (default greedy, or the --preset's; see "
+                        "`wafer policies`)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
     _add_run(r)
+    _add_setup(r)
     _add_device(r)
     _add_trace(r)
     _add_timing(r)
     r.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
-                       epilog=EPILOG_WORKLOADS)
+                       epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
     c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
     c.add_argument("--victims", metavar="A,B,...", help="victim selectors (default greedy, or the --preset's)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
     _add_run(c)
+    _add_setup(c)
     _add_device(c)
     _add_trace(c)
     _add_timing(c)

@@ -20,12 +20,48 @@ pub enum GcMode {
     /// free and stops at `gc_high` (MiDAS, Shiro, DOGI).
     #[default]
     Watermark,
-    /// SepBIT's log-structured store: after each user write, while the
-    /// garbage proportion of the whole log exceeds `gp_threshold`, one sealed
-    /// segment whose own garbage proportion exceeds `segment_gp_threshold` is
-    /// collected. The log has no fixed capacity: unless `physical_blocks` is
-    /// given, the device is sized so it never runs out (OP is not used).
+    /// The log-structured store of SepBIT's evaluation: while the garbage
+    /// proportion of the whole log exceeds `gp_threshold`, one sealed segment
+    /// whose own garbage proportion exceeds `segment_gp_threshold` is
+    /// collected (checked after each user block by default). The log has no
+    /// fixed capacity: unless `physical_blocks` is given, the device is sized
+    /// so it never runs out (OP is not used). This is the replayer's trigger
+    /// only; its other conventions (no prefill, garbage counted at seal, one
+    /// victim per request) are the `sepbit-replayer` setup
+    /// ([`crate::setup::Setup`]).
     GarbageProportion,
+}
+
+/// When an overwritten block's old copy counts as garbage of the log (the
+/// garbage proportion that triggers GC in `garbage-proportion` mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GarbageAccounting {
+    /// At once, wherever the old copy is (wafer).
+    #[default]
+    Immediate,
+    /// A copy in a sealed segment at once; a copy in an open segment only
+    /// when that segment is sealed (SepBIT's trace replayer, `Log.java`: an
+    /// open segment's garbage joins the log's count in `sealSegment`).
+    AtSeal,
+}
+
+/// When the engine checks whether GC is due.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcCheck {
+    /// After every user block, collecting until the trigger clears
+    /// (`pick_segments`, if given, caps the victims per check) (wafer,
+    /// MiDAS-Simulation).
+    #[default]
+    Block,
+    /// After every write or trim request, collecting at most
+    /// `pick_segments` victims (default 1), chosen together before any is
+    /// collected (SepBIT's trace replayer: `GCScheduler.schedule` after each
+    /// request, `pickSegAmount` segments per `GCWorker.doJob`). In
+    /// `watermark` mode GC also runs per block while fewer than 2 segments
+    /// are free, so a large request cannot run out of space.
+    Request,
 }
 
 /// Background GC: collection between requests, on top of the foreground GC
@@ -124,6 +160,14 @@ pub struct DeviceConfig {
     /// `garbage-proportion` mode: only segments with more garbage than this
     /// fraction are collected.
     pub segment_gp_threshold: f64,
+    /// When an overwritten copy counts as garbage of the log
+    /// (`garbage-proportion` mode's trigger).
+    pub garbage_accounting: GarbageAccounting,
+    /// When GC is checked: after every block or after every request.
+    pub gc_check: GcCheck,
+    /// Victims collected per GC check at most [segments]; `None`: until the
+    /// trigger clears with `gc_check = block`, 1 with `gc_check = request`.
+    pub pick_segments: Option<u32>,
     /// Shrink `segment_blocks` (halving, down to [`FIT_MIN_SEGMENT_BLOCKS`])
     /// until the spare space holds [`FIT_SPARE_SEGMENTS`] segments: set when
     /// the user gave no segment size and the device is small (a trace's
@@ -172,6 +216,9 @@ impl Default for DeviceConfig {
             gc_mode: GcMode::Watermark,
             gp_threshold: 0.15,
             segment_gp_threshold: 0.15,
+            garbage_accounting: GarbageAccounting::Immediate,
+            gc_check: GcCheck::Block,
+            pick_segments: None,
             fit_segments: false,
             open_streams: None,
         }
@@ -286,6 +333,12 @@ impl DeviceConfig {
         }
         if self.gc_low == 0 {
             return Err(Error::config("gc_low", "must be at least 1 free segment"));
+        }
+        if self.pick_segments == Some(0) {
+            return Err(Error::config(
+                "pick_segments",
+                "must be at least 1 segment per GC (or null: until the trigger clears)",
+            ));
         }
         if self.gc_high < self.gc_low {
             return Err(Error::config(

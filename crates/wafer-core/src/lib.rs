@@ -15,6 +15,8 @@
 //! * [`model`]: hot-path inference kernels (MLP, GRU, LSTM, TCN) and
 //!   safetensors weights for the learned policies;
 //! * [`sim`]: a replay = device + policy + victim selector + request source;
+//!   [`multi`]: many volumes, each its own log, in one timeline;
+//! * [`setup`]: the conventions of peer simulators, set at once.
 //! * [`timing`]: timing mode, a discrete-event SSD model (latency,
 //!   throughput, energy) driven by the same FTL.
 //!
@@ -27,12 +29,14 @@ pub mod features;
 pub mod ftl;
 pub mod future;
 pub mod model;
+pub mod multi;
 pub mod params;
 pub mod policy;
 pub mod preset;
 pub mod request;
 pub mod resources;
 pub mod rng;
+pub mod setup;
 pub mod sim;
 pub mod source;
 pub mod timing;
@@ -41,7 +45,8 @@ pub mod victim;
 pub mod warnings;
 pub mod workload;
 
-pub use device::{BackgroundGc, DeviceConfig, GcMode, Geometry};
+pub use device::{BackgroundGc, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
+pub use setup::Setup;
 pub use sim::{RunConfig, RunResult, Simulation};

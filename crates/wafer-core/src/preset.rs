@@ -22,40 +22,44 @@ pub struct Preset {
 }
 
 /// Every preset.
-pub const PRESETS: &[Preset] = &[Preset {
-    name: "fios-disksim",
-    description: "FIOS (ACM TOS 2022) §4.3, §5, Table 2: DiskSim SSD model, 8 KiB pages, 64-page \
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "fios-disksim",
+        description:
+            "FIOS (ACM TOS 2022) §4.3, §5, Table 2: DiskSim SSD model, 8 KiB pages, 64-page \
                   blocks, 11% over-provisioning, greedy GC; capacity left to the run (the paper's \
                   3 TB volume does not fit)",
-    device: || {
-        json!({
-            "block_size": 8192,
-            "segment_blocks": 64,
-            "op": 0.11,
-        })
+        device: || {
+            json!({
+                "block_size": 8192,
+                "segment_blocks": 64,
+                "op": 0.11,
+            })
+        },
+        victim: "greedy",
     },
-    victim: "greedy",
-},
-Preset {
-    name: "shiro",
-    description: "Shiro (TCAD'25) Table III at 40-50 GiB: Daisy+ OpenSSD with FEMU's FTL, 16 KiB \
+    Preset {
+        name: "shiro",
+        description:
+            "Shiro (TCAD'25) Table III at 40-50 GiB: Daisy+ OpenSSD with FEMU's FTL, 16 KiB \
                   pages, superblocks of 64 blocks x 256 pages (16,384 pages), 7% \
                   over-provisioning, foreground GC below 5% free superblocks, a fresh drive (no \
                   prefill); Base and 2R run with cost-benefit (Shiro, SepBIT and MiDAS choose \
                   their own victims). A trace's small footprint gets smaller superblocks (said \
                   in the result); DeviceConfig::preset(\"shiro\", bytes) sizes them by Table \
                   III's rows.",
-    device: || {
-        json!({
-            "block_size": 16384,
-            "segment_blocks": 16384,
-            "op": 0.07,
-            "gc_low_fraction": 0.05,
-            "prefill": false,
-        })
+        device: || {
+            json!({
+                "block_size": 16384,
+                "segment_blocks": 16384,
+                "op": 0.07,
+                "gc_low_fraction": 0.05,
+                "prefill": false,
+            })
+        },
+        victim: "cost-benefit",
     },
-    victim: "cost-benefit",
-}];
+];
 
 /// The preset named `name`, or an error listing those that exist.
 pub fn find(name: &str) -> Result<&'static Preset> {

@@ -18,9 +18,11 @@ use crate::ftl::Engine;
 use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::model::train::TrainingStats;
 use crate::request::{Op, Request};
+use crate::setup::{Conventions, Setup};
 use crate::source::{open_source, Source};
 pub use crate::source::{resolve, Sizing, TraceConfig, TraceSummary};
 use crate::timing::{self, TimingResult, TimingRun};
+use crate::victim::CostBenefitConfig;
 use crate::warnings::{self, Warning};
 use crate::{policy, resources, victim};
 
@@ -59,6 +61,13 @@ pub struct RunConfig {
     /// Folder of the lifetime-annotation cache; `None`: `$WAFER_CACHE_DIR`,
     /// else `$XDG_CACHE_HOME/wafer`, else `~/.cache/wafer`.
     pub cache_dir: Option<String>,
+    /// Whose conventions to follow ([`Setup`]): a peer's setup overrides
+    /// the fields it fixes when the run starts.
+    pub setup: Setup,
+    /// What the `cost-benefit` victim selector computes (form and clock).
+    pub cost_benefit: CostBenefitConfig,
+    /// Count the prefill's writes in `waf` (MiDAS-Simulation's WAF).
+    pub waf_counts_prefill: bool,
     /// Timing mode: simulate this SSD's latency, throughput and energy
     /// (see [`crate::timing`]); `None`: WAF mode.
     pub timing: Option<TimingRun>,
@@ -79,6 +88,9 @@ impl Default for RunConfig {
             accuracy: false,
             memory_limit: None,
             cache_dir: None,
+            setup: Setup::Wafer,
+            cost_benefit: CostBenefitConfig::default(),
+            waf_counts_prefill: false,
             timing: None,
         }
     }
@@ -97,6 +109,16 @@ pub struct GroupResult {
     pub segments: u64,
     /// Valid blocks in the group.
     pub valid_blocks: u64,
+    /// Segments GC collected from the group.
+    pub victims: u64,
+    /// Mean garbage proportion of those victims (1 - valid ratio).
+    pub mean_victim_garbage: Option<f64>,
+    /// Mean lifespan of those victims: collection minus opening time [user blocks].
+    pub mean_lifespan: Option<f64>,
+    /// Share of the user writes that went to the group.
+    pub user_write_share: Option<f64>,
+    /// Share of the valid blocks the group holds at the end.
+    pub valid_share: Option<f64>,
     /// (Remaining) lifetimes of the blocks written into the group, when the
     /// run has the annotated future.
     pub lifetime: Option<LifetimeProfile>,
@@ -138,8 +160,17 @@ pub struct RunResult {
     pub seed: u64,
     /// Validated device shape.
     pub geometry: Geometry,
-    /// (user + GC) / user over the whole workload.
+    /// The conventions the run followed (its setup and what it fixed).
+    pub conventions: Conventions,
+    /// (user + GC) / user over the whole workload; with
+    /// `conventions.waf_counts_prefill`, the prefill's writes count too.
     pub waf: Option<f64>,
+    /// (user + GC) / user over the workload alone, whatever the conventions.
+    pub workload_waf: Option<f64>,
+    /// User and GC writes of the prefill [blocks] (zero without one).
+    pub prefill_writes: u64,
+    /// GC writes during the prefill [blocks].
+    pub prefill_gc_writes: u64,
     /// WAF after the warm-up; `None` if the run did not pass the warm-up.
     pub steady_waf: Option<f64>,
     /// Shiro's (F - U) / U = WAF - 1.
@@ -257,6 +288,7 @@ impl Simulation {
         ann: Option<Arc<Annotation>>,
         build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
     ) -> Result<Self> {
+        cfg.setup.apply(&mut cfg);
         let fit = match cfg.timing.clone() {
             Some(t) => {
                 t.validate()?;
@@ -282,7 +314,7 @@ impl Simulation {
         if let Some(limit) = cfg.device.open_streams {
             policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
         }
-        let victim = victim::build(&cfg.victim, &geo, cfg.seed)?;
+        let victim = victim::build_with(&cfg.victim, &geo, cfg.seed, cfg.cost_benefit)?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }
@@ -452,6 +484,46 @@ impl Simulation {
         Ok(())
     }
 
+    /// Arrival time of the next request [ns since the trace's first
+    /// request], `None` when the source has nothing left (an error it met is
+    /// then returned by [`Simulation::step_request`]). For callers that
+    /// interleave several simulations by time ([`crate::multi`]).
+    pub fn next_time(&mut self) -> Option<u64> {
+        if let Some(r) = &self.pending {
+            return Some(r.time_ns);
+        }
+        self.fill();
+        self.ahead.front().map(|r| r.time_ns)
+    }
+
+    /// Apply the next request whole (`writes` does not cut it); false when
+    /// none is left. The caller keeps the wall time.
+    pub fn step_request(&mut self) -> Result<bool> {
+        let req = match self.pending.take() {
+            Some(r) => r,
+            None => {
+                self.fill();
+                match self.ahead.pop_front() {
+                    Some(r) => {
+                        self.taken += 1;
+                        r
+                    }
+                    None => {
+                        return match self.source_error.take() {
+                            Some(e) => Err(e),
+                            None => Ok(false),
+                        }
+                    }
+                }
+            }
+        };
+        if req.op == Op::Write {
+            self.written += req.blocks as u64;
+        }
+        self.engine.submit(&req)?;
+        Ok(true)
+    }
+
     /// Run to the end.
     pub fn run(&mut self) -> Result<()> {
         self.step(u64::MAX).map(|_| ())
@@ -466,11 +538,16 @@ impl Simulation {
     pub fn result(&self) -> RunResult {
         let e = &self.engine;
         let mut stats = e.stats.clone();
+        let closed = stats.windows.len();
         stats.close_window(e.ftl.free_segments());
+        if stats.windows.len() > closed {
+            stats.set_threshold(e.policy_threshold());
+        }
         let c = stats.c;
         let geo = e.ftl.geo;
         let segs = &e.ftl.segs;
         let n = geo.segments as usize;
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
         let mut groups: Vec<GroupResult> = (0..stats.group_user.len())
             .map(|g| GroupResult {
                 group: g,
@@ -478,6 +555,18 @@ impl Simulation {
                 gc_writes: stats.group_gc[g],
                 segments: 0,
                 valid_blocks: 0,
+                victims: stats.group_victims[g].victims,
+                mean_victim_garbage: ratio(
+                    stats.group_victims[g].valid_blocks as f64,
+                    (stats.group_victims[g].victims * geo.segment_blocks as u64) as f64,
+                )
+                .map(|v| 1.0 - v),
+                mean_lifespan: ratio(
+                    stats.group_victims[g].lifespan_sum as f64,
+                    stats.group_victims[g].victims as f64,
+                ),
+                user_write_share: ratio(stats.group_user[g] as f64, c.user_writes as f64),
+                valid_share: None,
                 lifetime: stats.life_quantile(g, 0.5).map(|_| {
                     let q = |x| stats.life_quantile(g, x).filter(|&v| v != u64::MAX);
                     LifetimeProfile {
@@ -495,12 +584,23 @@ impl Simulation {
                 g.valid_blocks += segs.valid[s] as u64;
             }
         }
+        let valid_total: u64 = groups.iter().map(|g| g.valid_blocks).sum();
+        for g in &mut groups {
+            g.valid_share = ratio(g.valid_blocks as f64, valid_total as f64);
+        }
         let erases = EraseStats {
             min: segs.erase_count.iter().copied().min().unwrap_or(0),
             mean: segs.erase_count.iter().map(|&x| x as f64).sum::<f64>() / n as f64,
             max: segs.erase_count.iter().copied().max().unwrap_or(0),
         };
-        let waf = c.waf_since(&Counters::default());
+        let workload_waf = c.waf_since(&Counters::default());
+        let pre = e.prefill_counters();
+        let waf = if self.cfg.waf_counts_prefill {
+            let user = c.user_writes + pre.user_writes;
+            (user > 0).then(|| (user + c.gc_writes + pre.gc_writes) as f64 / user as f64)
+        } else {
+            workload_waf
+        };
         let mem = e.memory_bytes() as u64;
         let trace = self.source.trace_summary(self.taken);
         let mut r = RunResult {
@@ -509,7 +609,11 @@ impl Simulation {
             workload: self.cfg.workload.clone(),
             seed: self.cfg.seed,
             geometry: geo,
+            conventions: Conventions::of(&self.cfg),
             waf,
+            workload_waf,
+            prefill_writes: pre.user_writes,
+            prefill_gc_writes: pre.gc_writes,
             steady_waf: stats.steady_waf(),
             extra_writes_per_user_write: waf.map(|w| w - 1.0),
             user_writes: c.user_writes,

@@ -147,6 +147,52 @@ impl Simulation {
     }
 }
 
+/// Several volumes replayed in one timeline, each its own log:
+/// `MultiSimulation(config_json)` (a `MultiConfig`), then `step(n)` until it
+/// returns True, then `result_json()`.
+#[pyclass(module = "wafer._core")]
+struct MultiSimulation {
+    inner: Mutex<wafer_core::multi::MultiSimulation>,
+}
+
+impl MultiSimulation {
+    fn sim(&self) -> MutexGuard<'_, wafer_core::multi::MultiSimulation> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl MultiSimulation {
+    #[new]
+    fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
+        let cfg: wafer_core::multi::MultiConfig = serde_json::from_str(config_json)
+            .map_err(|e| ConfigError::new_err(format!("bad multi-volume configuration: {e}")))?;
+        let inner = py
+            .detach(|| wafer_core::multi::MultiSimulation::new(cfg))
+            .map_err(to_py)?;
+        Ok(MultiSimulation {
+            inner: Mutex::new(inner),
+        })
+    }
+
+    /// Advance by at most `budget` user blocks (all volumes) without the GIL.
+    /// Returns True when every volume's trace is replayed.
+    fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
+        py.detach(|| self.sim().step(budget)).map_err(to_py)
+    }
+
+    /// User blocks written so far, all volumes.
+    #[getter]
+    fn written(&self) -> u64 {
+        self.sim().written()
+    }
+
+    /// Results so far, as JSON.
+    fn result_json(&self) -> String {
+        serde_json::to_string(&self.sim().result()).expect("results serialise")
+    }
+}
+
 /// Registered policies and victim selectors, as JSON.
 #[pyfunction]
 fn registry_json() -> String {
@@ -161,7 +207,11 @@ fn registry_json() -> String {
         .iter()
         .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
         .collect();
-    serde_json::json!({"policies": policies, "victims": selectors}).to_string()
+    let setups: Vec<_> = wafer_core::setup::SETUPS
+        .iter()
+        .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
+        .collect();
+    serde_json::json!({"policies": policies, "victims": selectors, "setups": setups}).to_string()
 }
 
 /// Default run configuration, as JSON.
@@ -492,6 +542,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "learn")]
     wafer_learn::install();
     m.add_class::<Simulation>()?;
+    m.add_class::<MultiSimulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;

@@ -7,8 +7,9 @@
 //! one append. No allocation: batches reuse two buffers.
 
 use super::check;
+use super::semantics::GcSemantics;
 use super::sink::FlashOp;
-use super::stats::Stats;
+use super::stats::{Counters, Stats};
 use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
 use serde::Serialize;
 
@@ -18,7 +19,7 @@ use crate::future::accuracy::class_of;
 use crate::future::{remaining, Future, NEVER};
 use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::request::{Op, Request};
-use crate::victim::VictimSelector;
+use crate::victim::{BlockEvent, VictimSelector};
 
 /// How this engine runs GC, resolved from the device configuration for its
 /// segment count and the policy's groups (reported in every result).
@@ -88,6 +89,23 @@ pub struct Engine {
     started: bool,
     /// Buffer of the groups the policy retired.
     retired: Vec<GroupId>,
+    /// GC-check conventions (garbage accounting, per-request checks, victims per check).
+    sem: GcSemantics,
+    /// With `sem.at_seal`: invalid blocks in open segments, not yet counted
+    /// as garbage of the log [blocks]; always 0 otherwise.
+    open_garbage: u64,
+    /// The victim selector or the policy follows individual blocks
+    /// ([`VictimSelector::tracks_blocks`], [`Placement::tracks_blocks`]).
+    track_blocks: bool,
+    /// Of those, the victim selector; and the policy.
+    victim_blocks: bool,
+    policy_blocks: bool,
+    /// The victim selector asks the policy for a group ([`VictimSelector::needs_policy_group`]).
+    victim_group: bool,
+    /// Victims chosen together by a per-request check.
+    picked: Vec<SegmentId>,
+    /// What the prefill wrote (before the statistics were reset).
+    prefill: Counters,
     /// Background GC, when configured.
     bg: Option<Background>,
     /// Arrival time of the previous request [ns], once there was one.
@@ -159,6 +177,9 @@ impl Engine {
                 (Some(cfg.gp_threshold), bound.saturating_sub(1))
             }
         };
+        let victim_blocks = victim.tracks_blocks();
+        let policy_blocks = policy.tracks_blocks();
+        let victim_group = victim.needs_policy_group();
         let lb = geo.logical_blocks as f64;
         let window_blocks = cfg.window_drive_writes * lb;
         let warmup_blocks = (cfg.warmup_drive_writes * lb).round() as u64;
@@ -180,6 +201,14 @@ impl Engine {
             future: None,
             started: false,
             retired: Vec::new(),
+            sem: GcSemantics::new(cfg),
+            open_garbage: 0,
+            track_blocks: victim_blocks || policy_blocks,
+            victim_blocks,
+            policy_blocks,
+            victim_group,
+            picked: Vec::new(),
+            prefill: Counters::default(),
             gc: GcSettings {
                 start_below: gc_low,
                 stop_at: gc_high,
@@ -249,6 +278,7 @@ impl Engine {
             self.write(lba as u32, len, 0, 0)?;
             lba += len as u64;
         }
+        self.prefill = self.stats.c;
         self.stats = Stats::new(self.ftl.group_count(), saved.0, saved.1, &self.ftl.geo);
         self.check_every = saved.2;
         self.schedule();
@@ -283,8 +313,10 @@ impl Engine {
             self.idle_gc(bg, req.time_ns)?;
         }
         self.stats.c.requests += 1;
+        self.ftl.now_ns = req.time_ns;
         let lba = req.lba as u32;
         match req.op {
+            Op::Write | Op::Trim if self.sem.per_request => self.submit_then_collect(req, lba)?,
             Op::Write => self.write(lba, req.blocks, req.time_ns, req.tenant)?,
             Op::Read => {
                 self.read(lba, req.blocks);
@@ -343,6 +375,17 @@ impl Engine {
         Ok(())
     }
 
+    /// A write or trim under per-request GC checks: apply it, then check once.
+    #[cold]
+    #[inline(never)]
+    fn submit_then_collect(&mut self, req: &Request, lba: u32) -> Result<()> {
+        match req.op {
+            Op::Write => self.write(lba, req.blocks, req.time_ns, req.tenant)?,
+            _ => self.trim(lba, req.blocks)?,
+        }
+        self.collect_after_request()
+    }
+
     fn read(&mut self, lba: u32, blocks: u32) {
         self.stats.c.read_blocks += blocks as u64;
         let unmapped = (lba..lba + blocks)
@@ -359,9 +402,13 @@ impl Engine {
                 }
                 f.set_live(l, NEVER);
             }
+            let old = self.ftl.lookup(l);
             if let Some((seg, valid)) = self.ftl.unmap(l) {
                 self.valid_blocks -= 1;
                 self.victim.on_invalidate(seg, valid);
+                if self.sem.at_seal || self.track_blocks {
+                    self.invalidated_extra(l, seg, old);
+                }
                 self.stats.c.trimmed_blocks += 1;
                 self.policy.on_trim(
                     &Ctx {
@@ -430,23 +477,34 @@ impl Engine {
             Some(old) => {
                 let (seg, valid) = self.ftl.invalidate(old);
                 self.victim.on_invalidate(seg, valid);
+                if self.sem.at_seal || self.track_blocks {
+                    self.invalidated_extra(lba, seg, Some(old));
+                }
             }
             None => self.valid_blocks += 1,
         }
         let (pba, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
         self.note_flash(FlashOp::Program { pba });
         self.log_blocks += 1;
+        if self.track_blocks {
+            self.block_event(lba, pba, BlockEvent::UserWrite);
+        }
         if let Some(s) = sealed {
-            self.sealed(s, g);
+            self.sealed(s, g, self.ftl.geo.segment_blocks);
         }
         self.policy.on_user_write(lba, self.ftl.now, g);
         self.ftl.now += 1;
         self.stats.c.user_writes += 1;
         self.stats.group_user[g as usize] += 1;
         match self.gp {
-            None if self.ftl.free.len() < self.gc_low => self.collect_garbage()?,
+            None if self.ftl.free.len() < self.gc_low
+                && (!self.sem.per_request || self.ftl.free.len() < MIN_RESERVE) =>
+            {
+                self.collect_garbage()?
+            }
             Some(gp)
-                if (self.log_blocks - self.valid_blocks) as f64 > gp * self.log_blocks as f64 =>
+                if !self.sem.per_request
+                    && self.log_garbage() as f64 > gp * self.log_blocks as f64 =>
             {
                 self.collect_by_garbage_proportion(gp)?
             }
@@ -488,6 +546,39 @@ impl Engine {
         }
     }
 
+    /// The log's garbage as the trigger counts it [blocks]: every invalid
+    /// block, less those in open segments under at-seal accounting.
+    #[inline(always)]
+    fn log_garbage(&self) -> u64 {
+        self.log_blocks - self.valid_blocks - self.open_garbage
+    }
+
+    /// Bookkeeping of an invalidated copy beyond the default engine's:
+    /// at-seal accounting and selectors that follow blocks.
+    #[cold]
+    #[inline(never)]
+    fn invalidated_extra(&mut self, lba: u32, seg: SegmentId, old: Option<u32>) {
+        if self.sem.at_seal && self.ftl.segs.state[seg as usize] == SegState::Open {
+            self.open_garbage += 1;
+        }
+        if let (true, Some(pba)) = (self.track_blocks, old) {
+            self.block_event(lba, pba, BlockEvent::Invalidated);
+        }
+    }
+
+    /// Tell a block-following selector or policy about `lba` at `pba`.
+    #[cold]
+    #[inline(never)]
+    fn block_event(&mut self, lba: u32, pba: u32, ev: BlockEvent) {
+        let seg = self.ftl.segment_of(pba);
+        if self.victim_blocks {
+            self.victim.on_block(lba, seg, ev, &self.ftl);
+        }
+        if self.policy_blocks {
+            self.policy.on_block(lba, seg, ev, &self.ftl);
+        }
+    }
+
     #[inline(always)]
     fn ensure_group(&mut self, g: GroupId) {
         if g as usize >= self.ftl.groups.len() {
@@ -496,7 +587,12 @@ impl Engine {
         }
     }
 
-    fn sealed(&mut self, seg: SegmentId, group: GroupId) {
+    /// `seg` of `group` was sealed after `written` appends.
+    fn sealed(&mut self, seg: SegmentId, group: GroupId, written: u32) {
+        if self.sem.at_seal {
+            // its garbage so far joins the log's count now
+            self.open_garbage -= (written - self.ftl.segs.valid[seg as usize]) as u64;
+        }
         self.victim.on_seal(seg, &self.ftl);
         self.policy.on_event(
             &Ctx {
@@ -524,7 +620,9 @@ impl Engine {
     fn collect_by_garbage_proportion(&mut self, gp: f64) -> Result<()> {
         let held = self.held_segments();
         self.stats.held(held);
-        while (self.log_blocks - self.valid_blocks) as f64 > gp * self.log_blocks as f64 {
+        let mut rounds = 0;
+        while self.log_garbage() as f64 > gp * self.log_blocks as f64 && rounds < self.sem.pick {
+            rounds += 1;
             match self.choose_victim(self.max_valid)? {
                 Some(v) => self.relocate(v)?,
                 None => break,
@@ -533,9 +631,55 @@ impl Engine {
         Ok(())
     }
 
+    /// The per-request check: if GC is due, choose up to `pick` victims
+    /// (all before any is collected, as the replayer's `GCWorker` does),
+    /// then collect them.
+    fn collect_after_request(&mut self) -> Result<()> {
+        let due = match self.gp {
+            Some(gp) => self.log_garbage() as f64 > gp * self.log_blocks as f64,
+            None => self.ftl.free.len() < self.gc_low,
+        };
+        if !due {
+            return Ok(());
+        }
+        let held = self.held_segments();
+        self.stats.held(held);
+        let mut picked = std::mem::take(&mut self.picked);
+        picked.clear();
+        while picked.len() < self.sem.pick as usize {
+            match self.choose_victim(self.max_valid)? {
+                Some(v) => {
+                    // Out of the candidates until all are chosen: selectors
+                    // that scan for sealed segments would choose it again.
+                    self.ftl.segs.state[v as usize] = SegState::Open;
+                    picked.push(v);
+                }
+                None => break,
+            }
+        }
+        for &v in &picked {
+            self.ftl.segs.state[v as usize] = SegState::Sealed;
+        }
+        for &v in &picked {
+            self.relocate(v)?;
+        }
+        self.picked = picked;
+        Ok(())
+    }
+
     /// The policy's victim, else the selector's, among sealed segments
     /// with at most `max_valid` valid blocks.
     fn choose_victim(&mut self, max_valid: u32) -> Result<Option<SegmentId>> {
+        if self.victim_group {
+            let g = self.policy.victim_group(
+                &Ctx {
+                    ftl: &self.ftl,
+                    future: self.future.as_ref(),
+                },
+                max_valid,
+            );
+            self.victim.set_policy_group(g);
+        }
         match self.policy.select_victim(
             &Ctx {
                 ftl: &self.ftl,
@@ -608,7 +752,7 @@ impl Engine {
                 self.log_blocks += unwritten as u64;
                 self.stats.c.closed_segments += 1;
                 self.stats.c.padded_blocks += unwritten as u64;
-                self.sealed(seg, g);
+                self.sealed(seg, g, self.ftl.geo.segment_blocks - unwritten);
             }
         }
         self.retired = retired;
@@ -639,6 +783,9 @@ impl Engine {
                     self.ftl.geo.op,
                     self.ftl.groups.len()
                 )));
+            }
+            if rounds >= self.sem.pick {
+                break;
             }
             rounds += 1;
             let victim = self.choose_victim(self.max_valid)?.ok_or_else(|| {
@@ -695,12 +842,15 @@ impl Engine {
                 self.score(g, true, life, pred);
             }
             let (pba, sealed) = self.ftl.append(g, lba).map_err(|_| self.out_of_space())?;
+            if self.track_blocks {
+                self.block_event(lba, pba, BlockEvent::GcWrite);
+            }
             self.note_flash(FlashOp::Move {
                 from: (base + off - 1) as u32,
                 to: pba,
             });
             if let Some(s) = sealed {
-                self.sealed(s, g);
+                self.sealed(s, g, self.ftl.geo.segment_blocks);
             }
             self.stats.group_gc[g as usize] += 1;
             moved += 1;
@@ -708,6 +858,8 @@ impl Engine {
         self.stats.c.gc_writes += valid as u64;
         self.log_blocks += valid as u64;
         self.stats.victim(valid);
+        let lifespan = self.ftl.now - self.ftl.segs.open_time[v];
+        self.stats.collected(from_group, valid, lifespan);
         // Before the erase, so the policy still sees the victim's group and times.
         self.policy.on_event(
             &Ctx {
@@ -727,6 +879,7 @@ impl Engine {
     #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
         if let Some(index) = self.stats.tick(self.ftl.free.len()) {
+            self.stats.set_threshold(self.policy.threshold());
             self.close_retired();
             self.policy.on_event(
                 &Ctx {
@@ -769,7 +922,32 @@ impl Engine {
                 self.log_blocks, self.valid_blocks
             )));
         }
+        if self.sem.at_seal {
+            let open: u64 = f
+                .groups
+                .iter()
+                .filter(|g| g.open != super::NO_SEGMENT)
+                .map(|g| (g.next - f.segs.valid[g.open as usize]) as u64)
+                .sum();
+            if open != self.open_garbage {
+                return Err(Error::Invariant(format!(
+                    "engine counts {} invalid blocks in open segments; the FTL holds {open}",
+                    self.open_garbage
+                )));
+            }
+        }
         self.victim.check(&self.ftl).map_err(Error::Invariant)
+    }
+
+    /// What the prefill wrote: user and GC writes before the statistics
+    /// were reset (zero without a prefill).
+    pub fn prefill_counters(&self) -> Counters {
+        self.prefill
+    }
+
+    /// The policy's current lifetime threshold (SepBIT's ℓ), if it has one.
+    pub fn policy_threshold(&self) -> Option<f64> {
+        self.policy.threshold()
     }
 
     /// Garbage proportion of the log: invalid / (valid + invalid) blocks in

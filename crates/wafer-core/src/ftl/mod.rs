@@ -10,6 +10,7 @@
 pub mod check;
 pub mod engine;
 pub(crate) mod prefetch;
+pub(crate) mod semantics;
 pub mod sink;
 pub mod stats;
 
@@ -91,6 +92,10 @@ pub struct Ftl {
     pub(crate) groups: Vec<Group>,
     /// Logical clock: user blocks written so far, prefill included [user blocks].
     pub now: u64,
+    /// Arrival time of the request being applied [ns since the workload's
+    /// start] (trace time: the replayer's cost-benefit age, WARCIP's and
+    /// SFS's clocks). 0 during the prefill.
+    pub now_ns: u64,
     /// Free segments the engine's GC keeps in reserve [segments] (the
     /// device's `gc_low`, set by the engine): policies that model their
     /// space budget (DOGI's configuration model) read it here.
@@ -127,6 +132,7 @@ impl Ftl {
                 groups
             ],
             now: 0,
+            now_ns: 0,
             gc_reserve: 0,
             seals: 0,
             seg_shift: geo

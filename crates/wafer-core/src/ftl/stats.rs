@@ -108,6 +108,9 @@ pub struct WindowRow {
     pub gc_accuracy: Option<f64>,
     /// Accuracy of the GC-write predictions from the start to the window's end.
     pub cumulative_gc_accuracy: Option<f64>,
+    /// The policy's lifetime threshold at the window's end (SepBIT's ℓ)
+    /// [user blocks]; `None` for a policy without one, or before it has one.
+    pub threshold: Option<f64>,
 }
 
 /// Everything the engine counts during the workload (prefill excluded).
@@ -121,6 +124,10 @@ pub struct Stats {
     pub group_user: Vec<u64>,
     /// GC writes per group.
     pub group_gc: Vec<u64>,
+    /// Per group (the victim's own), victims collected, the valid blocks
+    /// they held, and their summed lifespans (collection minus opening
+    /// time [user blocks]).
+    pub group_victims: Vec<GroupVictims>,
     /// Closed windows.
     pub windows: Vec<WindowRow>,
     /// Counters when the last window closed.
@@ -161,6 +168,17 @@ pub struct HeldSegments {
     sum: u64,
 }
 
+/// What GC collected from one group.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct GroupVictims {
+    /// Segments collected.
+    pub victims: u64,
+    /// Valid blocks they held [blocks].
+    pub valid_blocks: u64,
+    /// Sum of their lifespans: collection minus opening time [user blocks].
+    pub lifespan_sum: u64,
+}
+
 /// Bins of the per-group lifetime histograms.
 pub const LIFE_BINS: usize = 66;
 
@@ -182,6 +200,7 @@ impl Stats {
             victim_hist: [0; VICTIM_BINS],
             group_user: vec![0; groups],
             group_gc: vec![0; groups],
+            group_victims: vec![GroupVictims::default(); groups],
             windows: Vec::new(),
             window_start: Counters::default(),
             window_blocks: window_blocks.max(1.0),
@@ -280,6 +299,7 @@ impl Stats {
                 c.predicted_gc - s.predicted_gc,
             ),
             cumulative_gc_accuracy: ratio(c.predicted_gc_right, c.predicted_gc),
+            threshold: None,
         });
         self.window_start = c;
     }
@@ -302,6 +322,23 @@ impl Stats {
         let bin =
             (valid as usize * VICTIM_BINS / self.segment_blocks as usize).min(VICTIM_BINS - 1);
         self.victim_hist[bin] += 1;
+    }
+
+    /// Record that GC collected a segment of group `g` holding `valid`
+    /// blocks, `lifespan` user writes after it was opened.
+    #[inline]
+    pub fn collected(&mut self, g: GroupId, valid: u32, lifespan: u64) {
+        let v = &mut self.group_victims[g as usize];
+        v.victims += 1;
+        v.valid_blocks += valid as u64;
+        v.lifespan_sum += lifespan;
+    }
+
+    /// Set the policy's threshold on the window that just closed.
+    pub fn set_threshold(&mut self, threshold: Option<f64>) {
+        if let Some(w) = self.windows.last_mut() {
+            w.threshold = threshold;
+        }
     }
 
     /// Record a lifetime-class prediction (true class, predicted class,
@@ -363,6 +400,7 @@ impl Stats {
         if self.group_user.len() < groups {
             self.group_user.resize(groups, 0);
             self.group_gc.resize(groups, 0);
+            self.group_victims.resize(groups, GroupVictims::default());
         }
     }
 

@@ -8,12 +8,19 @@
 pub mod assisted;
 mod autostream;
 mod base;
+mod dac;
 pub mod dogi;
 mod equal_partition;
+mod eti;
+mod fadac;
 pub mod fios;
+mod fk;
+mod gw;
 mod lstm_km;
 mod midas;
 mod ml_dt;
+mod multilog;
+mod multiqueue;
 pub mod nodap;
 mod ofios;
 mod online;
@@ -23,10 +30,14 @@ mod phftl;
 mod sampler;
 mod sealed;
 mod sepbit;
+mod sfr;
+mod sfs;
 pub mod shiro;
 pub mod streams;
 mod two_r;
+mod uw;
 mod vstream;
+mod warcip;
 
 use serde_json::Value;
 
@@ -37,6 +48,7 @@ use crate::future::{Annotation, Future, NEVER};
 use crate::model::train::TrainingStats;
 use crate::model::Tensors;
 use crate::sim::RunConfig;
+pub use crate::victim::BlockEvent;
 use std::sync::Arc;
 
 /// One user-written block, as the policy sees it.
@@ -173,6 +185,27 @@ pub trait Placement: Send {
     fn victim_hint(&self) -> Option<crate::victim::VictimHint> {
         None
     }
+    /// Whether the policy follows individual blocks into segments
+    /// ([`Placement::on_block`]); asked once, so the engine skips the calls
+    /// for the others.
+    fn tracks_blocks(&self) -> bool {
+        false
+    }
+    /// `lba`'s copy in `seg` was appended or invalidated (only if
+    /// [`Placement::tracks_blocks`]); an invalidation comes before the
+    /// append of the new copy. `ftl.now_ns` is the request's time.
+    fn on_block(&mut self, _lba: u32, _seg: SegmentId, _ev: BlockEvent, _ftl: &Ftl) {}
+    /// The group whose segments the `multilog` victim selector should
+    /// choose among (MultiLog's model); `None` leaves the choice open. Asked
+    /// before each choice, only when that selector runs.
+    fn victim_group(&mut self, _ctx: &Ctx, _max_valid: u32) -> Option<GroupId> {
+        None
+    }
+    /// The policy's current lifetime threshold [user blocks] (SepBIT's ℓ),
+    /// recorded in every time-series window; `None` if it has none (yet).
+    fn threshold(&self) -> Option<f64> {
+        None
+    }
     /// React to an engine event.
     fn on_event(&mut self, _ctx: &Ctx, _ev: &Event) {}
     /// The workload starts now (after the prefill, if the run has one):
@@ -289,6 +322,17 @@ pub const REGISTRY: &[PolicyInfo] = &[
     autostream::INFO,
     autostream::INFO_PUB,
     equal_partition::INFO,
+    warcip::INFO,
+    dac::INFO,
+    eti::INFO,
+    multiqueue::INFO,
+    sfr::INFO,
+    sfs::INFO,
+    multilog::INFO,
+    fadac::INFO,
+    uw::INFO,
+    gw::INFO,
+    fk::INFO,
     fios::INFO,
     ofios::INFO,
     vstream::INFO,

@@ -6,21 +6,46 @@
 pub mod adjusted_greedy;
 mod cat;
 mod cost_benefit;
+mod cost_hotness;
 mod d_choices;
 mod fifo;
 mod greedy;
+mod lru;
+mod multilog;
+mod random;
+mod random_greedy;
+mod window_greedy;
 
 pub use adjusted_greedy::AdjustedGreedy;
 pub use cat::Cat;
 pub(crate) use cost_benefit::score as cost_benefit_score;
-pub use cost_benefit::CostBenefit;
+pub use cost_benefit::{CostBenefit, CostBenefitClock, CostBenefitConfig, CostBenefitForm};
+pub use cost_hotness::CostHotness;
 pub use d_choices::DChoices;
 pub use fifo::Fifo;
 pub use greedy::Greedy;
+pub use lru::Lru;
+pub use multilog::MultiLogVictim;
+pub use random::Random;
+pub use random_greedy::RandomGreedy;
+pub use window_greedy::WindowGreedy;
 
 use crate::device::Geometry;
 use crate::error::{lookup, Error, Result};
-use crate::ftl::{Ftl, SegmentId};
+use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
+
+/// What happened to one block, for selectors that follow blocks
+/// ([`VictimSelector::tracks_blocks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockEvent {
+    /// A user write appended the block to the segment.
+    UserWrite,
+    /// GC appended the block to the segment.
+    GcWrite,
+    /// The block's copy in the segment became invalid (overwrite or trim),
+    /// before any new copy is appended.
+    Invalidated,
+}
 
 /// A victim selector tracks the sealed segments and picks victims among them.
 pub trait VictimSelector: Send {
@@ -42,6 +67,21 @@ pub trait VictimSelector: Send {
     fn check(&self, _ftl: &Ftl) -> std::result::Result<(), String> {
         Ok(())
     }
+    /// Whether the selector follows individual blocks ([`Self::on_block`]);
+    /// asked once, so the engine skips the calls for the others.
+    fn tracks_blocks(&self) -> bool {
+        false
+    }
+    /// `lba`'s copy in `seg` was written or invalidated (only if
+    /// [`Self::tracks_blocks`]). `ftl.now_ns` is the request's time.
+    fn on_block(&mut self, _lba: u32, _seg: SegmentId, _ev: BlockEvent, _ftl: &Ftl) {}
+    /// Whether the selector chooses within a group the placement policy
+    /// names ([`crate::policy::Placement::victim_group`]); asked once.
+    fn needs_policy_group(&self) -> bool {
+        false
+    }
+    /// The group the policy named for the next choice (`None`: it named none).
+    fn set_policy_group(&mut self, _group: Option<GroupId>) {}
     /// Whether the selector scores by a placement policy's
     /// [`VictimHint`]: the engine then asks the policy before each choice
     /// ([`crate::policy::Placement::victim_hint`]) and passes the answer
@@ -71,6 +111,35 @@ impl VictimHint {
     pub fn is_short(&self, g: crate::ftl::GroupId) -> bool {
         g < 64 && self.short_groups >> g & 1 == 1
     }
+}
+
+/// The replayer's candidates hold at least one invalid block
+/// (`filterEmptySegments` in `SelectionAlgorithm.java`) and at most
+/// `max_valid` valid blocks: the bound its list-based selectors use.
+#[inline]
+pub(crate) fn replayer_bound(ftl: &Ftl, max_valid: u32) -> u32 {
+    max_valid.min(ftl.geo.segment_blocks - 1)
+}
+
+/// The sealed segments with at most `max_valid` valid blocks that `keep`
+/// accepts, in id order, into `out` (cleared first): the candidate list of
+/// the replayer's list-based selectors (pass [`replayer_bound`]).
+pub(crate) fn eligible(
+    ftl: &Ftl,
+    max_valid: u32,
+    keep: impl Fn(usize) -> bool,
+    out: &mut Vec<SegmentId>,
+) {
+    out.clear();
+    out.extend(
+        ftl.segs
+            .state
+            .iter()
+            .zip(&ftl.segs.valid)
+            .enumerate()
+            .filter(|&(s, (&st, &v))| st == SegState::Sealed && v <= max_valid && keep(s))
+            .map(|(s, _)| s as SegmentId),
+    );
 }
 
 /// The sealed segment with at most `max_valid` valid blocks that maximises
@@ -122,15 +191,27 @@ pub(crate) fn top_by_score<const K: usize>(
     top
 }
 
+/// What a selector is built from.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectorArgs<'a> {
+    /// Device shape.
+    pub geo: &'a Geometry,
+    /// The option after `name:`, if any.
+    pub opt: Option<u32>,
+    /// The run's seed.
+    pub seed: u64,
+    /// Form and clock of `cost-benefit`.
+    pub cost_benefit: CostBenefitConfig,
+}
+
 /// A registered victim selector.
 pub struct SelectorInfo {
     /// Name used by the CLI and the Python API.
     pub name: &'static str,
     /// One line for `wafer policies`.
     pub description: &'static str,
-    /// Constructor from the device shape, the option after `name:` (if any)
-    /// and the run's seed.
-    pub build: fn(&Geometry, Option<u32>, u64) -> Box<dyn VictimSelector>,
+    /// Constructor.
+    pub build: fn(&SelectorArgs) -> Box<dyn VictimSelector>,
 }
 
 /// Every victim selector, by name.
@@ -138,38 +219,79 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "greedy",
         description: "fewest valid blocks first; O(1) per update and amortised O(1) per choice (bucket lists)",
-        build: |g, _, _| Box::new(Greedy::new(g)),
+        build: |a| Box::new(Greedy::new(a.geo)),
     },
     SelectorInfo {
         name: "cost-benefit",
-        description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing",
-        build: |_, _, _| Box::new(CostBenefit),
+        description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing; \
+                      --cost-benefit sqrt: (1-u)/u*sqrt(age) (SepBIT's replayer, MiDAS-Simulation)",
+        build: |a| Box::new(CostBenefit::new(a.cost_benefit, a.geo)),
     },
     SelectorInfo {
         name: "fifo",
         description: "oldest sealed segment first (log order, LRW)",
-        build: |g, _, _| Box::new(Fifo::new(g)),
+        build: |a| Box::new(Fifo::new(a.geo)),
     },
     SelectorInfo {
         name: "cat",
         description: "Cost-Age-Times (Chiang et al.): min u/(1-u) x 1/age x erases; wear-aware",
-        build: |_, _, _| Box::new(Cat),
+        build: |_| Box::new(Cat),
     },
     SelectorInfo {
         name: "adjusted-greedy",
         description: "Shiro's Adjusted Greedy (Eq. 1): max invalid ratio I, discounted to I/(1+V·T/C) for segments of the policy's short-lived groups (T its threshold, C the blocks written since sealing); greedy without a policy hint",
-        build: |_, _, _| Box::new(AdjustedGreedy::default()),
+        build: |_| Box::new(AdjustedGreedy::default()),
     },
     SelectorInfo {
         name: "d-choices",
         description: "randomized greedy (Van Houdt): fewest valid of d random sealed segments; d-choices:D, d = 10",
-        build: |g, d, seed| Box::new(DChoices::new(d.unwrap_or(10), g.segments, seed)),
+        build: |a| Box::new(DChoices::new(a.opt.unwrap_or(10), a.geo.segments, a.seed)),
+    },
+    SelectorInfo {
+        name: "random",
+        description: "a uniformly random eligible segment (SepBIT's replayer, Random)",
+        build: |a| Box::new(Random::new(a.seed)),
+    },
+    SelectorInfo {
+        name: "random-greedy",
+        description: "fewest valid of a random 20% (at least 2) of the eligible segments (SepBIT's replayer, RandomGreedy)",
+        build: |a| Box::new(RandomGreedy::new(a.seed)),
+    },
+    SelectorInfo {
+        name: "window-greedy",
+        description: "fewest valid among the oldest 90% of the eligible segments (SepBIT's replayer, WindowGreedy)",
+        build: |_| Box::new(WindowGreedy::default()),
+    },
+    SelectorInfo {
+        name: "lru",
+        description: "least recently appended segment first (SepBIT's replayer, Lru)",
+        build: |_| Box::new(Lru),
+    },
+    SelectorInfo {
+        name: "cost-hotness",
+        description: "SFS (Min et al., FAST'12): max (1-u)/(u x hotness), hotness from its blocks' write counts and ages",
+        build: |a| Box::new(CostHotness::new(a.geo)),
+    },
+    SelectorInfo {
+        name: "multilog",
+        description: "MultiLog (Stoica & Ailamaki, VLDB'13): LRU within the class its model picks (with --policy multilog; plain LRU otherwise)",
+        build: |_| Box::new(MultiLogVictim::default()),
     },
 ];
 
 /// Build the selector registered under `name` (`name:N` passes option N,
-/// e.g. `d-choices:4`), seeded from `seed`.
+/// e.g. `d-choices:4`), seeded from `seed`, with LFS's cost-benefit.
 pub fn build(name: &str, geo: &Geometry, seed: u64) -> Result<Box<dyn VictimSelector>> {
+    build_with(name, geo, seed, CostBenefitConfig::default())
+}
+
+/// As [`build`], with the cost-benefit form and clock `cost_benefit`.
+pub fn build_with(
+    name: &str,
+    geo: &Geometry,
+    seed: u64,
+    cost_benefit: CostBenefitConfig,
+) -> Result<Box<dyn VictimSelector>> {
     let (base, opt) = match name.split_once(':') {
         Some((b, o)) => {
             let n = o
@@ -186,5 +308,12 @@ pub fn build(name: &str, geo: &Geometry, seed: u64) -> Result<Box<dyn VictimSele
         }
         None => (name, None),
     };
-    lookup("victim selector", SELECTORS, base, |s| s.name).map(|s| (s.build)(geo, opt, seed))
+    lookup("victim selector", SELECTORS, base, |s| s.name).map(|s| {
+        (s.build)(&SelectorArgs {
+            geo,
+            opt,
+            seed,
+            cost_benefit,
+        })
+    })
 }

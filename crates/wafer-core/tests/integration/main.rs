@@ -5,6 +5,7 @@ mod errors;
 mod future;
 mod golden;
 mod invariants;
+mod peers;
 mod real_traces;
 mod reserve;
 mod runs;

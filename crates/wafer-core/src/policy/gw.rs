@@ -1,0 +1,104 @@
+//! `gw`: SepBIT's GC-write ablation "GW" (Wang et al., FAST'22, §5.3,
+//! Exp#4), as its trace replayer implements it
+//! (`trace_replay/.../placement/GW.java`), the reference here: all user
+//! writes in one group (0) and SepBIT's GC-write separation by age: a moved
+//! block of age a (user writes since its last user write) goes to group 1 if
+//! a < 4ℓ, 2 if a < 16ℓ, and so on by factors of 4 up to the last group.
+//! Unlike SepBIT, blocks from group-0 victims get no group of their own. ℓ is
+//! the mean lifespan of the last 16 collected group-0 segments, measured
+//! from the previous seal of group 0 as in the replayer. No deviation from
+//! the replayer.
+
+use serde::{Deserialize, Serialize};
+
+use super::dac::check_classes;
+use super::sepbit::Ell;
+use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
+use crate::features::LastWrite;
+use crate::ftl::GroupId;
+use crate::params;
+
+pub(super) const INFO: PolicyInfo = PolicyInfo {
+    name: "gw",
+    description: "SepBIT's GW ablation (FAST'22 Exp#4): one user group, GC writes by age in multiples of 4ℓ; 6 groups",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| {
+        let p: Params = params::parse("gw", p)?;
+        check_classes("gw", p.classes, 2)?;
+        Ok(Box::new(Gw {
+            classes: p.classes as usize,
+            last: LastWrite::new(geo.logical_blocks),
+            ell: Ell::new(p.window_segments, true, geo.segments),
+        }))
+    },
+};
+
+/// GW's parameters (the replayer's defaults).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Groups: the user group and `classes - 1` GC groups.
+    pub classes: u32,
+    /// Collected group-0 segments averaged into ℓ [segments].
+    pub window_segments: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            classes: 6,
+            window_segments: 16,
+        }
+    }
+}
+
+/// Age factor between GC groups.
+const FACTOR: f64 = 4.0;
+
+/// GW state.
+pub struct Gw {
+    classes: usize,
+    last: LastWrite,
+    ell: Ell,
+}
+
+impl Placement for Gw {
+    fn name(&self) -> &'static str {
+        "gw"
+    }
+
+    fn groups(&self) -> usize {
+        self.classes
+    }
+
+    fn place_user(&mut self, _ctx: &Ctx, _writes: &[UserWrite], out: &mut [GroupId]) {
+        out.fill(0);
+    }
+
+    fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
+        self.last.record(lba, time);
+    }
+
+    fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
+        let age = self.last.since(b.lba, ctx.now()).unwrap_or(0) as f64;
+        let mut base = self.ell.ell * FACTOR;
+        let mut level = 1;
+        while age >= base && level < self.classes - 1 {
+            base *= FACTOR;
+            level += 1;
+        }
+        level as GroupId
+    }
+
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        self.ell.on_event(ctx, ev);
+    }
+
+    fn threshold(&self) -> Option<f64> {
+        self.ell.get()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.last.memory_bytes() + self.ell.memory_bytes()
+    }
+}

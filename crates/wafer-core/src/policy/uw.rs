@@ -1,0 +1,92 @@
+//! `uw`: SepBIT's user-write ablation "UW" (Wang et al., FAST'22, §5.3,
+//! Exp#4), as its trace replayer implements it
+//! (`trace_replay/.../placement/UW.java`), the reference here: SepBIT's
+//! user-write separation (short-lived blocks in group 0, the rest in group 1,
+//! by the replayer's FIFO test against ℓ; see [`super::sepbit`]) and all GC
+//! writes in one group (2). ℓ is the mean lifespan of the last 16 collected
+//! group-0 segments, measured from the previous seal of group 0 as in the
+//! replayer. Deviation: as SepBIT's `fifo` test, the FIFO's cap counts the
+//! LBAs written (see [`super::sepbit`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::sepbit::{Ell, RecentWrites};
+use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
+use crate::features::LastWrite;
+use crate::ftl::GroupId;
+use crate::params;
+
+pub(super) const INFO: PolicyInfo = PolicyInfo {
+    name: "uw",
+    description: "SepBIT's UW ablation (FAST'22 Exp#4): SepBIT's user-write split, all GC writes in one group; 3 groups",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| {
+        let p: Params = params::parse("uw", p)?;
+        Ok(Box::new(Uw {
+            last: LastWrite::new(geo.logical_blocks),
+            fifo: RecentWrites::new(geo.logical_blocks),
+            ell: Ell::new(p.window_segments, true, geo.segments),
+        }))
+    },
+};
+
+/// UW's parameters (SepBIT's defaults).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Collected group-0 segments averaged into ℓ [segments].
+    pub window_segments: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            window_segments: 16,
+        }
+    }
+}
+
+/// UW state.
+pub struct Uw {
+    last: LastWrite,
+    fifo: RecentWrites,
+    ell: Ell,
+}
+
+impl Placement for Uw {
+    fn name(&self) -> &'static str {
+        "uw"
+    }
+
+    fn groups(&self) -> usize {
+        3
+    }
+
+    fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+        for (w, g) in writes.iter().zip(out.iter_mut()) {
+            let first = self.last.get(w.lba) == LastWrite::NEVER;
+            let short = self.fifo.test(w.lba, w.time + 1, first, self.ell.ell);
+            *g = if short { 0 } else { 1 };
+        }
+    }
+
+    fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
+        self.last.record(lba, time);
+    }
+
+    fn place_gc(&mut self, _ctx: &Ctx, _b: &GcBlock) -> GroupId {
+        2
+    }
+
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        self.ell.on_event(ctx, ev);
+    }
+
+    fn threshold(&self) -> Option<f64> {
+        self.ell.get()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.last.memory_bytes() + self.fifo.memory_bytes() + self.ell.memory_bytes()
+    }
+}

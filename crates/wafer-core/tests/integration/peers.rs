@@ -1,0 +1,618 @@
+//! Peer parity (issue 14): wafer under `--setup sepbit-replayer` against
+//! SepBIT's Java trace replayer on the same small traces, with the
+//! replayer's WAFs measured by running it (docs/FIDELITY.md says how) and
+//! pinned here, so no Java is needed. The traces are wafer's own seeded
+//! workloads written in the Alibaba layout the replayer reads (the lines
+//! `wafer traces sample --format alibaba` writes); their FNV-1a hashes are
+//! pinned too, so a change of the generator cannot silently move the input
+//! away from the one the peer ran. `WAFER_PEER_TRACES=DIR cargo test
+//! peers` writes them into DIR for a rerun of the peer.
+//!
+//! Also here: one test per semantic option that fails if the option stops
+//! changing what it should.
+
+use super::Scratch;
+use wafer_core::multi::{MultiConfig, MultiSimulation};
+use wafer_core::source::TraceConfig;
+use wafer_core::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm};
+use wafer_core::{
+    workload, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Op, RunConfig, RunResult, Setup,
+    Simulation,
+};
+
+/// One of the peer-parity inputs: a wafer workload written as a trace.
+struct Input {
+    /// File name (the replayer names a single-file volume by it).
+    file: &'static str,
+    spec: &'static str,
+    logical_blocks: u64,
+    requests: usize,
+    seed: u64,
+    /// FNV-1a of the file's bytes when the reference numbers were measured.
+    fnv: u64,
+}
+
+/// Zipf 0.8 single-block writes over 128 MiB (9 drive-writes).
+const ZIPF: Input = Input {
+    file: "zipf.csv",
+    spec: "zipf:0.8",
+    logical_blocks: 1 << 15,
+    requests: 300_000,
+    seed: 1,
+    fnv: 0x6f15_d598_0313_7873,
+};
+
+/// Variable-size requests (1-16 blocks) with 30% reads on a hot/cold
+/// split, as in real block traces (about 11 drive-writes).
+const VAR: Input = Input {
+    file: "var.csv",
+    spec: "hotcold:0.8:0.2,size=1-16,reads=0.3",
+    logical_blocks: 1 << 15,
+    requests: 60_000,
+    seed: 2,
+    fnv: 0xf01a_551a_00bc_da17,
+};
+
+/// Two tenants (devices 0 and 1) in one file, for the multi-volume run.
+const MIX: Input = Input {
+    file: "mix.csv",
+    spec: "mix:zipf:0.9,size=1-8+hotcold:0.9:0.1,size=1-4",
+    logical_blocks: 1 << 15,
+    requests: 80_000,
+    seed: 3,
+    fnv: 0xb931_1611_04d4_5413,
+};
+
+/// MiDAS-Simulation's parity input: Zipf 0.8 single-page writes over its
+/// 1 GB device (10^9 B = 244,140 pages), about 8 device writes.
+const MIDAS: Input = Input {
+    file: "midas.txt",
+    spec: "zipf:0.8",
+    logical_blocks: 244_140,
+    requests: 2_000_000,
+    seed: 4,
+    fnv: 0x8e24_e56e_e016_38ef,
+};
+
+/// The trace text of `input` in MiDAS-Simulation's layout (time, type 1
+/// write / 0 read, LBA in 4 KiB pages, size in bytes).
+fn midas_text(input: &Input) -> String {
+    let mut w = workload::parse(input.spec, input.logical_blocks, 4096, input.seed).unwrap();
+    let mut out = String::with_capacity(input.requests * 24);
+    for _ in 0..input.requests {
+        let r = w.next_request();
+        let ty = match r.op {
+            Op::Write => 1,
+            Op::Read => 0,
+            Op::Trim => 3,
+        };
+        out.push_str(&format!(
+            "{} {ty} {} {}\n",
+            r.time_ns / 1000,
+            r.lba,
+            r.blocks as u64 * 4096
+        ));
+    }
+    out
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The trace text of `input` (Alibaba layout: device, R/W, offset and size
+/// in bytes, time in µs; trims left out, as `wafer traces sample` does).
+fn trace_text(input: &Input) -> String {
+    let mut w = workload::parse(input.spec, input.logical_blocks, 4096, input.seed).unwrap();
+    let mut out = String::with_capacity(input.requests * 32);
+    for _ in 0..input.requests {
+        let r = w.next_request();
+        if r.op == Op::Trim {
+            continue;
+        }
+        let rw = if r.op == Op::Write { 'W' } else { 'R' };
+        out.push_str(&format!(
+            "{},{rw},{},{},{}\n",
+            r.tenant,
+            r.lba * 4096,
+            r.blocks as u64 * 4096,
+            1_577_808_000_000_000 + r.time_ns / 1000
+        ));
+    }
+    out
+}
+
+/// Write `input` into `dir` (and into `$WAFER_PEER_TRACES` if set); its path.
+fn write_input(dir: &Scratch, input: &Input) -> String {
+    let text = if input.file.ends_with(".txt") {
+        midas_text(input)
+    } else {
+        trace_text(input)
+    };
+    if let Some(d) = std::env::var_os("WAFER_PEER_TRACES") {
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(std::path::Path::new(&d).join(input.file), &text).unwrap();
+    }
+    let hash = fnv1a(text.as_bytes());
+    if input.fnv != 0 {
+        assert_eq!(
+            hash, input.fnv,
+            "{}: the generated trace changed; the peer's reference numbers are for the old one \
+             (rerun the peer, docs/FIDELITY.md)",
+            input.file
+        );
+    }
+    dir.file(input.file, text)
+}
+
+/// The replayer's configuration of the parity runs: 6 classes, GP 0.15, one
+/// segment per GC, 1 MiB segments (256 blocks).
+fn replayer_run(path: &str, policy: &str, victim: &str) -> RunConfig {
+    RunConfig {
+        policy: policy.into(),
+        victim: victim.into(),
+        setup: Setup::SepbitReplayer,
+        device: DeviceConfig {
+            segment_blocks: 256,
+            ..Default::default()
+        },
+        trace: Some(TraceConfig {
+            path: path.into(),
+            format: Some("alibaba".into()),
+            capacity_from_trace: true,
+            address_space: true,
+            ..Default::default()
+        }),
+        writes: u64::MAX,
+        ..Default::default()
+    }
+}
+
+/// MiDAS-Simulation's 1 GB device: 244,140 logical pages on 262,144
+/// physical (1 GiB), 2 MiB segments (512 pages), 4 free segments reserved;
+/// the same requests as [`MIDAS`]'s file.
+fn midas_run(policy: &str, victim: &str) -> RunConfig {
+    RunConfig {
+        policy: policy.into(),
+        victim: victim.into(),
+        setup: Setup::MidasSim,
+        device: DeviceConfig {
+            logical_blocks: MIDAS.logical_blocks,
+            physical_blocks: Some(262_144),
+            segment_blocks: 512,
+            gc_low: 4,
+            gc_high: 4,
+            ..Default::default()
+        },
+        workload: MIDAS.spec.into(),
+        writes: MIDAS.requests as u64,
+        seed: MIDAS.seed,
+        ..Default::default()
+    }
+}
+
+fn replay(cfg: RunConfig) -> RunResult {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    sim.run().expect("run completes");
+    sim.engine().check().expect("invariants hold");
+    sim.result()
+}
+
+#[test]
+#[ignore = "prints wafer's numbers on the parity inputs"]
+fn print_parity_numbers() {
+    let dir = Scratch::new("peers");
+    for input in [&ZIPF, &VAR] {
+        let path = write_input(&dir, input);
+        println!(
+            "{} fnv {:#x}",
+            input.file,
+            fnv1a(std::fs::read(&path).unwrap().as_slice())
+        );
+        for p in [
+            "base",
+            "two-r",
+            "sepbit",
+            "warcip",
+            "dac",
+            "eti",
+            "multiqueue",
+            "sfr",
+            "sfs",
+            "fadac",
+            "uw",
+            "gw",
+            "multilog",
+            "fk",
+        ] {
+            for v in ["greedy", "cost-benefit"] {
+                let r = replay(replayer_run(&path, p, v));
+                println!("{} {p} {v} {:.6}", input.file, r.waf.unwrap());
+            }
+        }
+        let mut extra = vec![("multilog", "multilog")];
+        if input.file == ZIPF.file {
+            for v in [
+                "random",
+                "random-greedy",
+                "window-greedy",
+                "lru",
+                "cost-hotness",
+            ] {
+                extra.push(("sepbit", v));
+            }
+            // the replayer keeps cost-hotness's sums only under SFS
+            extra.push(("sfs", "cost-hotness"));
+        }
+        for (p, v) in extra {
+            let r = replay(replayer_run(&path, p, v));
+            println!("{} {p} {v} {:.6}", input.file, r.waf.unwrap());
+        }
+    }
+    let path = write_input(&dir, &MIDAS);
+    println!(
+        "midas fnv {:#x}",
+        fnv1a(std::fs::read(&path).unwrap().as_slice())
+    );
+    for p in ["base", "midas"] {
+        for v in ["greedy", "cost-benefit"] {
+            let r = replay(midas_run(p, v));
+            println!(
+                "midas {p} {v} {:.6} workload {:.6}",
+                r.waf.unwrap(),
+                r.workload_waf.unwrap()
+            );
+        }
+    }
+    let path = write_input(&dir, &MIX);
+    println!(
+        "mix fnv {:#x}",
+        fnv1a(std::fs::read(&path).unwrap().as_slice())
+    );
+    for p in ["base", "sepbit"] {
+        for v in ["greedy", "cost-benefit"] {
+            let r = replay_all_devices(&path, p, v);
+            println!("mix {p} {v} {:.6}", r.waf.unwrap());
+        }
+    }
+}
+
+fn replay_all_devices(path: &str, policy: &str, victim: &str) -> wafer_core::multi::MultiResult {
+    let cfg = MultiConfig {
+        run: replayer_run(path, policy, victim),
+        volumes: Vec::new(),
+        all_devices: true,
+    };
+    let mut m = MultiSimulation::new(cfg).expect("valid config");
+    while !m.step(1 << 20).expect("run completes") {}
+    m.result()
+}
+
+// ---------------------------------------------------------------------
+// Parity with the replayer: (input, policy, victim, wafer's WAF pinned,
+// the replayer's WA). Replayer scheme names: base = NoSep, two-r = SepGC,
+// sepbit = SepBIT, warcip = WARCIP, dac = DAC, eti = ETI, multiqueue =
+// MultiQueue, sfr = SFR, sfs = SFS, fadac = FADaC, uw = UW, gw = GW,
+// multilog = MultiLog; selectors Greedy, CostBenefit, Random, RandomGreedy,
+// WindowGreedy, Lru, CostHotness, MultiLog. `mix` is the overall WA of the
+// two devices of one file, each its own log.
+
+/// Largest relative difference from the replayer accepted (the issue's 2%).
+const TOLERANCE: f64 = 0.02;
+
+/// `sepbit` / `cost-hotness` is left out: the replayer keeps cost-hotness's
+/// sums only under its SFS placement, so under any other its scores are
+/// infinite and its order is its hash map's (`sfs` / `cost-hotness` is in).
+#[rustfmt::skip]
+const PARITY: &[(&str, &str, &str, f64, f64)] = &[
+    ("zipf", "base", "cost-benefit", 3.904323, 3.904323),
+    ("zipf", "base", "greedy", 3.903427, 3.906813),
+    ("zipf", "two-r", "cost-benefit", 3.085857, 3.085857),
+    ("zipf", "two-r", "greedy", 3.390743, 3.389720),
+    ("zipf", "sepbit", "cost-benefit", 2.707387, 2.711753),
+    ("zipf", "sepbit", "greedy", 2.912670, 2.918437),
+    ("zipf", "sepbit", "lru", 3.448903, 3.444823),
+    ("zipf", "sepbit", "random", 3.166553, 3.198720),
+    ("zipf", "sepbit", "random-greedy", 2.878067, 2.870393),
+    ("zipf", "sepbit", "window-greedy", 2.808060, 2.810363),
+    ("zipf", "warcip", "cost-benefit", 2.909430, 2.909430),
+    ("zipf", "warcip", "greedy", 3.313933, 3.324933),
+    ("zipf", "dac", "cost-benefit", 2.518733, 2.518733),
+    ("zipf", "dac", "greedy", 2.739190, 2.744327),
+    ("zipf", "eti", "cost-benefit", 2.860673, 2.860673),
+    ("zipf", "eti", "greedy", 2.991130, 2.992717),
+    ("zipf", "multiqueue", "cost-benefit", 3.060620, 3.060620),
+    ("zipf", "multiqueue", "greedy", 3.358423, 3.355713),
+    ("zipf", "sfr", "cost-benefit", 3.046370, 3.046370),
+    ("zipf", "sfr", "greedy", 3.344323, 3.347633),
+    ("zipf", "sfs", "cost-benefit", 2.578523, 2.580130),
+    ("zipf", "sfs", "cost-hotness", 3.141043, 3.121747),
+    ("zipf", "sfs", "greedy", 3.092203, 3.100600),
+    ("zipf", "fadac", "cost-benefit", 2.501310, 2.498557),
+    ("zipf", "fadac", "greedy", 2.746637, 2.741263),
+    ("zipf", "uw", "cost-benefit", 2.879393, 2.878773),
+    ("zipf", "uw", "greedy", 3.067517, 3.080440),
+    ("zipf", "gw", "cost-benefit", 3.039810, 3.040763),
+    ("zipf", "gw", "greedy", 3.306283, 3.309563),
+    ("zipf", "multilog", "multilog", 3.441427, 3.435083),
+    ("var", "base", "cost-benefit", 3.312716, 3.312716),
+    ("var", "base", "greedy", 3.336164, 3.345506),
+    ("var", "two-r", "cost-benefit", 2.952906, 2.952906),
+    ("var", "two-r", "greedy", 3.251933, 3.280442),
+    ("var", "sepbit", "cost-benefit", 2.790082, 2.795029),
+    ("var", "sepbit", "greedy", 3.168214, 3.160302),
+    ("var", "warcip", "cost-benefit", 2.896565, 2.894406),
+    ("var", "warcip", "greedy", 3.244848, 3.253989),
+    ("var", "dac", "cost-benefit", 2.783756, 2.783756),
+    ("var", "dac", "greedy", 3.218626, 3.242700),
+    ("var", "eti", "cost-benefit", 2.961489, 2.961489),
+    ("var", "eti", "greedy", 3.272041, 3.261947),
+    ("var", "multiqueue", "cost-benefit", 2.725172, 2.725172),
+    ("var", "multiqueue", "greedy", 3.114163, 3.109155),
+    ("var", "sfr", "cost-benefit", 2.817362, 2.817362),
+    ("var", "sfr", "greedy", 3.149898, 3.153450),
+    ("var", "sfs", "cost-benefit", 2.674696, 2.679726),
+    ("var", "sfs", "greedy", 3.219042, 3.226947),
+    ("var", "fadac", "cost-benefit", 3.092288, 3.107527),
+    ("var", "fadac", "greedy", 3.355469, 3.353324),
+    ("var", "uw", "cost-benefit", 2.968821, 2.968821),
+    ("var", "uw", "greedy", 3.288414, 3.276828),
+    ("var", "gw", "cost-benefit", 2.821345, 2.805799),
+    ("var", "gw", "greedy", 3.158313, 3.177437),
+    ("var", "multilog", "multilog", 3.347124, 3.365703),
+    ("mix", "base", "cost-benefit", 3.672062, 3.672062),
+    ("mix", "base", "greedy", 3.664069, 3.670428),
+    ("mix", "sepbit", "cost-benefit", 2.690518, 2.693569),
+    ("mix", "sepbit", "greedy", 2.974436, 2.998805),
+];
+
+fn check_parity(input: &Input, name: &str) {
+    let dir = Scratch::new("parity");
+    let path = write_input(&dir, input);
+    for &(_, policy, victim, pinned, peer) in PARITY.iter().filter(|r| r.0 == name) {
+        let waf = if name == "mix" {
+            replay_all_devices(&path, policy, victim).waf.unwrap()
+        } else {
+            replay(replayer_run(&path, policy, victim)).waf.unwrap()
+        };
+        assert!(
+            (waf - pinned).abs() < 1e-6,
+            "{name} {policy}/{victim}: WAF {waf:.6}, pinned {pinned:.6} (update PARITY if intended)"
+        );
+        assert!(
+            (waf / peer - 1.0).abs() <= TOLERANCE,
+            "{name} {policy}/{victim}: WAF {waf:.6} vs the replayer's {peer:.6}"
+        );
+    }
+}
+
+#[test]
+fn parity_with_the_replayer_on_zipf() {
+    check_parity(&ZIPF, "zipf");
+}
+
+#[test]
+fn parity_with_the_replayer_on_variable_sizes() {
+    check_parity(&VAR, "var");
+}
+
+#[test]
+fn parity_with_the_replayer_on_two_volumes() {
+    check_parity(&MIX, "mix");
+}
+
+/// MiDAS-Simulation (stock, `./ssdsimul midas.txt VICTIM 1 2`): its TOTAL
+/// WAF (prefill counted) and wafer's under `--setup midas-sim`. `midas` is
+/// not yet within 2% under greedy (docs/FIDELITY.md), so only wafer's
+/// numbers are pinned here; the peer's are recorded beside them.
+const MIDAS_PARITY: &[(&str, &str, f64, f64)] = &[
+    ("midas", "greedy", 6.596715, 7.203),
+    ("midas", "cost-benefit", 6.400064, 6.513),
+    ("base", "greedy", 8.953272, f64::NAN),
+];
+
+#[test]
+fn midas_sim_setup_numbers() {
+    let dir = Scratch::new("midas");
+    write_input(&dir, &MIDAS);
+    for &(policy, victim, pinned, _peer) in MIDAS_PARITY {
+        let waf = replay(midas_run(policy, victim)).waf.unwrap();
+        assert!(
+            (waf - pinned).abs() < 1e-6,
+            "midas-sim {policy}/{victim}: WAF {waf:.6}, pinned {pinned:.6}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------
+// One test per semantic option: each fails if its option stops changing
+// what it should (the rest of the configuration held fixed).
+
+/// A small log-structured run on a workload (timestamps from its arrivals).
+fn lss(policy: &str, victim: &str) -> RunConfig {
+    RunConfig {
+        policy: policy.into(),
+        victim: victim.into(),
+        device: DeviceConfig {
+            logical_blocks: 8192,
+            segment_blocks: 64,
+            gc_mode: GcMode::GarbageProportion,
+            prefill: false,
+            ..Default::default()
+        },
+        workload: "hotcold:0.8:0.2,size=1-8".into(),
+        writes: 60_000,
+        seed: 5,
+        ..Default::default()
+    }
+}
+
+fn gc_of(cfg: RunConfig) -> u64 {
+    replay(cfg).gc_writes
+}
+
+#[test]
+fn garbage_at_seal_changes_the_trigger() {
+    // The engine's check() compares its count of the open segments' garbage
+    // with the FTL's, so the at-seal bookkeeping is verified on the way.
+    let immediate = replay(lss("base", "greedy"));
+    let mut cfg = lss("base", "greedy");
+    cfg.device.garbage_accounting = GarbageAccounting::AtSeal;
+    let at_seal = replay(cfg);
+    assert_ne!(immediate.gc_writes, at_seal.gc_writes);
+    assert_eq!(
+        at_seal.conventions.garbage_accounting,
+        GarbageAccounting::AtSeal
+    );
+    // Without GC by garbage proportion the accounting changes nothing.
+    let mut w = lss("base", "greedy");
+    w.device.gc_mode = GcMode::Watermark;
+    w.device.op = 0.2;
+    let a = gc_of(w.clone());
+    w.device.garbage_accounting = GarbageAccounting::AtSeal;
+    assert_eq!(gc_of(w), a);
+}
+
+#[test]
+fn gc_per_request_collects_one_victim_per_check() {
+    let per_block = replay(lss("base", "greedy"));
+    let mut cfg = lss("base", "greedy");
+    cfg.device.gc_check = GcCheck::Request;
+    let per_request = replay(cfg.clone());
+    assert_ne!(per_block.gc_writes, per_request.gc_writes);
+    // One victim per request at most: never more collections than requests.
+    assert!(per_request.counters.victims <= per_request.counters.requests);
+    assert_eq!(per_request.conventions.pick_segments, Some(1));
+    // --pick-segments K lets a check collect K.
+    cfg.device.pick_segments = Some(4);
+    let pick4 = replay(cfg);
+    assert_ne!(pick4.gc_writes, per_request.gc_writes);
+    assert_eq!(pick4.conventions.pick_segments, Some(4));
+}
+
+#[test]
+fn pick_segments_caps_a_per_block_check() {
+    let mut cfg = lss("base", "greedy");
+    cfg.device.gc_mode = GcMode::Watermark;
+    cfg.device.prefill = true;
+    cfg.device.op = 0.15;
+    cfg.device.gc_low = 4;
+    cfg.device.gc_high = 12;
+    let until_clear = gc_of(cfg.clone());
+    cfg.device.pick_segments = Some(1);
+    assert_ne!(gc_of(cfg), until_clear);
+}
+
+#[test]
+fn cost_benefit_form_and_clock_change_the_choice() {
+    let run = |form, clock| {
+        let mut cfg = lss("sepbit", "cost-benefit");
+        cfg.cost_benefit = CostBenefitConfig { form, clock };
+        gc_of(cfg)
+    };
+    let lfs = run(CostBenefitForm::Lfs, CostBenefitClock::UserWrites);
+    let sqrt = run(CostBenefitForm::Sqrt, CostBenefitClock::UserWrites);
+    let sqrt_time = run(CostBenefitForm::Sqrt, CostBenefitClock::TraceTime);
+    assert_ne!(lfs, sqrt);
+    assert_ne!(sqrt, sqrt_time);
+    // greedy ignores both
+    let mut g = lss("sepbit", "greedy");
+    let greedy = gc_of(g.clone());
+    g.cost_benefit.form = CostBenefitForm::Sqrt;
+    assert_eq!(gc_of(g), greedy);
+}
+
+#[test]
+fn sepbit_fifo_user_test_differs_from_the_exact_one() {
+    let exact = gc_of(lss("sepbit", "greedy"));
+    let mut cfg = lss("sepbit", "greedy");
+    cfg.params = serde_json::json!({"user_test": "fifo"});
+    assert_ne!(gc_of(cfg), exact);
+}
+
+#[test]
+fn waf_counting_the_prefill() {
+    let mut cfg = lss("base", "greedy");
+    cfg.device.gc_mode = GcMode::Watermark;
+    cfg.device.prefill = true;
+    cfg.waf_counts_prefill = true;
+    let r = replay(cfg);
+    let pre_user = r.prefill_writes as f64;
+    let want = (r.user_writes as f64 + r.gc_writes as f64 + pre_user + r.prefill_gc_writes as f64)
+        / (r.user_writes as f64 + pre_user);
+    assert!(pre_user >= 8192.0);
+    assert!((r.waf.unwrap() - want).abs() < 1e-12);
+    assert!(r.waf.unwrap() < r.workload_waf.unwrap());
+}
+
+#[test]
+fn setups_fix_their_conventions_and_keep_the_rest() {
+    let mut cfg = lss("sepbit", "cost-benefit");
+    cfg.setup = Setup::SepbitReplayer;
+    cfg.device.gc_mode = GcMode::Watermark;
+    cfg.device.prefill = true;
+    let r = replay(cfg.clone());
+    let c = r.conventions;
+    assert_eq!(c.gc_mode, GcMode::GarbageProportion);
+    assert!(!c.prefill);
+    assert_eq!(c.garbage_accounting, GarbageAccounting::AtSeal);
+    assert_eq!(c.gc_check, GcCheck::Request);
+    assert_eq!(c.pick_segments, Some(1));
+    assert_eq!(c.cost_benefit.form, CostBenefitForm::Sqrt);
+    assert_eq!(c.cost_benefit.clock, CostBenefitClock::TraceTime);
+    assert!(!c.waf_counts_prefill);
+    // the user's policy parameter wins over the setup's (fifo)
+    cfg.params = serde_json::json!({"user_test": "exact"});
+    assert_ne!(gc_of(cfg), r.gc_writes);
+
+    let mut m = lss("base", "greedy");
+    m.setup = Setup::MidasSim;
+    let r = replay(m);
+    let c = r.conventions;
+    assert_eq!(c.gc_mode, GcMode::Watermark);
+    assert!(c.prefill && c.waf_counts_prefill);
+    assert_eq!(c.gc_check, GcCheck::Block);
+    assert_eq!(c.cost_benefit.clock, CostBenefitClock::UserWrites);
+    assert!(r.prefill_writes > 0);
+}
+
+#[test]
+fn per_group_gc_statistics_and_the_threshold_over_time() {
+    let mut cfg = lss("sepbit", "greedy");
+    cfg.setup = Setup::SepbitReplayer;
+    cfg.device.window_drive_writes = 1.0;
+    let r = replay(cfg);
+    let victims: u64 = r.groups.iter().map(|g| g.victims).sum();
+    assert_eq!(victims, r.counters.victims);
+    for g in r.groups.iter().filter(|g| g.victims > 0) {
+        let gp = g.mean_victim_garbage.unwrap();
+        assert!((0.0..=1.0).contains(&gp));
+        assert!(g.mean_lifespan.unwrap() > 0.0);
+    }
+    let share: f64 = r.groups.iter().filter_map(|g| g.user_write_share).sum();
+    assert!((share - 1.0).abs() < 1e-9);
+    assert!(
+        r.windows.iter().any(|w| w.threshold.is_some()),
+        "sepbit's ℓ in the time series"
+    );
+}
+
+#[test]
+fn several_victims_per_check_are_distinct_under_every_selector() {
+    // A per-request check chooses all its victims before collecting any; a
+    // selector that scans the sealed segments must not get the same twice.
+    for v in wafer_core::victim::SELECTORS {
+        for p in ["base", "sepbit"] {
+            let mut cfg = lss(p, v.name);
+            cfg.writes = 20_000;
+            cfg.device.gc_check = GcCheck::Request;
+            cfg.device.pick_segments = Some(3);
+            replay(cfg);
+        }
+    }
+}

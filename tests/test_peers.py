@@ -1,0 +1,83 @@
+"""Peer setups (issue 14) seen from the CLI and the API: `--setup`, the
+semantic flags, multi-volume replays. The parity numbers themselves are
+checked in Rust (crates/wafer-core/tests/integration/peers.rs)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import wafer
+
+
+def cli(*args, ok=True):
+    p = subprocess.run([sys.executable, "-m", "wafer", *args], capture_output=True, text=True, timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def two_volume_trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("peers")
+    path = d / "mix.csv"
+    cli("traces", "sample", str(path), "--format", "alibaba", "--workload",
+        "mix:zipf:0.9,size=1-8+hotcold:0.9:0.1,size=1-4", "--requests", "20000", "--logical-blocks", "8192")
+    return path
+
+
+def test_setup_sets_the_replayers_conventions(two_volume_trace):
+    out = json.loads(cli("replay", "--trace", str(two_volume_trace), "--device", "0", "--setup", "sepbit-replayer",
+                         "--policy", "sepbit", "--victim", "cost-benefit", "--segment-blocks", "64", "--json").stdout)
+    c = out["conventions"]
+    assert c["setup"] == "sepbit-replayer" and c["gc_mode"] == "garbage-proportion" and not c["prefill"]
+    assert c["garbage_accounting"] == "at-seal" and c["gc_check"] == "request" and c["pick_segments"] == 1
+    assert c["cost_benefit"] == {"form": "sqrt", "clock": "trace-time"}
+    assert any(g["victims"] for g in out["groups"]) and "mean_victim_garbage" in out["groups"][0]
+
+
+def test_a_setup_refuses_a_flag_it_fixes():
+    p = cli("replay", "--setup", "midas-sim", "--gc-check", "request", ok=False)
+    assert p.returncode == 2 and "--gc-check" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_semantic_flags_without_a_setup():
+    base = ["replay", "--workload", "hotcold:0.8:0.2,size=1-8", "--logical-blocks", "8192", "--segment-blocks", "64",
+            "--writes", "40000", "--gc-mode", "garbage-proportion", "--no-prefill", "--json"]
+    a = json.loads(cli(*base).stdout)
+    b = json.loads(cli(*base, "--gc-check", "request", "--pick-segments", "2", "--garbage-accounting", "at-seal",
+                       "--victim", "cost-benefit", "--cost-benefit", "sqrt", "--cost-benefit-clock",
+                       "trace-time").stdout)
+    assert b["conventions"]["pick_segments"] == 2 and a["gc_writes"] != b["gc_writes"]
+    p = cli("replay", "--pick-segments", "0", ok=False)
+    assert p.returncode == 2
+
+
+def test_volumes_from_all_devices_and_from_files(two_volume_trace, tmp_path):
+    args = ["--setup", "sepbit-replayer", "--policy", "base", "--segment-blocks", "64", "--json"]
+    m = json.loads(cli("replay", "--trace", str(two_volume_trace), "--all-devices", *args).stdout)
+    assert len(m["volumes"]) == 2
+    assert m["user_writes"] == sum(v["user_writes"] for v in m["volumes"])
+    total = sum(v["user_writes"] + v["gc_writes"] for v in m["volumes"])
+    assert m["waf"] == pytest.approx(total / m["user_writes"])
+    # the same volumes as two files give the same numbers
+    lines = two_volume_trace.read_text().splitlines(keepends=True)
+    files = []
+    for dev in ("0", "1"):
+        f = tmp_path / f"{dev}.csv"
+        f.write_text("".join(line for line in lines if line.startswith(dev + ",")))
+        files += ["--trace", str(f)]
+    m2 = json.loads(cli("replay", *files, *args).stdout)
+    assert [v["gc_writes"] for v in m2["volumes"]] == [v["gc_writes"] for v in m["volumes"]]
+
+
+def test_api_setups_and_replay_volumes(two_volume_trace):
+    names = [s["name"] for s in wafer.setups()]
+    assert names == ["wafer", "sepbit-replayer", "midas-sim"]
+    m = wafer.replay_volumes("sepbit", all_devices=two_volume_trace, setup="sepbit-replayer",
+                             device=wafer.Device(segment_blocks=64))
+    assert len(m.volumes) == 2 and m.waf > 1
+    r = wafer.replay("base", "zipf:1.0", writes=20000, device=wafer.Device(logical_blocks=8192, segment_blocks=64),
+                     setup="midas-sim")
+    assert r.raw["conventions"]["waf_counts_prefill"] and r.waf < r.raw["workload_waf"]
