@@ -243,3 +243,20 @@ def test_wafer_tune_cli_on_the_timing_model(tmp_path):
     bad = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--max-iterations", "0", "--db",
                                      str(tmp_path / "x.sqlite")], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "max-iterations" in bad.stderr
+
+
+def test_wafer_tune_on_a_trace_file(tmp_path):
+    """A real trace layout as the target (clustering reads it through wafer's readers)."""
+    import json
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t.csv"
+    run = [sys.executable, "-m", "wafer"]
+    subprocess.run(run + ["traces", "sample", str(trace), "--workload", "zipf:0.9,size=1-4,reads=0.5",
+                          "--requests", "7000"], check=True, capture_output=True, timeout=120)
+    p = subprocess.run(run + ["tune", str(trace), "--max-iterations", "1", "--db", str(tmp_path / "t.sqlite"),
+                              "--jobs", "1", "--json", "-q"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["target"] == str(trace) and out["metrics"]["reference"]["latency_us"] > 0

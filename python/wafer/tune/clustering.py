@@ -59,7 +59,7 @@ def trace_windows(path: str, *, format: str | None = None, window: int = WINDOW,
     from .. import _core
 
     cols = _core.trace_columns(str(path), format, max_windows * window if max_windows else None)
-    times, offsets, sizes, ops, devices = (np.asarray(c) for c in cols)
+    times, offsets, sizes, ops, devices = cols  # windows_of converts (ops arrive as bytes)
     return windows_of(times, offsets, sizes, ops, devices, window=window, max_windows=max_windows)
 
 
