@@ -254,7 +254,7 @@ def test_wafer_tune_on_a_trace_file(tmp_path):
     trace = tmp_path / "t.csv"
     run = [sys.executable, "-m", "wafer"]
     subprocess.run(run + ["traces", "sample", str(trace), "--workload", "zipf:0.9,size=1-4,reads=0.5",
-                          "--requests", "7000"], check=True, capture_output=True, timeout=120)
+                          "--requests", "60000"], check=True, capture_output=True, timeout=120)
     p = subprocess.run(run + ["tune", str(trace), "--max-iterations", "1", "--db", str(tmp_path / "t.sqlite"),
                               "--jobs", "1", "--json", "-q"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
