@@ -260,3 +260,24 @@ def test_wafer_tune_on_a_trace_file(tmp_path):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["target"] == str(trace) and out["metrics"]["reference"]["latency_us"] > 0
+
+
+def test_tune_validates_on_a_ray_cluster_as_on_the_process_pool(tmp_path_factory, monkeypatch):
+    """--backend ray: the same validations on Ray workers, the same search."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'wafer[ray]')")
+    import wafer
+    from wafer.tune.evaluate import TimingEvaluator
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    tmp = tmp_path_factory.mktemp("t")  # short: Ray's socket paths must fit in 107 bytes
+    ev = TimingEvaluator(writes=2000, logical_blocks=32768)
+    kw = dict(max_iterations=2, evaluator=ev, progress=False, jobs=2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp))
+    try:
+        on_ray = wafer.tune("uniform,reads=0.5", {"seq": ["seq"]}, db=tmp / "ray.sqlite", backend="ray", **kw)
+    finally:
+        ray.shutdown()
+    local = wafer.tune("uniform,reads=0.5", {"seq": ["seq"]}, db=tmp / "local.sqlite", **kw)
+    assert on_ray.validations == local.validations > 2
+    assert on_ray.best == local.best and on_ray.scores == local.scores
