@@ -109,7 +109,10 @@ def _learned(name: str, online: dict, base: dict, logical: int, repeat: int, mod
     that trained), and its replay with that run's final model frozen (no
     training), whose extra time per user write over ``base`` on the same
     workload is the inference (and feature) cost."""
-    keep = {"lstm-km": {}}.get(name, {"retrain": 0})
+    # Freeze: policies retrained on a period take retrain = 0, Shiro's
+    # classifier (shiro, shiro-ng, phftl) online = false.
+    defaults = next((p.get("defaults", {}) for p in policies() if p["name"] == name), {})
+    keep = {"retrain": 0} if "retrain" in defaults else {"online": False} if "online" in defaults else {}
     frozen = _engine(logical, 4, repeat, policy=name, workload="zipf:1.0", params={"model": model, **keep})
     t = online["training"] or {}
     n = max(t.get("trainings", 0), 1)
