@@ -104,16 +104,21 @@ def _streams(rows: list[dict]) -> list[dict]:
     return out
 
 
+def frozen_params(name: str) -> dict:
+    """The parameters that stop a learned policy's training: ``retrain = 0``
+    for those retrained on a period (DOGI, ML-DT), ``online = false`` for
+    those on Shiro's classifier (shiro, shiro-ng, phftl), none for LSTM+KM
+    (it trains once, before its periods)."""
+    defaults = next((p.get("defaults", {}) for p in policies() if p["name"] == name), {})
+    return {"retrain": 0} if "retrain" in defaults else {"online": False} if "online" in defaults else {}
+
+
 def _learned(name: str, online: dict, base: dict, logical: int, repeat: int, model: str) -> dict:
     """A learned policy's costs: its online training (from ``online``, a run
     that trained), and its replay with that run's final model frozen (no
     training), whose extra time per user write over ``base`` on the same
     workload is the inference (and feature) cost."""
-    # Freeze: policies retrained on a period take retrain = 0, Shiro's
-    # classifier (shiro, shiro-ng, phftl) online = false.
-    defaults = next((p.get("defaults", {}) for p in policies() if p["name"] == name), {})
-    keep = {"retrain": 0} if "retrain" in defaults else {"online": False} if "online" in defaults else {}
-    frozen = _engine(logical, 4, repeat, policy=name, workload="zipf:1.0", params={"model": model, **keep})
+    frozen = _engine(logical, 4, repeat, policy=name, workload="zipf:1.0", params={"model": model, **frozen_params(name)})
     t = online["training"] or {}
     n = max(t.get("trainings", 0), 1)
     return {
