@@ -243,6 +243,10 @@ def test_wafer_tune_cli_on_the_timing_model(tmp_path):
     bad = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--max-iterations", "0", "--db",
                                      str(tmp_path / "x.sqlite")], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "max-iterations" in bad.stderr
+    small = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--logical-blocks", "8192", "--max-iterations",
+                                       "1", "--db", str(tmp_path / "s.sqlite"), "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert small.returncode == 2 and "too small for the reference's superblocks" in small.stderr
 
 
 def test_wafer_tune_on_a_trace_file(tmp_path):

@@ -225,8 +225,13 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
     ref = val.run(val.reference)
     if val.scores(ref, ref) is None:
         errors = {t: (db.validation(ref, t) or {}).get("error") for ts in study.workloads.values() for t in ts}
+        hint = ""
+        if any(e and "over-provisioning too small" in e for e in errors.values()):
+            # The engine's advice names replay flags; what helps here is a bigger device.
+            hint = (" (the device is too small for the reference's superblocks: give a synthetic workload more "
+                    "--logical-blocks, or a trace that touches more blocks)")
         raise ValueError("the reference configuration failed its own validation: "
-                         + "; ".join(f"{t}: {e}" for t, e in errors.items() if e))
+                         + "; ".join(f"{t}: {e}" for t, e in errors.items() if e) + hint)
     sid = study.search_id()
     hist = db.iterations(sid)
     explored: dict[int, dict[str, Any]] = {ref: val.reference}
