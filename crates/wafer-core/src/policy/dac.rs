@@ -42,11 +42,13 @@ pub(super) fn check_classes(policy: &str, classes: u32, min: u32) -> crate::erro
     })
 }
 
-/// DAC's parameters (the replayer's defaults).
+/// The parameters of the replayer's schemes that take only a group count
+/// (DAC, FADaC, FK, SFS), with the replayer's default.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Levels, one group each (the replayer's `--setNumOpenSegments`).
+    /// Groups (DAC: levels, one group each; SFS: hotness clusters), the
+    /// replayer's `--setNumOpenSegments`.
     pub classes: u32,
 }
 

@@ -11,9 +11,7 @@
 //! Deviation: V is the number of LBAs written before the request; the
 //! replayer's log count also holds its open segments' garbage.
 
-use serde::{Deserialize, Serialize};
-
-use super::dac::check_classes;
+use super::dac::{check_classes, Params};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
 use crate::params;
@@ -33,20 +31,6 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
         }))
     },
 };
-
-/// FADaC's parameters (the replayer's defaults).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
-    /// Groups.
-    pub classes: u32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params { classes: 6 }
-    }
-}
 
 /// Count of an LBA never written.
 const NEW: u32 = u32::MAX;

@@ -12,9 +12,7 @@
 //! its request stream first. Deviation: a trimmed block dies at its trim here;
 //! the replayer's annotation has no trims.
 
-use serde::{Deserialize, Serialize};
-
-use super::dac::check_classes;
+use super::dac::{check_classes, Params};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
 use crate::future::remaining;
@@ -33,20 +31,6 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
         }))
     },
 };
-
-/// FK's parameters (the replayer's defaults).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
-    /// Groups.
-    pub classes: u32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params { classes: 6 }
-    }
-}
 
 /// FK state: nothing but the shape.
 pub struct Fk {

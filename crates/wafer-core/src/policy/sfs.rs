@@ -19,9 +19,7 @@
 //! than groups, the replayer takes them in its hash map's order, here in
 //! segment id order.
 
-use serde::{Deserialize, Serialize};
-
-use super::dac::check_classes;
+use super::dac::{check_classes, Params};
 use super::{BlockEvent, Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 use crate::params;
@@ -46,20 +44,6 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
         }))
     },
 };
-
-/// SFS's parameters (the replayer's defaults).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
-    /// Groups (hotness clusters).
-    pub classes: u32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params { classes: 6 }
-    }
-}
 
 /// K-means rounds per re-clustering.
 const ROUNDS: usize = 3;
