@@ -20,6 +20,8 @@ from .stats import summarize
 WORKLOADS = ["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"]
 SKEWED = ["zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1"]
 PRACTICAL = ("no separation", "rule-based", "learned")
+#: Synthetic stand-ins for Shiro's Alibaba drives (`wafer reproduce shiro`).
+SHIRO_WORKLOADS = ["zipf:1.0", "hotcold:0.9:0.1", "phase"]
 
 
 class Cells:
@@ -420,18 +422,18 @@ EXPERIMENTS = {
         figure="Shiro Fig. 7 (WAF), Fig. 9 (-NG ablations), Table V (short-class accuracy)",
         policies=["base", "two-r", "sepbit", "midas", "shiro", "sepbit-ng", "midas-ng", "shiro-ng"],
         victims=["cost-benefit"],
-        workloads=["zipf:1.0", "hotcold:0.9:0.1", "phase"],
+        workloads=SHIRO_WORKLOADS,
         ops=[0.07],
         accuracy=True,
         claims=[
             Claim("Shiro has the lowest WAF of every practical policy (Fig. 7)",
-                  lowest("shiro", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], among="practical")),
-            Claim("2R is below Base (Fig. 7)", order(["two-r", "base"], ["zipf:1.0", "hotcold:0.9:0.1", "phase"])),
+                  lowest("shiro", SHIRO_WORKLOADS, among="practical")),
+            Claim("2R is below Base (Fig. 7)", order(["two-r", "base"], SHIRO_WORKLOADS)),
             Claim("Shiro's reduction against Base (the paper: 67.6% on average)",
-                  lowers("shiro", "base", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
+                  lowers("shiro", "base", SHIRO_WORKLOADS, 0.07)),
             Claim("... against SepBIT (the paper: 17.1-58.0% against the rule-based schemes)",
-                  lowers("shiro", "sepbit", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
-            Claim("... against MiDAS", lowers("shiro", "midas", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
+                  lowers("shiro", "sepbit", SHIRO_WORKLOADS, 0.07)),
+            Claim("... against MiDAS", lowers("shiro", "midas", SHIRO_WORKLOADS, 0.07)),
             Claim("Fig. 9's ablation order: shiro-ng below sepbit-ng and midas-ng, both below base",
                   lambda c: _all([(c.waf("shiro-ng", w, op, v) < min(c.waf("sepbit-ng", w, op, v),
                                                                     c.waf("midas-ng", w, op, v))
@@ -439,15 +441,15 @@ EXPERIMENTS = {
                                    < c.waf("base", w, op, v),
                                    f"{w}: " + ", ".join(f"{p} {_f(c.waf(p, w, op, v))}"
                                                         for p in ("shiro-ng", "sepbit-ng", "midas-ng", "base")))
-                                  for op, v in c.settings() for w in ("zipf:1.0", "hotcold:0.9:0.1", "phase")])),
+                                  for op, v in c.settings() for w in SHIRO_WORKLOADS])),
             Claim("GC separation helps Shiro: shiro below shiro-ng (Fig. 9)",
-                  lowers("shiro", "shiro-ng", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
+                  lowers("shiro", "shiro-ng", SHIRO_WORKLOADS, 0.07)),
             Claim("... and SepBIT: sepbit below sepbit-ng (Fig. 9)",
-                  lowers("sepbit", "sepbit-ng", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
+                  lowers("sepbit", "sepbit-ng", SHIRO_WORKLOADS, 0.07)),
             Claim("... and MiDAS: midas below midas-ng (Fig. 9)",
-                  lowers("midas", "midas-ng", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.07)),
+                  lowers("midas", "midas-ng", SHIRO_WORKLOADS, 0.07)),
             Claim("Shiro's user-write lifetime accuracy is at least 80% (Table V: 81.4-98.7%, average 90.9%)",
-                  accuracy_at_least("shiro", "user", ["zipf:1.0", "hotcold:0.9:0.1", "phase"], 0.80)),
+                  accuracy_at_least("shiro", "user", SHIRO_WORKLOADS, 0.80)),
         ],
         quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
     ),
