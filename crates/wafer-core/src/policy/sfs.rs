@@ -23,6 +23,7 @@ use super::dac::{check_classes, Params};
 use super::{BlockEvent, Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 use crate::params;
+use crate::victim::cost_hotness::Hotness;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sfs",
@@ -31,13 +32,9 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     build: |p, geo| {
         let p: Params = params::parse("sfs", p)?;
         check_classes("sfs", p.classes, 1)?;
-        let (l, n) = (geo.logical_blocks as usize, geo.segments as usize);
         Ok(Box::new(Sfs {
             centers: vec![0.0; p.classes as usize],
-            count: vec![0; l],
-            last_us: vec![0.0; l],
-            seg_count: vec![0.0; n],
-            seg_last_us: vec![0.0; n],
+            h: Hotness::new(geo),
             clustered_for: None,
             hot: Vec::new(),
             quantizations: 0,
@@ -52,13 +49,8 @@ const ROUNDS: usize = 3;
 pub struct Sfs {
     /// Hotness centres, hottest first.
     centers: Vec<f64>,
-    /// User writes of each LBA (0: never written).
-    count: Vec<u32>,
-    /// Time of each LBA's last user write [µs].
-    last_us: Vec<f64>,
-    /// Per segment, Σ count and Σ last-write time over its valid blocks.
-    seg_count: Vec<f64>,
-    seg_last_us: Vec<f64>,
+    /// Per-LBA write counts and times, per-segment sums (as cost-hotness).
+    h: Hotness,
     /// The victim the centres were last re-clustered for.
     clustered_for: Option<SegmentId>,
     /// Scratch: segment hotness values.
@@ -88,7 +80,7 @@ impl Sfs {
             if ftl.segs.state[s] == SegState::Sealed {
                 let v = ftl.segs.valid[s] as f64;
                 self.hot
-                    .push(self.seg_count[s] / (v * now - self.seg_last_us[s]));
+                    .push(self.h.seg_count[s] / (v * now - self.h.seg_last_us[s]));
             }
         }
         let k = self.centers.len();
@@ -149,10 +141,10 @@ impl Placement for Sfs {
     fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let l = w.lba as usize;
-            let hotness = if self.count[l] == 0 {
+            let hotness = if self.h.count[l] == 0 {
                 f64::MAX
             } else {
-                self.count[l] as f64 / ((w.req_time_ns / 1000) as f64 - self.last_us[l])
+                self.h.count[l] as f64 / ((w.req_time_ns / 1000) as f64 - self.h.last_us[l])
             };
             *g = self.nearest(hotness);
         }
@@ -165,7 +157,7 @@ impl Placement for Sfs {
         }
         let l = b.lba as usize;
         let now = (ctx.ftl.now_ns / 1000) as f64;
-        self.nearest(self.count[l] as f64 / (now - self.last_us[l]))
+        self.nearest(self.h.count[l] as f64 / (now - self.h.last_us[l]))
     }
 
     fn tracks_blocks(&self) -> bool {
@@ -173,21 +165,7 @@ impl Placement for Sfs {
     }
 
     fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
-        let (l, s) = (lba as usize, seg as usize);
-        match ev {
-            BlockEvent::Invalidated => {
-                self.seg_count[s] -= self.count[l] as f64;
-                self.seg_last_us[s] -= self.last_us[l];
-            }
-            BlockEvent::UserWrite | BlockEvent::GcWrite => {
-                if ev == BlockEvent::UserWrite {
-                    self.count[l] += 1;
-                    self.last_us[l] = (ftl.now_ns / 1000) as f64;
-                }
-                self.seg_count[s] += self.count[l] as f64;
-                self.seg_last_us[s] += self.last_us[l];
-            }
-        }
+        self.h.on_block(lba, seg, ev, ftl);
     }
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
@@ -197,8 +175,7 @@ impl Placement for Sfs {
                 self.quantize(ctx.ftl);
             }
             self.clustered_for = None;
-            self.seg_count[seg as usize] = 0.0;
-            self.seg_last_us[seg as usize] = 0.0;
+            self.h.forget(seg);
         }
     }
 
@@ -210,8 +187,6 @@ impl Placement for Sfs {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.count.capacity() * 4
-            + (self.last_us.capacity() + self.seg_count.capacity() + self.seg_last_us.capacity())
-                * 8
+        self.h.memory_bytes()
     }
 }

@@ -17,52 +17,34 @@ use super::{replayer_bound, BlockEvent, VictimSelector};
 use crate::device::Geometry;
 use crate::ftl::{Ftl, SegState, SegmentId};
 
-/// Per-LBA write counts and times, per-segment sums.
-pub struct CostHotness {
-    /// User writes of each LBA.
-    count: Vec<u32>,
+/// SFS's hotness bookkeeping (also the `sfs` placement's): per-LBA write
+/// counts and times, per-segment sums over the valid blocks.
+pub struct Hotness {
+    /// User writes of each LBA (0: never written).
+    pub count: Vec<u32>,
     /// Time of each LBA's last user write [µs].
-    last_us: Vec<f64>,
+    pub last_us: Vec<f64>,
     /// Per segment, Σ count over its valid blocks.
-    seg_count: Vec<f64>,
+    pub seg_count: Vec<f64>,
     /// Per segment, Σ last-write time over its valid blocks [µs].
-    seg_last_us: Vec<f64>,
+    pub seg_last_us: Vec<f64>,
 }
 
-impl CostHotness {
+impl Hotness {
     /// Empty tables for a device of this shape.
     pub fn new(geo: &Geometry) -> Self {
         let (l, n) = (geo.logical_blocks as usize, geo.segments as usize);
-        CostHotness {
+        Hotness {
             count: vec![0; l],
             last_us: vec![0.0; l],
             seg_count: vec![0.0; n],
             seg_last_us: vec![0.0; n],
         }
     }
-}
 
-impl CostHotness {
-    /// A victim's blocks move out without invalidations: its sums restart
-    /// at zero for its next life.
-    fn forget(&mut self, seg: SegmentId) {
-        self.seg_count[seg as usize] = 0.0;
-        self.seg_last_us[seg as usize] = 0.0;
-    }
-}
-
-impl VictimSelector for CostHotness {
-    fn name(&self) -> &'static str {
-        "cost-hotness"
-    }
-
-    fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
-
-    fn tracks_blocks(&self) -> bool {
-        true
-    }
-
-    fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
+    /// Follow one block event (a user write also counts and times the LBA).
+    #[inline]
+    pub fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
         let (l, s) = (lba as usize, seg as usize);
         match ev {
             BlockEvent::Invalidated => {
@@ -80,6 +62,50 @@ impl VictimSelector for CostHotness {
         }
     }
 
+    /// A victim's blocks move out without invalidations: its sums restart
+    /// at zero for its next life.
+    pub fn forget(&mut self, seg: SegmentId) {
+        self.seg_count[seg as usize] = 0.0;
+        self.seg_last_us[seg as usize] = 0.0;
+    }
+
+    /// Bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.count.capacity() * 4
+            + (self.last_us.capacity() + self.seg_count.capacity() + self.seg_last_us.capacity())
+                * 8
+    }
+}
+
+/// The selector: the hotness sums and the replayer's score.
+pub struct CostHotness {
+    h: Hotness,
+}
+
+impl CostHotness {
+    /// Empty tables for a device of this shape.
+    pub fn new(geo: &Geometry) -> Self {
+        CostHotness {
+            h: Hotness::new(geo),
+        }
+    }
+}
+
+impl VictimSelector for CostHotness {
+    fn name(&self) -> &'static str {
+        "cost-hotness"
+    }
+
+    fn on_seal(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
+
+    fn tracks_blocks(&self) -> bool {
+        true
+    }
+
+    fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
+        self.h.on_block(lba, seg, ev, ftl);
+    }
+
     fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
         let blocks = ftl.geo.segment_blocks as f64;
         let max_valid = replayer_bound(ftl, max_valid);
@@ -94,24 +120,22 @@ impl VictimSelector for CostHotness {
                 break;
             }
             let u = valid as f64 / blocks;
-            let hotness = self.seg_count[s] / (valid as f64 * now_us - self.seg_last_us[s]);
+            let hotness = self.h.seg_count[s] / (valid as f64 * now_us - self.h.seg_last_us[s]);
             let x = (1.0 - u) / (u * hotness);
             if best.is_none_or(|(b, _)| x > b || (b.is_nan() && !x.is_nan())) {
                 best = Some((x, s as SegmentId));
             }
         }
         let (_, victim) = best?;
-        self.forget(victim);
+        self.h.forget(victim);
         Some(victim)
     }
 
     fn remove(&mut self, seg: SegmentId, _ftl: &Ftl) {
-        self.forget(seg);
+        self.h.forget(seg);
     }
 
     fn memory_bytes(&self) -> usize {
-        self.count.capacity() * 4
-            + (self.last_us.capacity() + self.seg_count.capacity() + self.seg_last_us.capacity())
-                * 8
+        self.h.memory_bytes()
     }
 }

@@ -6,7 +6,7 @@
 pub mod adjusted_greedy;
 mod cat;
 mod cost_benefit;
-mod cost_hotness;
+pub(crate) mod cost_hotness;
 mod d_choices;
 mod fifo;
 mod greedy;
