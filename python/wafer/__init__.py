@@ -15,6 +15,7 @@ and, with ``timing="intel750"``, the latency, throughput and energy of an SSD::
 """
 
 from ._core import (
+    CheckpointError,
     ConfigError,
     ModelError,
     PolicyError,
@@ -35,6 +36,7 @@ from .api import (
     presets,
     replay,
     replay_volumes,
+    resume,
     setups,
     timing_config,
     timing_presets,
@@ -45,6 +47,7 @@ from .result import ResultSet, RunResult, format_table
 from .traces import Selection, TraceStats
 
 __all__ = [
+    "CheckpointError",
     "ConfigError",
     "Device",
     "MultiResult",
@@ -68,6 +71,7 @@ __all__ = [
     "presets",
     "replay",
     "replay_volumes",
+    "resume",
     "setups",
     "timing_config",
     "timing_presets",

@@ -19,6 +19,7 @@ from .api import (
     presets,
     replay,
     replay_volumes,
+    resume,
     setups,
     timing_config,
     timing_presets,
@@ -515,13 +516,32 @@ def _victim(a: argparse.Namespace, given: str | None) -> str:
     return given or _preset(a).get("victim", "greedy")
 
 
+#: `wafer replay` flags that do not define the run (allowed with --resume).
+_NOT_THE_RUN = {"command", "func", "parser", "resume", "checkpoint", "checkpoint_every", "quiet", "json",
+                "timeseries"}
+
+
 def cmd_replay(a: argparse.Namespace) -> int:
-    dev = _device(a)
-    if (a.trace and len(a.trace) > 1) or a.all_devices:
-        return _replay_volumes(a, dev)
-    r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
-               params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
-               **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
+    if a.resume:
+        defaults = vars(a.parser.parse_args([]))
+        given = sorted(k for k, v in vars(a).items() if k not in _NOT_THE_RUN and v != defaults.get(k))
+        if given:
+            flags = ", ".join("--" + k.replace("_", "-") for k in given)
+            raise _core.ConfigError(f"invalid run configuration: resume: the run comes from checkpoint {a.resume}; "
+                                    f"drop {flags} (a resumed run cannot change)")
+        r = resume(a.resume, checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every,
+                   progress=not (a.quiet or a.json))
+    else:
+        dev = _device(a)
+        if (a.trace and len(a.trace) > 1) or a.all_devices:
+            if a.checkpoint:
+                raise _core.ConfigError("invalid run configuration: checkpoint: a multi-volume run cannot be "
+                                        "checkpointed; replay the volumes one at a time")
+            return _replay_volumes(a, dev)
+        r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
+                   params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
+                   checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every,
+                   **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -943,12 +963,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "`wafer policies`)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
+    ck = r.add_argument_group("checkpoints (long replays that survive a kill)")
+    ck.add_argument("--checkpoint", metavar="FILE",
+                    help="write the run's complete state to FILE (atomically) every 5 minutes (or "
+                         "--checkpoint-every drive-writes) and at the end")
+    ck.add_argument("--checkpoint-every", type=float, metavar="DW",
+                    help="drive-writes between checkpoints (default: every 5 minutes of wall time)")
+    ck.add_argument("--resume", metavar="FILE",
+                    help="continue the run checkpointed in FILE to the result the uninterrupted run gives "
+                         "(the run's flags come from FILE; it keeps checkpointing to FILE, or to --checkpoint)")
     _add_run(r)
     _add_setup(r)
     _add_device(r)
     _add_trace(r)
     _add_timing(r)
-    r.set_defaults(func=cmd_replay)
+    r.set_defaults(func=cmd_replay, parser=r)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)

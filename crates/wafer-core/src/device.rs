@@ -226,7 +226,7 @@ impl Default for DeviceConfig {
 }
 
 /// The validated shape of the device.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Geometry {
     /// Logical capacity [blocks].
     pub logical_blocks: u32,

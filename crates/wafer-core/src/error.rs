@@ -74,6 +74,16 @@ pub enum Error {
     /// An FTL invariant was broken (only reported by the checker).
     #[error("FTL invariant broken: {0}")]
     Invariant(String),
+    /// A checkpoint that cannot be written or resumed from: unreadable,
+    /// truncated, of another wafer version, or of a run that cannot be
+    /// checkpointed.
+    #[error("checkpoint {file}: {reason}")]
+    Checkpoint {
+        /// The checkpoint file (or what was being checkpointed).
+        file: String,
+        /// What is wrong and what would help.
+        reason: String,
+    },
 }
 
 /// The entry of a registry table named `name`, or an error listing the names

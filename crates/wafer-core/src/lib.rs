@@ -23,6 +23,7 @@
 //! Logical time is the number of user-written blocks so far, as in the papers.
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod device;
 pub mod error;
 pub mod features;

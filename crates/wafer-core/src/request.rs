@@ -1,7 +1,7 @@
 //! One block I/O request, already converted to the device's block units.
 
 /// Kind of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     /// Read: counted, changes nothing.
     Read,
@@ -12,7 +12,7 @@ pub enum Op {
 }
 
 /// A request: `blocks` consecutive logical blocks starting at `lba`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// Arrival time [ns since the start of the workload].
     pub time_ns: u64,

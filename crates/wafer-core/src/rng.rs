@@ -3,7 +3,7 @@
 //! number stable across dependency upgrades: same seed, same result, forever.
 
 /// xoshiro256++ (Blackman & Vigna), 256-bit state, period 2^256 - 1.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Rng {
     s: [u64; 4],
 }

@@ -246,13 +246,13 @@ pub struct Simulation {
     exhausted: bool,
     /// An error the source met after the requests still in `ahead`.
     source_error: Option<Error>,
-    /// Rest of a request cut at the `writes` limit or a step boundary.
+    /// Rest of a request cut at the `writes` limit.
     pending: Option<Request>,
     /// Requests drawn from the source but not applied yet, so the engine can
     /// prefetch their table entries (their order is the source's order).
     ahead: VecDeque<Request>,
     written: u64,
-    /// Requests taken from the source and applied (a request cut at a step
+    /// Requests taken from the source and applied (a request cut at the
     /// boundary counts once).
     taken: u64,
     elapsed: f64,
@@ -260,6 +260,66 @@ pub struct Simulation {
     annotation: Option<AnnotationInfo>,
     /// Timing mode's driver (it replays the requests instead of `advance`).
     timing: Option<Box<timing::Driver>>,
+    /// The configuration as given (before a setup or the sizing changed
+    /// it): what a checkpoint stores to build the run again.
+    origin: RunConfig,
+}
+
+/// What a checkpoint holds besides the engine's state: the replay's position.
+#[derive(Serialize, Deserialize)]
+struct Position {
+    written: u64,
+    taken: u64,
+    pending: Option<Request>,
+    elapsed: f64,
+    prefill_seconds: f64,
+    /// Bytes of the trace file, to refuse a trace that changed.
+    trace_bytes: Option<u64>,
+}
+
+/// The header and state of the checkpoint at `path`.
+fn read_checkpoint(
+    path: &std::path::Path,
+) -> Result<(String, RunConfig, Position, crate::ftl::engine::EngineState)> {
+    let err = |reason: String| Error::Checkpoint {
+        file: path.display().to_string(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let magic = crate::checkpoint::MAGIC;
+    if bytes.len() < magic.len() + 4 || &bytes[..magic.len()] != magic {
+        return Err(err("not a wafer checkpoint".into()));
+    }
+    let format = u32::from_le_bytes(
+        bytes[magic.len()..magic.len() + 4]
+            .try_into()
+            .expect("4 bytes"),
+    );
+    if format != crate::checkpoint::FORMAT {
+        return Err(err(format!(
+            "checkpoint format {format}; this wafer reads format {}",
+            crate::checkpoint::FORMAT
+        )));
+    }
+    let body = &bytes[magic.len() + 4..];
+    let unreadable = |e: Error| match e {
+        Error::Checkpoint { reason, .. } => err(reason),
+        e => e,
+    };
+    // The version comes first, so a checkpoint of another version is named
+    // as such rather than as corrupt.
+    let version: String = crate::checkpoint::decode(body).map_err(unreadable)?;
+    if version != env!("CARGO_PKG_VERSION") {
+        return Err(err(format!(
+            "written by wafer {version}; this is wafer {}: finish it with that version",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    let (version, config, position, engine): (String, String, Position, _) =
+        crate::checkpoint::decode(body).map_err(unreadable)?;
+    let cfg: RunConfig = serde_json::from_str(&config)
+        .map_err(|e| err(format!("its run configuration does not parse: {e}")))?;
+    Ok((version, cfg, position, engine))
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -284,10 +344,22 @@ impl Simulation {
     /// from the validated config and the device's geometry (a policy that
     /// wraps another, e.g. to record its predictions).
     pub fn with_builder(
-        mut cfg: RunConfig,
+        cfg: RunConfig,
         ann: Option<Arc<Annotation>>,
         build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
     ) -> Result<Self> {
+        Self::construct(cfg, ann, build, true)
+    }
+
+    /// Build the run; `prefill` false leaves the device erased (a resumed
+    /// run's state replaces it anyway).
+    fn construct(
+        mut cfg: RunConfig,
+        ann: Option<Arc<Annotation>>,
+        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
+        prefill: bool,
+    ) -> Result<Self> {
+        let origin = cfg.clone();
         cfg.setup.apply(&mut cfg);
         let fit = match cfg.timing.clone() {
             Some(t) => {
@@ -348,7 +420,7 @@ impl Simulation {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
         }
         let t = Instant::now();
-        if cfg.device.prefill {
+        if cfg.device.prefill && prefill {
             engine.prefill()?;
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
@@ -386,7 +458,124 @@ impl Simulation {
             prefill_seconds,
             annotation,
             timing,
+            origin,
         })
+    }
+
+    /// Whether a checkpoint can be taken now: not while a learned policy's
+    /// training runs on its thread (a few requests later it can).
+    pub fn checkpoint_ready(&self) -> bool {
+        !self.engine.checkpoint_busy()
+    }
+
+    /// Write the run's complete state to `path`, atomically (see
+    /// [`crate::checkpoint`]). An error if the run cannot be checkpointed
+    /// (timing mode) or not now ([`Simulation::checkpoint_ready`]).
+    pub fn save_checkpoint(&self, path: &std::path::Path) -> Result<()> {
+        let named = |e: Error| match e {
+            Error::Checkpoint { reason, .. } => Error::Checkpoint {
+                file: path.display().to_string(),
+                reason,
+            },
+            e => e,
+        };
+        if self.timing.is_some() {
+            return Err(named(crate::checkpoint::unsupported("a timed replay")));
+        }
+        if !self.checkpoint_ready() {
+            return Err(named(Error::Checkpoint {
+                file: String::new(),
+                reason: "the policy's training is in flight; try again after a few requests".into(),
+            }));
+        }
+        let engine = self.engine.save_state().map_err(named)?;
+        let position = Position {
+            written: self.written,
+            taken: self.taken,
+            pending: self.pending,
+            elapsed: self.elapsed,
+            prefill_seconds: self.prefill_seconds,
+            trace_bytes: self.trace_bytes(),
+        };
+        let config = serde_json::to_string(&self.origin).expect("a run config serialises");
+        let mut out = Vec::new();
+        out.extend_from_slice(crate::checkpoint::MAGIC);
+        out.extend_from_slice(&crate::checkpoint::FORMAT.to_le_bytes());
+        let body =
+            crate::checkpoint::encode(&(env!("CARGO_PKG_VERSION"), config, position, engine))
+                .map_err(named)?;
+        out.extend_from_slice(&body);
+        crate::checkpoint::write_atomic(path, &out)
+    }
+
+    /// The configuration a checkpoint at `path` was taken of (as given to
+    /// the run), without building the run.
+    pub fn checkpoint_config(path: &std::path::Path) -> Result<RunConfig> {
+        Ok(read_checkpoint(path)?.1)
+    }
+
+    /// Go on with the run checkpointed at `path`: the run is built again
+    /// from its stored configuration, the requests already applied are read
+    /// past, and the saved state replaces the fresh one. Stepping it to the
+    /// end gives the result the uninterrupted run gives (apart from the
+    /// timing fields).
+    pub fn resume(path: &std::path::Path) -> Result<Self> {
+        let named = |e: Error| match e {
+            Error::Checkpoint { reason, .. } => Error::Checkpoint {
+                file: path.display().to_string(),
+                reason,
+            },
+            e => e,
+        };
+        let (_, cfg, position, engine) = read_checkpoint(path)?;
+        let mut sim = Self::construct(
+            cfg,
+            None,
+            |cfg, geo| policy::build(&cfg.policy, &cfg.params, geo),
+            false,
+        )?;
+        if sim.timing.is_some() {
+            return Err(named(crate::checkpoint::unsupported("a timed replay")));
+        }
+        if position.trace_bytes != sim.trace_bytes() {
+            return Err(named(Error::Checkpoint {
+                file: String::new(),
+                reason: format!(
+                    "the trace has {} bytes now, {} when the checkpoint was taken: it changed",
+                    sim.trace_bytes().map_or("no".into(), |b| b.to_string()),
+                    position.trace_bytes.map_or("no".into(), |b| b.to_string()),
+                ),
+            }));
+        }
+        sim.engine.load_state(engine).map_err(named)?;
+        for i in 0..position.taken {
+            match sim.source.next() {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    return Err(named(Error::Checkpoint {
+                        file: String::new(),
+                        reason: format!(
+                            "the request stream ends after {i} requests; the checkpoint was \
+                             taken after {} (the input changed)",
+                            position.taken
+                        ),
+                    }))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        sim.written = position.written;
+        sim.taken = position.taken;
+        sim.pending = position.pending;
+        sim.elapsed = position.elapsed;
+        sim.prefill_seconds = position.prefill_seconds;
+        Ok(sim)
+    }
+
+    /// Bytes of the replayed trace file (`None` for a synthetic workload).
+    fn trace_bytes(&self) -> Option<u64> {
+        let t = self.cfg.trace.as_ref()?;
+        std::fs::metadata(&t.path).ok().map(|m| m.len())
     }
 
     /// User blocks written so far.
@@ -408,7 +597,9 @@ impl Simulation {
             || (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
     }
 
-    /// Advance by at most `budget` user blocks. Returns true when the run is done.
+    /// Advance by about `budget` user blocks (the last request is applied
+    /// whole, so a step may write a few more). Returns true when the run is
+    /// done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
@@ -467,7 +658,10 @@ impl Simulation {
                 }
             };
             if req.op == Op::Write {
-                let room = goal - self.written;
+                // Only the run's end cuts a request: a step boundary does
+                // not, so that how a run is stepped (chunks, checkpoints)
+                // never changes its result.
+                let room = self.cfg.writes - self.written;
                 if req.blocks as u64 > room {
                     let rest = Request {
                         lba: req.lba + room,

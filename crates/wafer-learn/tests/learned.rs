@@ -353,3 +353,84 @@ fn nodap_with_dogi_user_predictions() {
     let acc = r.accuracy.as_ref().unwrap().user.as_ref().unwrap();
     assert!(acc.accuracy > 0.2 && acc.accuracy < 1.0, "{}", acc.accuracy);
 }
+
+/// The result as JSON without what measures the process (wall-clock times,
+/// allocated memory), the only fields a resumed run may differ in.
+fn deterministic(r: RunResult) -> Value {
+    fn drop_times(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.retain(|k, _| {
+                    !(k.contains("seconds")
+                        || k.ends_with("_ms")
+                        || k.contains("memory")
+                        || k == "path")
+                });
+                o.values_mut().for_each(drop_times);
+            }
+            Value::Array(a) => a.iter_mut().for_each(drop_times),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(r).unwrap();
+    v.as_object_mut()
+        .unwrap()
+        .remove("engine_bytes_per_physical_block");
+    v.as_object_mut().unwrap().remove("user_writes_per_second");
+    drop_times(&mut v);
+    v
+}
+
+#[test]
+fn a_learned_policy_resumes_from_a_checkpoint_to_the_uninterrupted_result() {
+    // Models, samplers, optimiser-free training state and RNGs are state; a
+    // training on its thread is waited for (the checkpoint moves past it).
+    wafer_learn::install();
+    let dir = std::env::temp_dir().join(format!("wafer-learn-ckpt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.ckpt");
+    for policy in ["dogi", "ml-dt", "phftl", "shiro", "shiro-ng", "lstm-km"] {
+        let params = match policy {
+            "dogi" => {
+                json!({"min_examples": 32, "min_samples": 2000, "retrain": 0.3, "deploy": 0.1, "epochs": 2})
+            }
+            "ml-dt" => {
+                json!({"min_examples": 32, "min_samples": 2000, "retrain": 0.3, "deploy": 0.1, "epochs": 1})
+            }
+            "lstm-km" => {
+                json!({"chunks": 64, "period_dw": 0.2, "train_frac": 0.4, "epochs": 3, "hidden": 8})
+            }
+            _ => json!({"window": 0.3, "bootstrap_epochs": 2, "train_fraction": 0.5, "batch": 32}),
+        };
+        let mut c = cfg(policy, "hotcold:0.9:0.1", params);
+        c.device.logical_blocks = 1 << 13;
+        c.device.segment_blocks = 16;
+        c.writes = 5 << 13;
+        let whole = run(c.clone());
+        let mut sim = Simulation::new(c).unwrap();
+        let mut waited = 0;
+        for at in [7_001u64, 23_000] {
+            sim.step(at - sim.written()).unwrap();
+            while !sim.checkpoint_ready() {
+                sim.step(16).unwrap();
+                waited += 1;
+            }
+            sim.save_checkpoint(&path).unwrap();
+            drop(sim);
+            sim = Simulation::resume(&path).unwrap();
+        }
+        sim.run().unwrap();
+        sim.engine().check().unwrap();
+        let resumed = sim.result();
+        assert!(
+            resumed.training.unwrap().trainings >= 2,
+            "{policy} trained across the stops"
+        );
+        assert_eq!(
+            deterministic(whole),
+            deterministic(resumed),
+            "{policy} (waited {waited} steps)"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

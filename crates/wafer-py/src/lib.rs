@@ -64,6 +64,13 @@ create_exception!(
     "A model file that cannot be used (names the file and the tensor)."
 );
 
+create_exception!(
+    _core,
+    CheckpointError,
+    WaferError,
+    "A checkpoint that cannot be written or resumed (names the file and the reason)."
+);
+
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -74,6 +81,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Trace { .. } => TraceError::new_err(msg),
         Error::Model { .. } => ModelError::new_err(msg),
         Error::Resources(_) => ResourceError::new_err(msg),
+        Error::Checkpoint { .. } => CheckpointError::new_err(msg),
     }
 }
 
@@ -124,6 +132,13 @@ impl Simulation {
         self.sim().total()
     }
 
+    /// Logical blocks of the simulated device (once sized, e.g. by a
+    /// trace's footprint): a drive-write.
+    #[getter]
+    fn logical_blocks(&self) -> u64 {
+        self.sim().engine().ftl.geo.logical_blocks as u64
+    }
+
     /// Run the FTL invariant checker now.
     fn check(&self) -> PyResult<()> {
         self.sim().engine().check().map_err(to_py)
@@ -132,6 +147,31 @@ impl Simulation {
     /// Results so far, as JSON.
     fn result_json(&self) -> String {
         serde_json::to_string(&self.sim().result()).expect("results serialise")
+    }
+
+    /// Whether a checkpoint can be taken now (not while a learned policy's
+    /// training runs on its thread; a few requests later it can).
+    #[getter]
+    fn checkpoint_ready(&self) -> bool {
+        self.sim().checkpoint_ready()
+    }
+
+    /// Write the run's complete state to `path` atomically (CheckpointError
+    /// if the run cannot be checkpointed, or not now).
+    fn save_checkpoint(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        py.detach(|| self.sim().save_checkpoint(std::path::Path::new(path)))
+            .map_err(to_py)
+    }
+
+    /// The run checkpointed at `path`, ready to go on.
+    #[staticmethod]
+    fn resume(py: Python<'_>, path: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| wafer_core::Simulation::resume(std::path::Path::new(path)))
+            .map_err(to_py)?;
+        Ok(Simulation {
+            inner: Mutex::new(inner),
+        })
     }
 
     /// Save the policy's current model as safetensors at `path`; False if
@@ -191,6 +231,14 @@ impl MultiSimulation {
     fn result_json(&self) -> String {
         serde_json::to_string(&self.sim().result()).expect("results serialise")
     }
+}
+
+/// The run configuration (JSON) of the checkpoint at `path`.
+#[pyfunction]
+fn checkpoint_config_json(path: &str) -> PyResult<String> {
+    let cfg =
+        wafer_core::Simulation::checkpoint_config(std::path::Path::new(path)).map_err(to_py)?;
+    Ok(serde_json::to_string(&cfg).expect("a run config serialises"))
 }
 
 /// Registered policies and victim selectors, as JSON.
@@ -546,6 +594,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
     m.add_function(wrap_pyfunction!(trace_columns, m)?)?;
@@ -570,6 +619,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("CheckpointError", py.get_type::<CheckpointError>())?;
     m.add("ResourceError", py.get_type::<ResourceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

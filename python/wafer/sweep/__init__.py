@@ -43,11 +43,15 @@ def run_study(
     progress: bool = True,
     checkpoint_dir: str | os.PathLike | None = None,
 ) -> Tally:
-    """Run ``study``'s jobs that ``store`` does not have (see :func:`run`); the tally says what happened."""
+    """Run ``study``'s jobs that ``store`` does not have (see :func:`run`); the tally says what happened.
+    Long jobs keep checkpoints in ``checkpoint_dir`` (default: ``STORE.ckpt/`` beside a store file; see
+    :class:`JobContext`), so a killed sweep's long jobs resume where they were."""
     store.register_study(study.name, study.source)
     todo = study.jobs()
     known = store.statuses(j.id for j in todo)
     annotate_traces([j for j in todo if known.get(j.id) != "done"], progress=progress)
+    if checkpoint_dir is None and store.path is not None:
+        checkpoint_dir = store.path.with_suffix(".ckpt")
     ctx = JobContext(checkpoint_dir=None if checkpoint_dir is None else str(checkpoint_dir))
     return execute(todo, store, lambda: make_backend(backend, jobs, address), owner=new_owner(), study=study.name,
                    retry_failed=retry_failed, progress=progress, ctx=ctx)

@@ -30,17 +30,52 @@ from .study import Job, replay_args
 HEARTBEAT_SECONDS = 30.0
 
 
+#: Jobs of at least this many user writes [blocks] checkpoint when the sweep
+#: has a checkpoint folder: 2^25 blocks (128 GiB of 4-KiB writes) replay for
+#: tens of seconds to minutes, shorter ones are cheaper to run again.
+CHECKPOINT_MIN_WRITES = 1 << 25
+
+
 @dataclass(frozen=True)
 class JobContext:
     """What a worker needs besides the job itself.
 
-    ``checkpoint_dir`` is the seam for resumable long replays (issue 15, item
-    3): once the engine can save and restore its whole state, :func:`run_job`
-    will checkpoint jobs longer than a threshold to
-    ``checkpoint_dir/<job id>.ckpt`` every few drive-writes and resume from an
-    existing file. Until then it is carried and unused."""
+    ``checkpoint_dir``: a folder (on storage the workers share) where jobs
+    of at least ``checkpoint_min_writes`` user writes keep a checkpoint,
+    ``<job id>.ckpt``, every 5 minutes (:data:`wafer.api.CHECKPOINT_SECONDS`); a job
+    that finds its file (its worker was killed) resumes from it, and the file
+    is removed once the job is recorded. ``None``: no checkpoints."""
 
     checkpoint_dir: str | None = None
+    checkpoint_min_writes: int = CHECKPOINT_MIN_WRITES
+
+
+def _expected_writes(spec: dict[str, Any]) -> int | None:
+    """User writes a job will do, when the spec says (``None`` for a whole
+    trace: its length is known only once read)."""
+    if spec.get("writes"):
+        return int(spec["writes"])
+    if spec.get("drive_writes") and (spec.get("device") or {}).get("logical_blocks"):
+        return int(spec["drive_writes"] * spec["device"]["logical_blocks"])
+    return None
+
+
+def checkpoint_path(job_id: str, spec: dict[str, Any], ctx: JobContext | None) -> str | None:
+    """Where job ``job_id`` keeps its checkpoint, or ``None`` if it does not
+    (no folder, a short job, a timed replay). A whole trace counts as long
+    when its file is 256 MiB or more."""
+    if ctx is None or ctx.checkpoint_dir is None or spec.get("timing"):
+        return None
+    n = _expected_writes(spec)
+    if n is None:
+        t = spec.get("trace") or {}
+        try:
+            long = os.path.getsize(t["path"]) >= 256 << 20
+        except (KeyError, OSError):
+            long = False
+    else:
+        long = n >= ctx.checkpoint_min_writes
+    return os.path.join(ctx.checkpoint_dir, f"{job_id}.ckpt") if long else None
 
 
 def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) -> dict[str, Any]:
@@ -49,14 +84,29 @@ def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) ->
     failed job's partial result, or None), ``seconds`` (wall time), ``host``,
     ``pid``. Never raises for a failing replay: the error is the outcome."""
     from .. import _core
-    from ..api import replay
+    from ..api import replay, resume
 
     start = time.monotonic()
     out: dict[str, Any] = {"id": job_id, "status": "done", "error": None, "result": None,
                            "host": socket.gethostname(), "pid": os.getpid()}
+    ck = checkpoint_path(job_id, spec, ctx)
     try:
         policy, workload, kw = replay_args(spec)
-        out["result"] = replay(policy, workload, **kw).to_dict()
+        r = None
+        if ck is not None and os.path.exists(ck):
+            try:
+                r = resume(ck)
+                out["resumed"] = True
+            except _core.CheckpointError as e:
+                # Of another version or torn by the disk: start the job over.
+                out["checkpoint_error"] = str(e)
+        if r is None:
+            if ck is not None:
+                os.makedirs(os.path.dirname(ck), exist_ok=True)
+            r = replay(policy, workload, **kw, checkpoint=ck)
+        out["result"] = r.to_dict()
+        if ck is not None and os.path.exists(ck):
+            os.remove(ck)
     except _core.WaferError as e:
         partial = getattr(e, "partial", None)
         out.update(status="failed", error=str(e), result=partial.to_dict() if partial is not None else None)

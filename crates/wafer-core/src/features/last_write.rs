@@ -4,7 +4,7 @@
 //! difference, since GC does not change when the user wrote it.
 
 /// Last user-write time per LBA [user blocks]; `NEVER` before the first.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LastWrite {
     t: Vec<u64>,
 }

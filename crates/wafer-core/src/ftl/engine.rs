@@ -23,7 +23,7 @@ use crate::victim::{BlockEvent, VictimSelector};
 
 /// How this engine runs GC, resolved from the device configuration for its
 /// segment count and the policy's groups (reported in every result).
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize)]
 pub struct GcSettings {
     /// Foreground GC starts when fewer segments than this are free [segments].
     pub start_below: usize,
@@ -34,7 +34,8 @@ pub struct GcSettings {
     /// lowered to `start_below` [segments].
     pub lowered_from: Option<usize>,
     /// Background GC mode (`off`, `after-request`, `idle-gap`).
-    pub background: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    pub background: crate::checkpoint::Name,
     /// Background GC runs while fewer segments than this are free
     /// [segments]; 0 when off.
     pub background_below: usize,
@@ -43,7 +44,7 @@ pub struct GcSettings {
 }
 
 /// Background GC as configured.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Background {
     mode: BackgroundGc,
     below: usize,
@@ -60,13 +61,27 @@ const GC_PREFETCH: usize = 16;
 /// segment left for its first destination.
 pub const MIN_RESERVE: usize = 2;
 
+/// An engine's saved state ([`Engine::save_state`]).
+#[derive(Serialize, serde::Deserialize)]
+pub struct EngineState {
+    core: Vec<u8>,
+    policy: Vec<u8>,
+    victim: Vec<u8>,
+    future: Option<crate::future::FutureCursor>,
+}
+
 /// FTL + policy + victim selector + statistics.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Engine {
     /// FTL state.
     pub ftl: Ftl,
     /// Statistics of the workload (reset after prefill).
     pub stats: Stats,
+    // The policy, the selector and the future are saved by their own
+    // methods (see `Engine::save_state`); a decoded engine gets the run's.
+    #[serde(skip, default = "crate::checkpoint::vacant_policy")]
     policy: Box<dyn Placement>,
+    #[serde(skip, default = "crate::checkpoint::vacant_selector")]
     victim: Box<dyn VictimSelector>,
     gc_low: usize,
     gc_high: usize,
@@ -84,6 +99,7 @@ pub struct Engine {
     batch: Vec<UserWrite>,
     out: Vec<GroupId>,
     /// The annotated future, when the run has one.
+    #[serde(skip)]
     future: Option<Future>,
     /// The workload (the first submitted request) has started.
     started: bool,
@@ -114,7 +130,9 @@ pub struct Engine {
     gc: GcSettings,
     /// The victim selector scores by a policy's hint ([`VictimSelector::wants_hint`]).
     hinted: bool,
-    /// Flash operations performed, for a timing model; `None` in WAF mode.
+    /// Flash operations performed, for a timing model; `None` in WAF mode
+    /// (the only mode a checkpoint holds).
+    #[serde(skip)]
     flash_log: Option<Vec<FlashOp>>,
 }
 
@@ -225,6 +243,53 @@ impl Engine {
         e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
         Ok(e)
+    }
+
+    /// The engine's complete state for a checkpoint ([`crate::checkpoint`]):
+    /// FTL, statistics and counters, and the policy's, the victim
+    /// selector's and the future's own states.
+    pub fn save_state(&self) -> Result<EngineState> {
+        if self.flash_log.is_some() {
+            return Err(Error::Checkpoint {
+                file: "<state>".into(),
+                reason: "a timed replay cannot be checkpointed (its event queue is not saved)"
+                    .into(),
+            });
+        }
+        Ok(EngineState {
+            core: crate::checkpoint::encode(self)?,
+            policy: self.policy.save_state()?,
+            victim: self.victim.save_state()?,
+            future: self.future.as_ref().map(Future::cursor),
+        })
+    }
+
+    /// Replace this engine's state (built from the same configuration) by
+    /// a saved one.
+    pub fn load_state(&mut self, s: EngineState) -> Result<()> {
+        let mut e: Engine = crate::checkpoint::decode(&s.core)?;
+        std::mem::swap(&mut e.policy, &mut self.policy);
+        std::mem::swap(&mut e.victim, &mut self.victim);
+        e.future = self.future.take();
+        e.policy.load_state(&s.policy)?;
+        e.victim.load_state(&s.victim)?;
+        match (&mut e.future, s.future) {
+            (Some(f), Some(c)) => f.set_cursor(c)?,
+            (None, None) => {}
+            _ => {
+                return Err(Error::Checkpoint {
+                    file: "<state>".into(),
+                    reason: "the run's annotated future does not match the checkpoint's".into(),
+                })
+            }
+        }
+        *self = e;
+        Ok(())
+    }
+
+    /// Whether a checkpoint must wait (the policy trains on a thread now).
+    pub fn checkpoint_busy(&self) -> bool {
+        self.policy.training_in_flight()
     }
 
     /// Give the engine the annotated future of its request stream (before

@@ -34,7 +34,7 @@ pub type GroupId = u16;
 pub type SegmentId = u32;
 
 /// Life cycle of a segment: free -> open (appended to) -> sealed (GC candidate) -> free.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum SegState {
     /// Erased, in the free pool.
@@ -46,7 +46,7 @@ pub enum SegState {
 }
 
 /// An append point: the open segment of one group.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Group {
     /// Open segment, or [`NO_SEGMENT`] until the group's next write.
     pub open: SegmentId,
@@ -55,7 +55,7 @@ pub struct Group {
 }
 
 /// Per-segment metadata, structure of arrays.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Segments {
     /// Valid blocks in each segment.
     pub valid: Vec<u32>,
@@ -76,7 +76,7 @@ pub struct Segments {
 
 /// The FTL's state and its primitive operations. Policies see it read-only
 /// (through [`crate::policy::Ctx`]); only the [`Engine`] mutates it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Ftl {
     /// Device shape.
     pub geo: Geometry,

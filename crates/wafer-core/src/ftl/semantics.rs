@@ -7,7 +7,7 @@
 use crate::device::{DeviceConfig, GarbageAccounting, GcCheck};
 
 /// The engine's GC-check conventions.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct GcSemantics {
     /// Garbage of open segments joins the log's count only at seal.
     pub at_seal: bool,

@@ -7,7 +7,7 @@
 use super::SegmentId;
 
 /// One flash operation the FTL performed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FlashOp {
     /// A user-written block was programmed at physical block `pba`.
     Program {

@@ -12,7 +12,7 @@ use crate::future::accuracy::{f1, ratio, Confusion};
 pub const VICTIM_BINS: usize = 20;
 
 /// Monotone counters, all in blocks unless named otherwise.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Blocks written by the user (the workload).
     pub user_writes: u64,
@@ -69,7 +69,7 @@ impl Counters {
 }
 
 /// One closed time-series window.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize)]
 pub struct WindowRow {
     /// Workload drive-writes at the window's end [drive-writes].
     pub drive_writes: f64,
@@ -114,11 +114,12 @@ pub struct WindowRow {
 }
 
 /// Everything the engine counts during the workload (prefill excluded).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Running totals.
     pub c: Counters,
     /// Victim valid-ratio histogram.
+    #[serde(with = "crate::checkpoint::array")]
     pub victim_hist: [u64; VICTIM_BINS],
     /// User writes per group.
     pub group_user: Vec<u64>,
@@ -148,6 +149,7 @@ pub struct Stats {
     /// Per group, (remaining) lifetimes of the blocks written into it, in
     /// power-of-two bins (bin k: [2^(k-1), 2^k); the last bin: never dies).
     /// Filled only with the annotated future.
+    #[serde(with = "crate::checkpoint::arrays")]
     pub group_life: Vec<[u64; LIFE_BINS]>,
     /// Segments held out of use (free reserve + open) at each GC start:
     /// sum, count, max.
@@ -156,7 +158,7 @@ pub struct Stats {
 
 /// Segments held out of use (the free reserve and the groups' open
 /// segments), sampled each time GC starts.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 pub struct HeldSegments {
     /// Mean over the samples [segments].
     pub mean: Option<f64>,
@@ -164,12 +166,12 @@ pub struct HeldSegments {
     pub max: u64,
     /// Samples taken (GC starts).
     pub samples: u64,
-    #[serde(skip)]
-    sum: u64,
+    /// Sum of the samples [segments].
+    pub sum: u64,
 }
 
 /// What GC collected from one group.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 pub struct GroupVictims {
     /// Segments collected.
     pub victims: u64,

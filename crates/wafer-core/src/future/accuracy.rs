@@ -14,7 +14,7 @@ use serde::Serialize;
 pub const MAX_CLASSES: usize = 32;
 
 /// Counts of (true class, predicted class).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Confusion {
     n: usize,
     /// `m[t * MAX_CLASSES + p]`.
@@ -112,7 +112,7 @@ pub(crate) fn f1(p: Option<f64>, r: Option<f64>) -> Option<f64> {
 }
 
 /// Scores of one class.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ClassScore {
     /// Class index (0 = shortest lifetimes).
     pub class: usize,
@@ -129,7 +129,7 @@ pub struct ClassScore {
 }
 
 /// Binary scores with class 0 (short-lived, "hot") as the positive class.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct BinaryScore {
     /// True hot / predicted hot.
     pub precision: Option<f64>,
@@ -140,7 +140,7 @@ pub struct BinaryScore {
 }
 
 /// Accuracy of one kind of prediction over a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ClassReport {
     /// Blocks predicted.
     pub predictions: u64,
@@ -162,7 +162,7 @@ pub struct ClassReport {
 }
 
 /// Accuracy of a run's predictions, for user-written and GC-written blocks.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct AccuracyReport {
     /// User-written blocks (lifetime from the write).
     pub user: Option<ClassReport>,

@@ -374,6 +374,19 @@ impl DeathReader {
         }
     }
 
+    /// The chunk in memory, the position in it and the next chunk's index
+    /// (a checkpoint's cursor).
+    pub fn position(&self) -> (Vec<u64>, usize, u64) {
+        (self.buf.clone(), self.pos, self.next_chunk)
+    }
+
+    /// Go on from a [`DeathReader::position`] of the same annotation.
+    pub fn set_position(&mut self, buf: Vec<u64>, pos: usize, next_chunk: u64) {
+        self.buf = buf;
+        self.pos = pos;
+        self.next_chunk = next_chunk;
+    }
+
     /// The annotation read.
     pub fn annotation(&self) -> &Annotation {
         &self.ann

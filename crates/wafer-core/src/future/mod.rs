@@ -41,7 +41,7 @@ pub fn remaining(death: u64, now: u64) -> u64 {
 }
 
 /// How a run got its annotation.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct AnnotationInfo {
     /// The annotation file (removed after the run when `cached` is false and
     /// it was a scratch file).
@@ -211,6 +211,18 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// A [`Future`]'s position in its annotation (see [`Future::cursor`]).
+#[derive(Serialize, serde::Deserialize)]
+pub struct FutureCursor {
+    buf: Vec<u64>,
+    pos: usize,
+    next_chunk: u64,
+    prefill_end: u64,
+    offset: u64,
+    live: Vec<u64>,
+    batch: Vec<u64>,
+}
+
 /// The annotated future, as the engine uses it during a replay. Times are
 /// the run's logical clock (a prefill shifts the annotation by its writes).
 pub struct Future {
@@ -252,6 +264,41 @@ impl Future {
             live: vec![NEVER; l as usize],
             batch: Vec::with_capacity(crate::ftl::engine::MAX_BATCH),
         })
+    }
+
+    /// Where the run is in the annotation, for a checkpoint (the
+    /// annotation itself is derived again from the stream on resume).
+    pub fn cursor(&self) -> FutureCursor {
+        let (buf, pos, next_chunk) = self.reader.position();
+        FutureCursor {
+            buf,
+            pos,
+            next_chunk,
+            prefill_end: self.prefill_end,
+            offset: self.offset,
+            live: self.live.clone(),
+            batch: self.batch.clone(),
+        }
+    }
+
+    /// Go on from a [`Future::cursor`] taken on the same annotation.
+    pub fn set_cursor(&mut self, c: FutureCursor) -> Result<()> {
+        if c.live.len() != self.live.len() {
+            return Err(Error::Checkpoint {
+                file: "<state>".into(),
+                reason: format!(
+                    "its annotation covers {} logical blocks, this run's {}",
+                    c.live.len(),
+                    self.live.len()
+                ),
+            });
+        }
+        self.reader.set_position(c.buf, c.pos, c.next_chunk);
+        self.prefill_end = c.prefill_end;
+        self.offset = c.offset;
+        self.live = c.live;
+        self.batch = c.batch;
+        Ok(())
     }
 
     /// Death [run clock] of the user write of `lba` at `now`.

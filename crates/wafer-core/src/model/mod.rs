@@ -75,7 +75,7 @@ pub fn tanh_approx(x: f32) -> f32 {
 }
 
 /// A fully connected layer: y = W x + b, W row-major [out, in].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Dense {
     /// Inputs.
     pub inputs: usize,
@@ -120,7 +120,7 @@ impl Dense {
 }
 
 /// A multi-layer perceptron with ReLU between layers (none after the last).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Mlp {
     /// The layers, input first.
     pub layers: Vec<Dense>,
@@ -191,7 +191,7 @@ impl Mlp {
 
 /// Scratch of [`Mlp::classify_batch`]: activations feature-major,
 /// `[width][batch]`, so each weight multiplies a contiguous run of the batch.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BatchScratch {
     a: Vec<f32>,
     b: Vec<f32>,
@@ -262,7 +262,7 @@ pub fn argmax(v: &[f32]) -> usize {
 /// `g` gates: [g·H, I], [g·H, H] and their biases. The kernels use
 /// transposed copies: y += column_k · x_k runs over g·H contiguous outputs
 /// and vectorises, where a dot product per row of 16-32 values does not.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Gates {
     inputs: usize,
     hidden: usize,
@@ -351,7 +351,7 @@ impl Gates {
 
 /// A GRU cell (`torch.nn.GRUCell`): one step per input. Policies keep a
 /// hidden state per LBA and step it on each write of that LBA.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct GruCell {
     g: Gates,
 }
@@ -389,7 +389,7 @@ impl GruCell {
 }
 
 /// An LSTM cell (`torch.nn.LSTMCell`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LstmCell {
     g: Gates,
 }
@@ -426,7 +426,7 @@ impl LstmCell {
 
 /// One level of a causal TCN: conv1d (kernel K, dilation d) + ReLU, plus a
 /// residual (identity, or a 1×1 conv when the channel count changes), ReLU.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct TcnLevel {
     cin: usize,
     cout: usize,
@@ -439,7 +439,7 @@ struct TcnLevel {
 
 /// A causal temporal convolutional network over a window of T steps; the
 /// output is the last step's channels (feed them to an [`Mlp`] head).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Tcn {
     kernel: usize,
     levels: Vec<TcnLevel>,
@@ -622,7 +622,7 @@ impl Tcn {
 }
 
 /// The state of one stream fed to [`Tcn::step`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TcnStream {
     rings: Vec<Vec<f32>>,
     cur: Vec<f32>,

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 
 /// Named f32 tensors, with the file's string metadata.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tensors {
     /// Tensors by name: shape and row-major values.
     pub tensors: BTreeMap<String, (Vec<usize>, Vec<f32>)>,

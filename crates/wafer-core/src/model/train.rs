@@ -181,7 +181,7 @@ pub struct GruFit<'a> {
 }
 
 /// The stopping rule of a training "until convergence".
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Convergence {
     /// Smallest improvement of the epoch's mean loss that counts.
     pub min_delta: f32,
@@ -234,7 +234,7 @@ pub fn slowdown() -> Duration {
 }
 
 /// What a policy's online training did, for the run's statistics.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 pub struct TrainingStats {
     /// Trainings run (deployed).
     pub trainings: u64,

@@ -42,7 +42,9 @@ use crate::ftl::{GroupId, SegmentId};
 use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
 use crate::sim::{RunConfig, Simulation};
 
-/// A policy with NoDaP's user placement and/or GC relocation.
+/// A policy with NoDaP's user placement and/or GC relocation. Its bins come
+/// from the measuring replay in `prepare` (run again on resume); its
+/// checkpointed state is the inner policy's.
 pub struct Assisted {
     inner: Box<dyn Placement>,
     name: &'static str,
@@ -136,7 +138,7 @@ pub(crate) fn intern(name: &str) -> &'static str {
 }
 
 /// Which components an assisted variant takes from NoDaP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Assists {
     /// User placement by exact lifetime (`+nu`).
     pub user: bool,
@@ -236,6 +238,15 @@ impl Assisted {
 }
 
 impl Placement for Assisted {
+    fn save_state(&self) -> Result<Vec<u8>> {
+        self.inner.save_state()
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<()> {
+        self.inner.load_state(bytes)
+    }
+    fn training_in_flight(&self) -> bool {
+        self.inner.training_in_flight()
+    }
     fn name(&self) -> &'static str {
         self.name
     }

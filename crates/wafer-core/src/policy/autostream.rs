@@ -167,8 +167,10 @@ impl Default for PubParams {
 const NIL: u32 = u32::MAX;
 
 /// Multi-queue state over flat per-chunk arrays.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct AutoStream {
-    name: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    name: crate::checkpoint::Name,
     chunk_blocks: u32,
     lifetime: u64,
     base: u32,
@@ -318,6 +320,7 @@ impl AutoStream {
 }
 
 impl Placement for AutoStream {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         self.name
     }

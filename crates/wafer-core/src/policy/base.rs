@@ -17,9 +17,11 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 };
 
 /// The single-group policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Base;
 
 impl Placement for Base {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "base"
     }

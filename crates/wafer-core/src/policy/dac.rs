@@ -62,6 +62,7 @@ impl Default for Params {
 const NEW: u8 = u8::MAX;
 
 /// DAC state: one level per LBA.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Dac {
     top: u8,
     level: Vec<u8>,
@@ -69,6 +70,7 @@ pub struct Dac {
 }
 
 impl Placement for Dac {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "dac"
     }

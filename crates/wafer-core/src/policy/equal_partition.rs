@@ -48,12 +48,14 @@ impl Default for Params {
 }
 
 /// Stream by address range.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct EqualPartition {
     streams: u64,
     logical: u64,
 }
 
 impl Placement for EqualPartition {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "equal-partition"
     }

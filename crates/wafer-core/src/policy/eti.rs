@@ -47,6 +47,7 @@ const HOT: u8 = 4;
 const MAX_COUNT: u8 = 15;
 
 /// ETI state: extents by start block, (length [blocks], write count).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Eti {
     extents: BTreeMap<u64, (u64, u8)>,
     requests: u64,
@@ -117,6 +118,7 @@ impl Eti {
 }
 
 impl Placement for Eti {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "eti"
     }

@@ -36,6 +36,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 const NEW: u32 = u32::MAX;
 
 /// FADaC state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Fadac {
     classes: usize,
     count: Vec<u32>,
@@ -60,6 +61,7 @@ impl Fadac {
 }
 
 impl Placement for Fadac {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "fadac"
     }

@@ -33,6 +33,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 };
 
 /// FK state: nothing but the shape.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Fk {
     classes: u64,
     seg_blocks: u64,
@@ -46,6 +47,7 @@ impl Fk {
 }
 
 impl Placement for Fk {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "fk"
     }

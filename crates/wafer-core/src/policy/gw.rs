@@ -56,6 +56,7 @@ impl Default for Params {
 const FACTOR: f64 = 4.0;
 
 /// GW state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Gw {
     classes: usize,
     last: LastWrite,
@@ -63,6 +64,7 @@ pub struct Gw {
 }
 
 impl Placement for Gw {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "gw"
     }

@@ -126,6 +126,7 @@ fn bad(reason: impl Into<String>) -> Error {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Model {
     tcn: Tcn,
     head: Mlp,
@@ -143,6 +144,7 @@ impl Model {
 }
 
 /// ML-DT state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MlDt {
     p: Params,
     capacity: u32,
@@ -248,6 +250,10 @@ impl MlDt {
 }
 
 impl Placement for MlDt {
+    crate::checkpoint_by_serde!();
+    fn training_in_flight(&self) -> bool {
+        self.online.in_flight()
+    }
     fn name(&self) -> &'static str {
         "ml-dt"
     }

@@ -52,7 +52,7 @@ pub use crate::victim::BlockEvent;
 use std::sync::Arc;
 
 /// One user-written block, as the policy sees it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct UserWrite {
     /// Logical block written.
     pub lba: u32,
@@ -71,7 +71,7 @@ pub struct UserWrite {
 }
 
 /// One valid block that GC moves out of a victim.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct GcBlock {
     /// Logical block moved.
     pub lba: u32,
@@ -82,7 +82,7 @@ pub struct GcBlock {
 }
 
 /// Things that happen in the engine that a policy may react to.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Event {
     /// A segment of `group` became full and was sealed.
     Sealed {
@@ -288,6 +288,22 @@ pub trait Placement: Send {
     /// The policy's current model, ready to save (learned policies).
     fn model(&self) -> Option<Tensors> {
         None
+    }
+    /// The policy's complete state for a checkpoint ([`crate::checkpoint`]):
+    /// everything it needs to go on exactly as if never stopped. Every
+    /// registered policy has one (most by [`crate::checkpoint_by_serde`]).
+    fn save_state(&self) -> Result<Vec<u8>> {
+        Err(crate::checkpoint::unsupported(self.name()))
+    }
+    /// Replace the state of this policy (built from the same configuration)
+    /// by one saved with [`Placement::save_state`].
+    fn load_state(&mut self, _bytes: &[u8]) -> Result<()> {
+        Err(crate::checkpoint::unsupported(self.name()))
+    }
+    /// A training runs on a thread now: a checkpoint waits until it is
+    /// deployed (its model is not state yet).
+    fn training_in_flight(&self) -> bool {
+        false
     }
 }
 

@@ -83,6 +83,7 @@ impl Default for Params {
 const NEW: u8 = u8::MAX;
 
 /// MultiLog state; per-level counters as the replayer's `Separator` keeps them.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MultiLog {
     classes: usize,
     seg_blocks: u64,
@@ -115,6 +116,7 @@ fn derivative(alpha: f64, beta: f64, f1: f64, s1: f64, f2: f64, s2: f64) -> f64 
 }
 
 impl Placement for MultiLog {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "multilog"
     }

@@ -67,6 +67,7 @@ const OUT: u32 = u32::MAX - 1;
 
 /// An insertion-ordered set of chunks (Java's `LinkedHashSet`): a doubly
 /// linked list over chunk ids.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct OrderedSet {
     head: u32,
     tail: u32,
@@ -131,6 +132,7 @@ impl OrderedSet {
 const NEW: u64 = u64::MAX;
 
 /// MultiQueue state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MultiQueue {
     classes: usize,
     chunk: u64,
@@ -211,6 +213,7 @@ impl MultiQueue {
 }
 
 impl Placement for MultiQueue {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "multiqueue"
     }

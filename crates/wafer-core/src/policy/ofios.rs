@@ -134,7 +134,7 @@ impl Default for Params {
 }
 
 /// Log of one window's build.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 struct WindowLog {
     /// Run window whose trace built it.
     window: u64,
@@ -158,6 +158,7 @@ struct WindowLog {
 const MAX_LOG: usize = 100_000;
 
 /// The `ofios` policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Ofios {
     cfg: Config,
     clock: Clock,
@@ -369,6 +370,7 @@ impl Ofios {
 }
 
 impl Placement for Ofios {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "ofios"
     }

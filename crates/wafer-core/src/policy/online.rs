@@ -45,8 +45,10 @@ struct Job {
 }
 
 /// Online-training state of one policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Online {
-    policy: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    policy: crate::checkpoint::Name,
     /// The sampled writes.
     pub samples: Sampler,
     every: u64,
@@ -56,9 +58,11 @@ pub struct Online {
     /// Logical time from a training's start to its deployment [user writes];
     /// 0: synchronous.
     deploy_delay: u64,
+    #[serde(skip)]
     job: Option<Job>,
     /// Trainings so far and their time.
     pub training: TrainingStats,
+    #[serde(skip)]
     error: Option<Error>,
     /// Sample id (or none) of each block of the batch being placed, in order.
     pending: Vec<u32>,
@@ -178,6 +182,12 @@ impl Online {
                 None
             }
         }
+    }
+
+    /// A training has started and its model is not deployed yet: a
+    /// checkpoint waits for it (a model on its way is not state yet).
+    pub fn in_flight(&self) -> bool {
+        self.job.is_some()
     }
 
     /// Start one training of `examples` examples at `now`, on a thread

@@ -41,6 +41,7 @@ pub struct Params {
 }
 
 /// The split.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct OracleHotCold {
     bounds: [u64; 1],
 }
@@ -53,6 +54,7 @@ impl OracleHotCold {
 }
 
 impl Placement for OracleHotCold {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "oracle-hotcold"
     }

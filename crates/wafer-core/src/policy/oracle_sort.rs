@@ -62,6 +62,7 @@ impl Default for Params {
 }
 
 /// The sort.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct OracleSort {
     window: u64,
     groups: u64,
@@ -80,6 +81,7 @@ impl OracleSort {
 }
 
 impl Placement for OracleSort {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "oracle-sort"
     }

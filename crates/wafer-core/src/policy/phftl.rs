@@ -108,6 +108,7 @@ impl Default for Params {
 }
 
 /// PHFTL state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Phftl {
     p: Params,
     classifier: Classifier,
@@ -159,6 +160,10 @@ impl Phftl {
 }
 
 impl Placement for Phftl {
+    crate::checkpoint_by_serde!();
+    fn training_in_flight(&self) -> bool {
+        self.classifier.in_flight()
+    }
     fn name(&self) -> &'static str {
         "phftl"
     }

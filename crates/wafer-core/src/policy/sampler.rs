@@ -13,6 +13,7 @@ const NO_SLOT: u32 = u32::MAX;
 pub const NO_PRED: u8 = u8::MAX;
 
 /// The ring of samples.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Sampler {
     width: usize,
     cap: usize,

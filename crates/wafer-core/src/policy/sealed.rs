@@ -10,7 +10,7 @@ use super::Ctx;
 use crate::ftl::{SegState, SegmentId};
 
 /// Per-group FIFO of sealed segments with a live count per group.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SealedFifo {
     fifo: Vec<VecDeque<(SegmentId, u64)>>,
     /// Sealed segments per group now.

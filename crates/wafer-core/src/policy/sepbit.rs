@@ -122,6 +122,7 @@ impl Default for Params {
 const OUT: u64 = u64::MAX;
 
 /// The replayer's FIFO of recent user writes (`user_test = fifo`; UW's test).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct RecentWrites {
     /// LBAs of the most recent writes, oldest first.
     lbas: VecDeque<u32>,
@@ -176,6 +177,7 @@ impl RecentWrites {
 
 /// ℓ: the mean lifespan of the last `window` collected group-0 segments,
 /// ∞ until there are that many (shared by SepBIT and its ablations UW, GW).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Ell {
     /// Threshold ℓ [user blocks].
     pub(super) ell: f64,
@@ -243,6 +245,7 @@ impl Ell {
 }
 
 /// SepBIT state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct SepBit {
     p: Params,
     /// SepBIT-NG: every GC-written block goes to group 2.
@@ -273,6 +276,7 @@ impl SepBit {
 }
 
 impl Placement for SepBit {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         if self.ng {
             "sepbit-ng"

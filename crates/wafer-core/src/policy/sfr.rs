@@ -66,6 +66,7 @@ impl Default for Params {
 const NEW: u64 = u64::MAX;
 
 /// SFR state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Sfr {
     classes: usize,
     chunk: u64,
@@ -94,6 +95,7 @@ impl Sfr {
 }
 
 impl Placement for Sfr {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "sfr"
     }

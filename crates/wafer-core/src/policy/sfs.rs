@@ -46,6 +46,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 const ROUNDS: usize = 3;
 
 /// SFS state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Sfs {
     /// Hotness centres, hottest first.
     centers: Vec<f64>,
@@ -130,6 +131,7 @@ fn java_cmp(a: f64, b: f64) -> std::cmp::Ordering {
 }
 
 impl Placement for Sfs {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "sfs"
     }

@@ -55,6 +55,15 @@ impl StreamLimit {
 }
 
 impl Placement for StreamLimit {
+    fn save_state(&self) -> crate::error::Result<Vec<u8>> {
+        self.inner.save_state()
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
+        self.inner.load_state(bytes)
+    }
+    fn training_in_flight(&self) -> bool {
+        self.inner.training_in_flight()
+    }
     fn name(&self) -> &'static str {
         self.inner.name()
     }
@@ -136,7 +145,7 @@ impl Placement for StreamLimit {
 }
 
 /// Sector chunks in block units.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Chunking {
     /// Chunk size [blocks].
     pub blocks: u32,
@@ -195,7 +204,7 @@ impl Chunking {
 }
 
 /// Where a policy's windows are measured: trace time or the logical clock.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Clock {
     /// Trace seconds, from the request timestamps [ns per window].
     Seconds(u64),
@@ -275,7 +284,7 @@ impl Clock {
 }
 
 /// What one pass over a run's request stream found out.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     /// Timestamp of the first request [ns].
     pub first_ns: u64,

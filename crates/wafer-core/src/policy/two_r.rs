@@ -18,9 +18,11 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 };
 
 /// User group 0, GC group 1.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct TwoR;
 
 impl Placement for TwoR {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "two-r"
     }

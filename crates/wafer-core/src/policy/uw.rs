@@ -47,6 +47,7 @@ impl Default for Params {
 }
 
 /// UW state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Uw {
     last: LastWrite,
     fifo: RecentWrites,
@@ -54,6 +55,7 @@ pub struct Uw {
 }
 
 impl Placement for Uw {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "uw"
     }

@@ -100,6 +100,7 @@ impl Default for Params {
 const NOT_LIVE: u64 = u64::MAX;
 
 /// The `vstream` policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct VStream {
     streams: u32,
     source: Source,
@@ -265,6 +266,7 @@ impl VStream {
 }
 
 impl Placement for VStream {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "vstream"
     }

@@ -58,7 +58,7 @@ impl Default for Params {
 }
 
 /// One cluster.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Cluster {
     /// Mean rewrite interval of the blocks in its current segment [µs].
     center: f64,
@@ -74,6 +74,7 @@ struct Cluster {
 const NEVER: u64 = u64::MAX;
 
 /// WARCIP state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Warcip {
     max_clusters: usize,
     check_segments: u32,
@@ -164,6 +165,7 @@ impl Warcip {
 }
 
 impl Placement for Warcip {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "warcip"
     }

@@ -63,12 +63,13 @@ pub fn select(ftl: &Ftl, max_valid: u32, hint: Option<&VictimHint>) -> Option<Se
 }
 
 /// Adjusted Greedy, with the last hint its policy gave.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct AdjustedGreedy {
     hint: Option<VictimHint>,
 }
 
 impl VictimSelector for AdjustedGreedy {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "adjusted-greedy"
     }

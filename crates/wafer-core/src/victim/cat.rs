@@ -13,9 +13,11 @@ use super::{best_by_score, VictimSelector};
 use crate::ftl::{Ftl, SegmentId};
 
 /// Stateless scan.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Cat;
 
 impl VictimSelector for Cat {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "cat"
     }

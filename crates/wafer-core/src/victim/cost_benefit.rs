@@ -58,7 +58,7 @@ pub struct CostBenefitConfig {
 }
 
 /// Cost-benefit in the configured form and clock.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct CostBenefit {
     cfg: CostBenefitConfig,
     /// With the trace clock: time of each segment's last append (its
@@ -81,6 +81,7 @@ impl CostBenefit {
 }
 
 impl VictimSelector for CostBenefit {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "cost-benefit"
     }

@@ -19,6 +19,7 @@ use crate::ftl::{Ftl, SegState, SegmentId};
 
 /// SFS's hotness bookkeeping (also the `sfs` placement's): per-LBA write
 /// counts and times, per-segment sums over the valid blocks.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Hotness {
     /// User writes of each LBA (0: never written).
     pub count: Vec<u32>,
@@ -78,6 +79,7 @@ impl Hotness {
 }
 
 /// The selector: the hotness sums and the replayer's score.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct CostHotness {
     h: Hotness,
 }
@@ -92,6 +94,7 @@ impl CostHotness {
 }
 
 impl VictimSelector for CostHotness {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "cost-hotness"
     }

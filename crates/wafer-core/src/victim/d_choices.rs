@@ -14,6 +14,7 @@ use crate::rng::Rng;
 const NIL: u32 = u32::MAX;
 
 /// The sealed segments as a dense array (swap-remove), for uniform sampling.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct DChoices {
     d: u32,
     ids: Vec<SegmentId>,
@@ -47,6 +48,7 @@ impl DChoices {
 }
 
 impl VictimSelector for DChoices {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "d-choices"
     }

@@ -11,6 +11,7 @@ use crate::device::Geometry;
 use crate::ftl::{Ftl, SegState, SegmentId};
 
 /// Sealing-order queue of (segment, seal tag).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Fifo {
     queue: VecDeque<(SegmentId, u64)>,
 }
@@ -25,6 +26,7 @@ impl Fifo {
 }
 
 impl VictimSelector for Fifo {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "fifo"
     }

@@ -13,6 +13,7 @@ use crate::ftl::{Ftl, SegState, SegmentId};
 const NIL: u32 = u32::MAX;
 
 /// Bucket lists of sealed segments by valid count.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Greedy {
     head: Vec<u32>,
     tail: Vec<u32>,
@@ -76,6 +77,7 @@ impl Greedy {
 }
 
 impl VictimSelector for Greedy {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "greedy"
     }

@@ -10,10 +10,11 @@ use super::{replayer_bound, VictimSelector};
 use crate::ftl::{Ftl, SegState, SegmentId};
 
 /// Least recently appended first.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Lru;
 
 impl VictimSelector for Lru {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "lru"
     }

@@ -36,7 +36,7 @@ use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 
 /// What happened to one block, for selectors that follow blocks
 /// ([`VictimSelector::tracks_blocks`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BlockEvent {
     /// A user write appended the block to the segment.
     UserWrite,
@@ -91,12 +91,21 @@ pub trait VictimSelector: Send {
     }
     /// The policy's hint for the next choice (`None`: it gives none).
     fn set_hint(&mut self, _hint: Option<VictimHint>) {}
+    /// The selector's complete state for a checkpoint ([`crate::checkpoint`]).
+    fn save_state(&self) -> crate::error::Result<Vec<u8>> {
+        Err(crate::checkpoint::unsupported(self.name()))
+    }
+    /// Replace the state of this selector (built from the same
+    /// configuration) by one saved with [`VictimSelector::save_state`].
+    fn load_state(&mut self, _bytes: &[u8]) -> crate::error::Result<()> {
+        Err(crate::checkpoint::unsupported(self.name()))
+    }
 }
 
 /// What a placement policy tells a victim selector that needs it (Shiro's
 /// Adjusted Greedy, Eq. 1): its lifetime threshold and which groups hold
 /// blocks it predicted to die within that threshold.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VictimHint {
     /// The lifetime threshold T [user blocks].
     pub threshold: u64,

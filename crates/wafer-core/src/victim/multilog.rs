@@ -14,12 +14,13 @@ use super::VictimSelector;
 use crate::ftl::{Ftl, GroupId, SegmentId};
 
 /// LRU within the class MultiLog's model picks.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct MultiLogVictim {
     group: Option<GroupId>,
 }
 
 impl VictimSelector for MultiLogVictim {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "multilog"
     }

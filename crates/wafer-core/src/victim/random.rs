@@ -8,6 +8,7 @@ use crate::ftl::{Ftl, SegmentId};
 use crate::rng::Rng;
 
 /// Random choice among the eligible segments.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Random {
     rng: Rng,
     cands: Vec<SegmentId>,
@@ -24,6 +25,7 @@ impl Random {
 }
 
 impl VictimSelector for Random {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "random"
     }

@@ -13,6 +13,7 @@ use crate::rng::Rng;
 const SAMPLE_PERCENT: u64 = 20;
 
 /// Greedy over a random sample.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct RandomGreedy {
     rng: Rng,
     cands: Vec<SegmentId>,
@@ -29,6 +30,7 @@ impl RandomGreedy {
 }
 
 impl VictimSelector for RandomGreedy {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "random-greedy"
     }

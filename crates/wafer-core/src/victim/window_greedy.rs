@@ -12,12 +12,13 @@ use crate::ftl::{Ftl, SegmentId};
 const WINDOW_PERCENT: u64 = 90;
 
 /// Greedy over the oldest 90%.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct WindowGreedy {
     cands: Vec<SegmentId>,
 }
 
 impl VictimSelector for WindowGreedy {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "window-greedy"
     }

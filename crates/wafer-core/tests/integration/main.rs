@@ -1,6 +1,7 @@
 //! wafer-core integration tests, one binary (build once, run all).
 
 mod analytic;
+mod checkpoint;
 mod errors;
 mod future;
 mod golden;

@@ -9,7 +9,7 @@ use super::Scratch;
 
 /// A small SLC drive: 2 channels x 2 chips x 2 dies, one plane, 64 blocks
 /// of 64 4-KiB pages per plane; no cache, the whole mapping table in DRAM.
-fn tiny() -> SsdConfig {
+pub(super) fn tiny() -> SsdConfig {
     let mut s = SsdConfig {
         name: "tiny".into(),
         ..Default::default()

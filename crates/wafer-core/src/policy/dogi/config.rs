@@ -77,7 +77,7 @@ pub const MASKS: u32 = 1 << (CLASSES - 1);
 pub const MIN_TRAFFIC: f64 = 0.0005;
 
 /// Sorted values with prefix sums.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Sorted {
     v: Vec<u64>,
     prefix: Vec<f64>,
@@ -120,7 +120,7 @@ impl Sorted {
 /// lower bound: censored). A censored record counts as living beyond `t`
 /// when its age is; where its age says nothing (below the question's
 /// bound) it is left out, and its age stands in for its lifetime in means.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Lives {
     dead: Sorted,
     alive: Sorted,
@@ -179,6 +179,7 @@ impl Lives {
 
 /// The prediction log: lifetimes by predicted category, and by every
 /// contiguous range of categories (the candidate groups).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct PLog {
     /// `ranges[a][b - a]`: categories a..=b.
     ranges: Vec<Vec<Lives>>,
@@ -248,7 +249,7 @@ pub enum Model {
 }
 
 /// Where the survivors of a group's GC go (the DOGI stage being modelled).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Relocation {
     /// One group down the chain (`dogi+Grp`).
     AgeBased,
@@ -259,7 +260,7 @@ pub enum Relocation {
 
 /// What the hot group and the device look like now (the same for every
 /// candidate).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Inputs {
     /// Share of user writes the hot filter sends to G_hot (p_hot).
     pub hot_share: f64,
@@ -286,7 +287,7 @@ pub struct Inputs {
 }
 
 /// What the chain predicts for one configuration.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Estimate {
     /// Whole-device WAF.
     pub waf: f64,
@@ -299,7 +300,7 @@ pub struct Estimate {
 }
 
 /// A chosen configuration.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Choice {
     /// The configuration's boundary mask.
     pub mask: u32,
@@ -339,6 +340,7 @@ fn ranges(mask: u32) -> Vec<(usize, usize)> {
 }
 
 /// Per-group flows of one candidate, per user write.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Flows {
     inflow: Vec<f64>,
     copies: Vec<f64>,

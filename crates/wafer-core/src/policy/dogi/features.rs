@@ -21,6 +21,7 @@ use crate::features::LastWrite;
 pub const FEATURES: usize = 6;
 
 /// The per-LBA and global state the features are read from.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct FeatureState {
     /// Last user write of every LBA.
     pub last: LastWrite,

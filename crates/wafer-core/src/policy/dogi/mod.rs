@@ -278,7 +278,7 @@ fn bad(reason: impl Into<String>) -> Error {
 }
 
 /// Which rule chose each victim.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 struct Victims {
     /// An expired segment of G_hot..G(N-1).
     expired: u64,
@@ -298,13 +298,14 @@ const MIN_SCORED: u64 = 100;
 
 /// What a background training hands over: the model and its categories
 /// of the held-out samples (the PLog records).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Trained {
     mlp: Mlp,
     plog: Vec<(u8, u64, bool)>,
 }
 
 /// Counters since the configuration in force was applied.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Period {
     user: u64,
     gc: u64,
@@ -316,9 +317,11 @@ struct Period {
 }
 
 /// DOGI state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Dogi {
     p: Params,
-    name: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    name: crate::checkpoint::Name,
     capacity: u64,
     segment: u32,
     feats: FeatureState,
@@ -364,6 +367,7 @@ pub struct Dogi {
     victims: Victims,
     fallbacks: u64,
     live_accuracy: Option<f64>,
+    #[serde(with = "crate::checkpoint::as_json")]
     history: Vec<Value>,
     placed: [u64; 3],
 }
@@ -764,6 +768,10 @@ impl Dogi {
 }
 
 impl Placement for Dogi {
+    crate::checkpoint_by_serde!();
+    fn training_in_flight(&self) -> bool {
+        self.online.in_flight()
+    }
     fn name(&self) -> &'static str {
         self.name
     }

@@ -15,14 +15,14 @@ use super::matrix::Matrix;
 use crate::policy::streams::rank_map;
 
 /// Chunk → stream.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Dictionary {
     /// Stream of each chunk.
     pub ids: Vec<u8>,
 }
 
 /// Sizes of the dictionaries, as the paper would store them.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Footprint {
     /// Chunks.
     pub chunks: u64,
@@ -65,7 +65,7 @@ impl Dictionary {
 }
 
 /// Which rows K-means clusters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rows {
     /// Every chunk (§3.1): untouched chunks are all-zero rows.
     All,
@@ -74,7 +74,7 @@ pub enum Rows {
 }
 
 /// What one clustering did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ClusterStats {
     /// Distinct rows clustered.
     pub distinct_rows: usize,

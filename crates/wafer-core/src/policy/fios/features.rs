@@ -25,7 +25,7 @@
 const NONE16: u16 = u16::MAX;
 
 /// Per-chunk raw feature values of one training trace.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Raw {
     /// f_c: write requests touching c (plus reads with `count_reads`).
     pub freq: Vec<u32>,
@@ -42,7 +42,7 @@ pub struct Raw {
 }
 
 /// How A is measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Adjacent {
     /// Normalised time of the last write.
     Time,
@@ -51,6 +51,7 @@ pub enum Adjacent {
 }
 
 /// The accumulator of one training trace.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Accumulator {
     /// Chunks of the address space.
     chunks: usize,

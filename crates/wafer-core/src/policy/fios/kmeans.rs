@@ -18,7 +18,7 @@
 use crate::rng::Rng;
 
 /// How the first centres are chosen.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Init {
     /// k-means++ (Arthur & Vassilvitskii 2007), weighted, with this seed:
     /// the first centre drawn ∝ weight, each next one ∝ weight · D².
@@ -31,7 +31,7 @@ pub enum Init {
 }
 
 /// A clustering.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Clusters {
     /// Centres, k rows of d values.
     pub centers: Vec<f64>,

@@ -20,7 +20,9 @@ use std::fmt;
 use super::features::Raw;
 
 /// A set of features, in the paper's order F, S, A, C (Fig. 10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct FeatureSet(pub u8);
 
 impl FeatureSet {
@@ -106,7 +108,7 @@ impl fmt::Display for FeatureSet {
 }
 
 /// Binary or decimal importance values (§3.2 / §3.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// 0/1 by the thresholds.
     Binary,
@@ -115,7 +117,7 @@ pub enum Kind {
 }
 
 /// Settings of a matrix.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
     /// Columns.
     pub features: FeatureSet,
@@ -128,7 +130,7 @@ pub struct Settings {
 }
 
 /// The matrix as per-chunk row codes and the table of distinct rows.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Matrix {
     /// Row code of each chunk.
     pub codes: Vec<u32>,

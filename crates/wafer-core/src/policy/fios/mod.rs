@@ -165,7 +165,7 @@ impl Default for Params {
 }
 
 /// Settings of one dictionary build, shared by `fios` and `ofios`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Streams K.
     pub streams: u32,
@@ -278,6 +278,7 @@ pub fn config(
 }
 
 /// A training trace being read: features and attributes.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Training {
     /// Per-chunk features.
     pub features: Accumulator,
@@ -330,10 +331,10 @@ impl Training {
 }
 
 /// One dictionary build.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Built {
     /// Features used.
-    #[serde(serialize_with = "as_string")]
+    #[serde(serialize_with = "as_string", deserialize_with = "from_string")]
     pub psi: FeatureSet,
     /// Chosen automatically.
     pub auto: bool,
@@ -353,6 +354,13 @@ pub struct Built {
     pub build_seconds: f64,
     /// Wall time of reading the training trace into features [s].
     pub feature_seconds: f64,
+}
+
+fn from_string<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<FeatureSet, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    FeatureSet::parse(&s).map_err(serde::de::Error::custom)
 }
 
 fn as_string<S: serde::Serializer>(f: &FeatureSet, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -396,7 +404,7 @@ pub fn build(cfg: &Config, t: Training, psi_override: Option<FeatureSet>) -> (Di
 }
 
 /// The training part of a run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum TrainPart {
     /// The whole stream.
     Full,
@@ -439,7 +447,7 @@ impl TrainPart {
 }
 
 /// When the dictionary starts to apply.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum ApplyFrom {
     /// From the first write (prefill included).
     Always,
@@ -450,6 +458,7 @@ enum ApplyFrom {
 }
 
 /// The `fios` policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Fios {
     cfg: Config,
     part: TrainPart,
@@ -513,6 +522,7 @@ impl Fios {
 }
 
 impl Placement for Fios {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "fios"
     }

@@ -76,7 +76,7 @@ impl Default for Cutoffs {
 }
 
 /// The attribute values of a training trace.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, serde::Deserialize)]
 pub struct Attributes {
     /// Lag-1 ACF of write inter-arrival times (0 with fewer than 3 writes).
     pub acf: f64,
@@ -165,6 +165,7 @@ pub fn select(theta: &[bool; 5], fallback: Fallback) -> (FeatureSet, bool) {
 }
 
 /// Accumulates the attributes over requests in block units.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct AttributeAccumulator {
     block_bytes: f64,
     /// Unique blocks touched (bitset over the logical space).

@@ -198,6 +198,7 @@ const REDUNDANT: f64 = 0.999;
 const MAX_PER_CHUNK_SAMPLES: usize = 50_000;
 
 /// A trained temperature model.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Model {
     cell: LstmCell,
     head: Dense,
@@ -217,6 +218,7 @@ impl Model {
 }
 
 /// The `lstm-km` policy.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct LstmKm {
     p: Params,
     chunking: Chunking,
@@ -254,6 +256,7 @@ pub struct LstmKm {
     kmeans_seconds: f64,
     streams_used: u32,
     stats: TrainingStats,
+    #[serde(skip)]
     error: Option<Error>,
 }
 
@@ -828,6 +831,7 @@ fn fixed_features(s: &str) -> std::result::Result<Option<Vec<usize>>, String> {
 }
 
 impl Placement for LstmKm {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "lstm-km"
     }

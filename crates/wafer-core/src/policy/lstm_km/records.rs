@@ -31,6 +31,7 @@ pub const WIDTH: usize = CANDIDATES.len() + 1;
 pub const T: usize = CANDIDATES.len();
 
 /// One period's per-chunk counters (flat arrays).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Period {
     chunking: Chunking,
     wreq: Vec<u32>,

@@ -163,9 +163,11 @@ const CANDIDATES: usize = 8;
 const STUCK_VICTIMS: u32 = 25;
 
 /// MiDAS state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Midas {
     /// Registry name (`midas`, or `midas-ng`).
-    name: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    name: crate::checkpoint::Name,
     p: Params,
     greedy_last: bool,
     geo: Geometry,
@@ -504,6 +506,7 @@ impl Midas {
 }
 
 impl Placement for Midas {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         self.name
     }

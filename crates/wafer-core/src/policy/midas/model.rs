@@ -33,7 +33,7 @@
 /// (their interval exceeds their age), so the distribution is the
 /// Kaplan-Meier estimate over both. Without that, the first window after a
 /// prefill would see no interval longer than itself.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Uid {
     unit: u64,
     events: Vec<u64>,
@@ -112,7 +112,7 @@ impl Uid {
 /// bin. Beyond the histogram's span H it decays exponentially with the mean
 /// that Little's law leaves for it: at one user write per unit of time the
 /// device holds ∫_0^∞ S valid blocks, so S(H)·τ = live - ∫_0^H S.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Dist {
     unit: f64,
     /// Finite bins.
@@ -232,7 +232,7 @@ impl Dist {
 }
 
 /// A group configuration.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Hot group size [segments]; 0 = no hot group.
     pub hot: u32,
@@ -241,7 +241,7 @@ pub struct Config {
 }
 
 /// What MCAM predicts for a configuration.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Prediction {
     /// Whole-device WAF.
     pub waf: f64,

@@ -157,7 +157,7 @@ pub fn ladder(logical_blocks: u64) -> Vec<u64> {
 }
 
 /// Which rule chose each victim.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 struct VictimRules {
     expired: u64,
     over_size: u64,
@@ -166,6 +166,7 @@ struct VictimRules {
 }
 
 /// NoDaP state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct NoDap {
     p: Params,
     birs: Vec<u64>,
@@ -176,6 +177,7 @@ pub struct NoDap {
     size_sum: Vec<u64>,
     choices: u64,
     rules: VictimRules,
+    #[serde(with = "crate::checkpoint::as_json")]
     searched: Option<Value>,
 }
 
@@ -233,6 +235,7 @@ impl NoDap {
 }
 
 impl Placement for NoDap {
+    crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
         "nodap"
     }

@@ -19,7 +19,7 @@ use crate::future::Annotation;
 use crate::sim::{RunConfig, Simulation};
 
 /// Search options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Options {
     /// Stop when one more group lowers WAF by less than this fraction.
     pub min_gain: f64,
@@ -37,7 +37,7 @@ impl Default for Options {
 }
 
 /// One replay of the search.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Trial {
     /// Groups.
     pub groups: usize,
@@ -55,7 +55,7 @@ pub struct Trial {
 }
 
 /// The best configuration for one group count.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PerGroups {
     /// Groups.
     pub groups: usize,
@@ -69,7 +69,7 @@ pub struct PerGroups {
 
 /// What the search found: `birs` and `sizes` are a reusable NoDaP
 /// configuration (`--param config=FILE`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SearchResult {
     /// Groups chosen.
     pub groups: usize,
@@ -88,6 +88,7 @@ pub struct SearchResult {
     /// Every replay, in order.
     pub trials: Vec<Trial>,
     /// The replay searched on (policy and params aside).
+    #[serde(with = "crate::checkpoint::as_json")]
     pub run: serde_json::Value,
 }
 
@@ -98,7 +99,7 @@ struct Searcher<'a> {
     progress: &'a mut dyn FnMut(&Trial),
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct Best {
     birs: Vec<u64>,
     sizes: Vec<u32>,

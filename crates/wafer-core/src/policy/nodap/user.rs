@@ -171,10 +171,13 @@ impl Placement for Recorder {
 }
 
 /// NoDaP placing user writes by another policy's predictions.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct NoDapUser {
     nodap: NoDap,
-    name: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    name: crate::checkpoint::Name,
     predictor: String,
+    #[serde(with = "crate::checkpoint::as_json")]
     predictor_params: Value,
     /// The predictor's class of each user write, by logical time.
     classes: Vec<u8>,

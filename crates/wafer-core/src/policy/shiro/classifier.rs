@@ -49,7 +49,7 @@ use crate::request::Request;
 use crate::rng::Rng;
 
 /// A page's prediction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pred {
     /// Lifetime below T.
     Short = 0,
@@ -60,10 +60,11 @@ pub enum Pred {
 }
 
 /// How the classifier is set up (from a policy's parameters).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Policy name (errors, model files).
-    pub policy: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    pub policy: crate::checkpoint::Name,
     /// GRU hidden units.
     pub hidden: usize,
     /// Longest training sequence [steps]; 1 also drops the cached state.
@@ -102,6 +103,7 @@ pub struct Config {
 }
 
 /// The GRU and its head.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Model {
     cell: GruCell,
     head: Mlp,
@@ -119,7 +121,7 @@ impl Model {
 }
 
 /// One window's end, for the result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct WindowLog {
     /// Window index (0 = the first).
     pub window: u64,
@@ -137,6 +139,7 @@ pub struct WindowLog {
 
 /// The write log: every write of the last windows, by its index since the
 /// workload started (a ring).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Log {
     cap: u64,
     digits: Vec<[u8; INPUTS]>,
@@ -216,6 +219,7 @@ impl Log {
 }
 
 /// The classifier.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Classifier {
     c: Config,
     last: LastWrite,
@@ -247,6 +251,11 @@ pub struct Classifier {
 }
 
 impl Classifier {
+    /// A training has started and is not deployed yet.
+    pub fn in_flight(&self) -> bool {
+        self.online.in_flight()
+    }
+
     /// A classifier for `logical_blocks` pages of `block_bytes`.
     pub fn new(c: Config, logical_blocks: u32, block_bytes: u32) -> Result<Self> {
         let (model, t) = match &c.model {

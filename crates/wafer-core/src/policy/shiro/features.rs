@@ -47,7 +47,7 @@ pub fn hex_digits(v: u64, n: usize, out: &mut [u8]) {
 }
 
 /// The six raw feature values of one page write.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Raw {
     /// Pages since the previous write of the page; `None` for its first.
     pub prev_lifetime: Option<u64>,
@@ -105,6 +105,7 @@ pub fn to_inputs(d: &[u8; INPUTS], x: &mut [f32; INPUTS]) {
 
 /// Request-level state the features need: the recent write requests, the
 /// per-chunk counters of the current window, the read/write totals.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Features {
     block_bytes: u64,
     chunk_blocks: u64,

@@ -23,7 +23,7 @@ pub const ENTRY_BYTES: u32 = 36;
 const NIL: u32 = u32::MAX;
 
 /// What the metadata cost, for the result.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize)]
 pub struct MetaReport {
     /// Entries per meta page.
     pub entries_per_meta_page: u32,
@@ -51,6 +51,7 @@ pub struct MetaReport {
 
 /// LRU cache of meta pages over flat arrays (a doubly linked list of
 /// slots, a slot per cached meta page, a slot index per meta page).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MetaCache {
     segment_blocks: u32,
     entries: u32,

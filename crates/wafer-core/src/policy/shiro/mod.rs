@@ -348,9 +348,11 @@ const GC0: GroupId = 3;
 const PRED_MASK: u8 = 0b11;
 
 /// Shiro state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Shiro {
     p: Params,
-    name: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    name: crate::checkpoint::Name,
     levels: usize,
     segment_blocks: u32,
     classifier: Classifier,
@@ -452,6 +454,10 @@ impl Shiro {
 }
 
 impl Placement for Shiro {
+    crate::checkpoint_by_serde!();
+    fn training_in_flight(&self) -> bool {
+        self.classifier.in_flight()
+    }
     fn name(&self) -> &'static str {
         self.name
     }

@@ -51,7 +51,7 @@ pub fn valid_bin(valid: u32, blocks: u32) -> usize {
 }
 
 /// One page's state components.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct State {
     /// Pages since its last user write.
     pub age: u64,
@@ -68,7 +68,7 @@ pub struct State {
 }
 
 /// How many times the table was updated and decisions were made.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
 pub struct AgentStats {
     /// Pages decided.
     pub decisions: u64,
@@ -81,6 +81,7 @@ pub struct AgentStats {
 }
 
 /// The agent.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Agent {
     levels: usize,
     q: Vec<f32>,

@@ -63,7 +63,7 @@ pub fn value_at_percentile(sorted: &[u64], q: f64) -> u64 {
 }
 
 /// One tried threshold and the light model's accuracy with it.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct Candidate {
     /// Threshold [pages].
     pub threshold: u64,
@@ -72,12 +72,13 @@ pub struct Candidate {
 }
 
 /// What one window's pick did.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct Pick {
     /// The threshold chosen [pages].
     pub threshold: u64,
     /// How: `inflection` (first window), `candidates`, or `kept`.
-    pub how: &'static str,
+    #[serde(with = "crate::checkpoint::static_str")]
+    pub how: crate::checkpoint::Name,
     /// The three candidates (p - step, p, p + step), when tried.
     pub candidates: Vec<Candidate>,
     /// The step after this window [percentile points].
@@ -85,7 +86,7 @@ pub struct Pick {
 }
 
 /// Algorithm 1's state across windows.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Threshold {
     step: i32,
     max_step: i32,
