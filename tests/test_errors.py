@@ -56,3 +56,13 @@ def test_bad_workload_specs(spec, match):
 def test_errors_share_a_base_class():
     for cls in (wafer.ConfigError, wafer.PolicyError, wafer.WorkloadError, wafer.SimulationError):
         assert issubclass(cls, wafer.WaferError)
+
+
+def test_errors_cross_process_boundaries():
+    """A worker's error reaches its pool's parent (pickled by its module path, wafer._core)."""
+    import pickle
+
+    for cls in (wafer.PolicyError, wafer.ConfigError, wafer.TraceError, wafer.CheckpointError):
+        assert cls.__module__ == "wafer._core"
+        e = pickle.loads(pickle.dumps(cls("what went wrong")))
+        assert type(e) is cls and str(e) == "what went wrong"

@@ -151,7 +151,8 @@ pub mod static_str {
 }
 
 /// Serde for fields holding JSON values (a policy's reports): written as
-/// JSON text, since bincode cannot read self-describing values back.
+/// JSON text, since bincode cannot read self-describing values back
+/// (serde_json's `float_roundtrip` reads every float back bit for bit).
 pub mod as_json {
     use super::*;
     use serde::de::Error as _;
@@ -279,6 +280,62 @@ pub(crate) fn vacant_policy() -> Box<dyn crate::policy::Placement> {
 /// The placeholder victim selector of a decoding engine.
 pub(crate) fn vacant_selector() -> Box<dyn crate::victim::VictimSelector> {
     Box::new(Vacant)
+}
+
+/// A result as JSON without what measures the process rather than the run
+/// (wall-clock times, allocated memory, a scratch annotation's path): what a
+/// resumed run reproduces exactly.
+pub fn comparable(r: &crate::sim::RunResult) -> serde_json::Value {
+    fn drop_process(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.retain(|k, _| {
+                    !(k.contains("seconds")
+                        || k.ends_with("_ms")
+                        || k.contains("memory")
+                        || k == "user_writes_per_second"
+                        || k == "engine_bytes_per_physical_block"
+                        || k == "path")
+                });
+                o.values_mut().for_each(drop_process);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(drop_process),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(r).expect("results serialise");
+    drop_process(&mut v);
+    v
+}
+
+/// Where two JSON values differ: one line per path (`.a.b[3]: x vs y`).
+pub fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    fn walk(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        use serde_json::Value::{Array, Object};
+        match (a, b) {
+            (Object(x), Object(y)) => {
+                for (k, v) in x {
+                    match y.get(k) {
+                        Some(w) => walk(v, w, &format!("{at}.{k}"), out),
+                        None => out.push(format!("{at}.{k}: only in the first")),
+                    }
+                }
+                for k in y.keys().filter(|k| !x.contains_key(*k)) {
+                    out.push(format!("{at}.{k}: only in the second"));
+                }
+            }
+            (Array(x), Array(y)) if x.len() == y.len() => {
+                for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                    walk(v, w, &format!("{at}[{i}]"), out);
+                }
+            }
+            _ if a != b => out.push(format!("{at}: {a} vs {b}")),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(a, b, "", &mut out);
+    out
 }
 
 #[cfg(test)]

@@ -354,33 +354,6 @@ fn nodap_with_dogi_user_predictions() {
     assert!(acc.accuracy > 0.2 && acc.accuracy < 1.0, "{}", acc.accuracy);
 }
 
-/// The result as JSON without what measures the process (wall-clock times,
-/// allocated memory), the only fields a resumed run may differ in.
-fn deterministic(r: RunResult) -> Value {
-    fn drop_times(v: &mut Value) {
-        match v {
-            Value::Object(o) => {
-                o.retain(|k, _| {
-                    !(k.contains("seconds")
-                        || k.ends_with("_ms")
-                        || k.contains("memory")
-                        || k == "path")
-                });
-                o.values_mut().for_each(drop_times);
-            }
-            Value::Array(a) => a.iter_mut().for_each(drop_times),
-            _ => {}
-        }
-    }
-    let mut v = serde_json::to_value(r).unwrap();
-    v.as_object_mut()
-        .unwrap()
-        .remove("engine_bytes_per_physical_block");
-    v.as_object_mut().unwrap().remove("user_writes_per_second");
-    drop_times(&mut v);
-    v
-}
-
 #[test]
 fn a_learned_policy_resumes_from_a_checkpoint_to_the_uninterrupted_result() {
     // Models, samplers, optimiser-free training state and RNGs are state; a
@@ -422,15 +395,16 @@ fn a_learned_policy_resumes_from_a_checkpoint_to_the_uninterrupted_result() {
         sim.run().unwrap();
         sim.engine().check().unwrap();
         let resumed = sim.result();
-        assert!(
-            resumed.training.unwrap().trainings >= 2,
-            "{policy} trained across the stops"
+        let trainings = resumed.training.as_ref().unwrap().trainings;
+        // LSTM+KM trains once (at 40% of the run, between the stops), then runs frozen.
+        let want = if policy == "lstm-km" { 1 } else { 2 };
+        assert!(trainings >= want, "{policy} trained across the stops");
+        let mut d = wafer_core::checkpoint::differences(
+            &wafer_core::checkpoint::comparable(&whole),
+            &wafer_core::checkpoint::comparable(&resumed),
         );
-        assert_eq!(
-            deterministic(whole),
-            deterministic(resumed),
-            "{policy} (waited {waited} steps)"
-        );
+        d.truncate(8);
+        assert!(d.is_empty(), "{policy} (waited {waited} steps): {d:#?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

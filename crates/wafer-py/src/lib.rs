@@ -14,58 +14,58 @@ use wafer_core::trace::{self, native, stats, Selection};
 use wafer_core::{future, policy, victim, workload, Error, RunConfig};
 
 create_exception!(
-    _core,
+    wafer._core,
     WaferError,
     PyException,
     "Base class of every wafer error."
 );
 create_exception!(
-    _core,
+    wafer._core,
     ConfigError,
     WaferError,
     "Impossible device or run configuration."
 );
 create_exception!(
-    _core,
+    wafer._core,
     PolicyError,
     WaferError,
     "Unknown policy / victim selector or bad parameter."
 );
 create_exception!(
-    _core,
+    wafer._core,
     WorkloadError,
     WaferError,
     "Workload spec that does not parse."
 );
 create_exception!(
-    _core,
+    wafer._core,
     SimulationError,
     WaferError,
     "The simulation could not go on."
 );
 create_exception!(
-    _core,
+    wafer._core,
     TraceError,
     WaferError,
     "A trace file that cannot be read (names file, line and reason)."
 );
 
 create_exception!(
-    _core,
+    wafer._core,
     ResourceError,
     WaferError,
     "A run that needs more memory than the machine has (says what it needs and which flags help)."
 );
 
 create_exception!(
-    _core,
+    wafer._core,
     ModelError,
     WaferError,
     "A model file that cannot be used (names the file and the tensor)."
 );
 
 create_exception!(
-    _core,
+    wafer._core,
     CheckpointError,
     WaferError,
     "A checkpoint that cannot be written or resumed (names the file and the reason)."

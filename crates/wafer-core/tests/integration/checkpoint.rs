@@ -6,61 +6,13 @@ use super::{device, Scratch};
 use wafer_core::sim::TraceConfig;
 use wafer_core::{policy, victim, Error, RunConfig, RunResult, Simulation};
 
-/// The result as JSON without what measures the process rather than the
-/// run (wall-clock times, allocated memory): the only fields a resumed run
-/// may differ in.
 fn strip(r: RunResult) -> serde_json::Value {
-    fn drop_times(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                // (a synthetic stream's annotation is a temporary file per run)
-                o.retain(|k, _| !(k.contains("seconds") || k.ends_with("_ms") || k == "path"));
-                o.values_mut().for_each(drop_times);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(drop_times),
-            _ => {}
-        }
-    }
-    let mut v = serde_json::to_value(r).unwrap();
-    let o = v.as_object_mut().unwrap();
-    for k in [
-        "user_writes_per_second",
-        "engine_memory_bytes",
-        "engine_bytes_per_physical_block",
-        "policy_memory_bytes",
-    ] {
-        o.remove(k);
-    }
-    drop_times(&mut v);
-    v
-}
-
-/// Paths (and values) where two results differ, for the failure message.
-fn diff(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut Vec<String>) {
-    use serde_json::Value::{Array, Object};
-    match (a, b) {
-        (Object(x), Object(y)) => {
-            for (k, v) in x {
-                match y.get(k) {
-                    Some(w) => diff(v, w, &format!("{at}.{k}"), out),
-                    None => out.push(format!("{at}.{k} missing")),
-                }
-            }
-        }
-        (Array(x), Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                diff(v, w, &format!("{at}[{i}]"), out);
-            }
-        }
-        _ if a != b => out.push(format!("{at}: {a} vs {b}")),
-        _ => {}
-    }
+    wafer_core::checkpoint::comparable(&r)
 }
 
 /// Assert the uninterrupted and the resumed result are the same.
 fn same(a: &serde_json::Value, b: &serde_json::Value, what: &str) {
-    let mut d = Vec::new();
-    diff(a, b, "", &mut d);
+    let mut d = wafer_core::checkpoint::differences(a, b);
     d.truncate(8);
     assert!(d.is_empty(), "{what}: resumed run differs: {d:#?}");
 }
@@ -180,7 +132,7 @@ fn a_trace_replay_resumes_at_its_position() {
             ..Default::default()
         },
         trace: Some(TraceConfig {
-            path: p.clone().into(),
+            path: p.clone(),
             capacity_from_trace: true,
             ..Default::default()
         }),
