@@ -500,8 +500,12 @@ def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None
     e = EXPERIMENTS[name]
     if e.runner:
         import importlib
+        import inspect
 
-        return importlib.import_module(f".{e.runner}", __package__).run(quick=quick, progress=progress)
+        fn = importlib.import_module(f".{e.runner}", __package__).run
+        takes = inspect.signature(fn).parameters
+        extra = {k: v for k, v in (("seeds", seeds), ("jobs", jobs)) if k in takes}
+        return fn(quick=quick, progress=progress, **extra)
     spec = e.study(name, quick=quick, seeds=seeds)
     st = load(spec)
     ids = [j.id for j in st.jobs()]
