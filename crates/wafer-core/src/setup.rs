@@ -21,12 +21,18 @@
 //!   checked after each block until the reserve (`gc_low`, 4 free segments
 //!   by default, the simulator's `FREENUM`) is back, cost-benefit as
 //!   (1-u)/u·√age with the age in user writes since sealing (`CB_VS`), the
-//!   prefill counted in the WAF (`cur_wp` includes it); `midas` chooses its
-//!   last group's victims by greedy when the run's selector is greedy, as
-//!   the simulator's `vs_policy` does. Not reproduced (yet): the simulator's
-//!   start-up MiDA chain, its model window (4 device sizes, opened after 2)
-//!   and its FIFO last group, so `midas` itself is not within 2% of the
-//!   simulator (docs/FIDELITY.md has the numbers).
+//!   prefill counted in the WAF (`cur_wp` includes it). `midas` runs as the
+//!   simulator runs MiDAS: the start-up chain of 4 groups with victims over
+//!   all sealed segments (`startup_groups = 4`), the hot filter from the
+//!   start with the simulator's τ schedule (`hot_filter = "always"`), the
+//!   model window 4 physical device sizes long and first opened after 2
+//!   logical ones (`uid_window = 4`, `window_unit = "physical"`,
+//!   `first_window = 2`), the model's budget all segments but `FREENUM` = 4
+//!   (`model_reserve = 4`), and the last group's victims by the run's
+//!   selector as the simulator's `vs_policy` chooses them (`last_victim`:
+//!   `greedy`, `cost-benefit-sqrt` under cost-benefit, `fifo`). Under
+//!   greedy and cost-benefit it is within 2% of the simulator
+//!   (docs/FIDELITY.md has the numbers and commands).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -60,7 +66,8 @@ pub const SETUPS: &[(&str, &str)] = &[
     (
         "midas-sim",
         "MiDAS-Simulation: prefilled SSD, GC per block below --gc-reserve free segments, cost-benefit \
-         (1-u)/u*sqrt(age) on user writes since sealing, WAF counting the prefill",
+         (1-u)/u*sqrt(age) on user writes since sealing, WAF counting the prefill; midas as the simulator \
+         runs it (start-up chain of 4, hot filter from the start, model window of 4 device sizes opened after 2)",
     ),
 ];
 
@@ -159,10 +166,33 @@ impl Setup {
                 "user_test": "fifo",
                 "lifespan_start": "previous-seal",
             }),
-            // The simulator's victim choice inside MiDAS's last group is the
-            // run's selector (its `vs_policy`); wafer's `midas` knows greedy
-            // and cost-benefit there.
-            (Setup::MidasSim, "midas") if victim == "greedy" => json!({"last_victim": "greedy"}),
+            // MiDAS as the simulator runs it: the start-up chain of 4 groups
+            // (its "naive MiDA") with its hot filter running from the start,
+            // the first model window opened after 2
+            // logical device sizes of writes and 4 physical ones long, the
+            // model's budget all segments but FREENUM = 4, and the last
+            // group's victims by the run's selector (its `vs_policy`: FIFO,
+            // greedy, or cost-benefit in the simulator's sqrt form).
+            (Setup::MidasSim, "midas") => {
+                let mut p = json!({
+                    "startup_groups": 4,
+                    "first_window": 2.0,
+                    "uid_window": 4.0,
+                    "window_unit": "physical",
+                    "model_reserve": 4,
+                    "hot_filter": "always",
+                });
+                let last = match victim {
+                    "greedy" => Some("greedy"),
+                    "fifo" => Some("fifo"),
+                    "cost-benefit" => Some("cost-benefit-sqrt"),
+                    _ => None,
+                };
+                if let Some(last) = last {
+                    p["last_victim"] = json!(last);
+                }
+                p
+            }
             _ => Value::Object(Map::new()),
         }
     }

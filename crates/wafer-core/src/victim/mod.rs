@@ -19,6 +19,7 @@ mod window_greedy;
 pub use adjusted_greedy::AdjustedGreedy;
 pub use cat::Cat;
 pub(crate) use cost_benefit::score as cost_benefit_score;
+pub(crate) use cost_benefit::sqrt_score as cost_benefit_sqrt_score;
 pub use cost_benefit::{CostBenefit, CostBenefitClock, CostBenefitConfig, CostBenefitForm};
 pub use cost_hotness::CostHotness;
 pub use d_choices::DChoices;

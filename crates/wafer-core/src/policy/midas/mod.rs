@@ -31,7 +31,19 @@
 //! each model run, at most ×1.5 at once), as the simulator does.
 //!
 //! Until the first model run MiDAS runs as two groups (user, GC) under the
-//! configured victim selector, i.e. as 2R.
+//! configured victim selector, i.e. as 2R (`startup_groups` makes that chain
+//! longer).
+//!
+//! MiDAS-Simulation's conventions, each a parameter (`--setup midas-sim`
+//! sets them all; the defaults keep the behaviour above): its start-up
+//! "naive MiDA" chain of 4 groups with victims over all sealed segments
+//! (`startup_groups`), its hot filter running from the start with its own
+//! τ schedule (`hot_filter = "always"`), its first model window opened after
+//! 2 logical device sizes of writes, the prefill included (`first_window`),
+//! 4 physical device sizes long (`uid_window`, `window_unit`), the model's
+//! budget of all segments but its 4 free ones (`model_reserve`), and its
+//! last-group victims by the run's selector in its forms (`last_victim`:
+//! greedy, the sqrt cost-benefit, or FIFO).
 //!
 //! Deviations:
 //! * MCAM's chain is solved in closed form (its stationary flow) instead of
@@ -75,7 +87,7 @@ use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{prefetch, GroupId, SegState, SegmentId};
 use crate::params;
-use crate::victim::{cost_benefit_score, top_by_score};
+use crate::victim::{cost_benefit_score, cost_benefit_sqrt_score, top_by_score};
 use model::{Config, Limits, Model, Prediction, Uid};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
@@ -127,8 +139,45 @@ pub struct Params {
     pub max_hot_segments: u32,
     /// Least predicted WAF gain that justifies a hot group.
     pub hot_gain: f64,
-    /// Victim selection inside the last group: "cost-benefit" or "greedy".
+    /// Victim selection inside the last group: "cost-benefit" (the LFS
+    /// form, (1-u)·age/(1+u)), "cost-benefit-sqrt" ((1-u)/u·√age on user
+    /// writes, MiDAS-Simulation's `CB_VS`), "greedy", or "fifo" (the last
+    /// group's oldest sealed segment, as the simulator does under its `fifo`
+    /// selector).
     pub last_victim: String,
+    /// Groups of the start-up chain, used until the first configuration and
+    /// again when merges leave two groups: user writes to G1, a GC move one
+    /// group deeper, the deepest keeping its own, and every victim chosen
+    /// among all sealed segments by the run's selector. 2 (default) is 2R;
+    /// MiDAS-Simulation starts as a chain of 4 (its "naive MiDA" mode,
+    /// groups 1-4 sharing one victim queue).
+    pub startup_groups: u32,
+    /// When the first UID window opens [drive-writes of the logical space
+    /// since the start, the prefill included]; 0 (default): at the first
+    /// overwrite of a sampled LBA. MiDAS-Simulation opens it after 2 (its
+    /// `load_timing` counts the sequential fill and one more device size).
+    pub first_window: f64,
+    /// What `uid_window` counts: drive-writes of the "logical" space
+    /// (default) or of the "physical" one (MiDAS-Simulation's window is 4
+    /// GiB of writes on its 1 GiB device: `uid_window` 4, "physical").
+    pub window_unit: String,
+    /// Segments kept out of the model's budget; null (default): the free
+    /// segments at the model run, at least `max_groups` + 2.
+    /// MiDAS-Simulation: 4 (its `FREENUM`; the configurations it searches
+    /// share `SEGNUM - FREENUM` segments).
+    pub model_reserve: Option<u32>,
+    /// When the hot filter runs: "model" (default): while the configuration
+    /// has a hot group, τ set from the model's hot-group residence time and
+    /// then following the G0 lifespans (from opening) at each model run.
+    /// "always": MiDAS-Simulation's (`hf.cpp`): from the start, G0 taking the
+    /// admitted writes in the start-up chain too; the counters move only
+    /// after a cold period of one logical device size of filter events
+    /// (overwrites and moves out of G0/G1 victims); τ starts at one logical
+    /// device size and, every τ overwrites once a G0 segment was collected,
+    /// follows the mean age since sealing of the collected G0 segments (the
+    /// same halfway / ×1.5 rule); the first model run takes the start-up G0
+    /// as measured (one segment, its share of the writes and valid ratio).
+    pub hot_filter: String,
 }
 
 impl Default for Params {
@@ -140,6 +189,11 @@ impl Default for Params {
             max_hot_segments: 29,
             hot_gain: 0.05,
             last_victim: "cost-benefit".into(),
+            startup_groups: 2,
+            first_window: 0.0,
+            window_unit: "logical".into(),
+            model_reserve: None,
+            hot_filter: "model".into(),
         }
     }
 }
@@ -162,6 +216,25 @@ const CANDIDATES: usize = 8;
 /// last two groups merge (the simulator's ILOOP).
 const STUCK_VICTIMS: u32 = 25;
 
+/// τ after measuring a mean G0 lifespan of `measured`: halfway there, at
+/// most ×1.5 at once (the simulator's rule).
+fn follow(tau: f64, measured: f64) -> f64 {
+    if measured >= 2.0 * tau {
+        1.5 * tau
+    } else {
+        0.5 * (measured + tau)
+    }
+}
+
+/// How the last group's victims are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LastVictim {
+    CostBenefit,
+    CostBenefitSqrt,
+    Greedy,
+    Fifo,
+}
+
 /// MiDAS state.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Midas {
@@ -169,7 +242,18 @@ pub struct Midas {
     #[serde(with = "crate::checkpoint::static_str")]
     name: crate::checkpoint::Name,
     p: Params,
-    greedy_last: bool,
+    last_victim: LastVictim,
+    /// Chain positions besides the hot group that labels may take
+    /// (`max_groups`, or the start-up chain's length if longer).
+    deepest: u32,
+    /// Start of the first window [user blocks], if it opens at a fixed time.
+    first_window_at: Option<u64>,
+    /// `hot_filter = "always"`.
+    hot_always: bool,
+    /// With `hot_always`: filter events left in the cold period, and
+    /// overwrites left before τ may follow the G0 ages again.
+    cold: u64,
+    tau_left: f64,
     geo: Geometry,
     /// log2 of the LBA sampling stride.
     shift: u32,
@@ -220,12 +304,40 @@ impl Midas {
             policy: "midas".into(),
             reason,
         };
-        let greedy_last = match p.last_victim.as_str() {
-            "cost-benefit" => false,
-            "greedy" => true,
+        let last_victim = match p.last_victim.as_str() {
+            "cost-benefit" => LastVictim::CostBenefit,
+            "cost-benefit-sqrt" => LastVictim::CostBenefitSqrt,
+            "greedy" => LastVictim::Greedy,
+            "fifo" => LastVictim::Fifo,
             other => {
                 return Err(bad(format!(
-                    "last_victim = '{other}'; known: cost-benefit, greedy"
+                    "last_victim = '{other}'; known: cost-benefit, cost-benefit-sqrt, greedy, fifo"
+                )))
+            }
+        };
+        if !(2..=32).contains(&p.startup_groups) {
+            return Err(bad(format!(
+                "startup_groups = {}; must be 2..=32",
+                p.startup_groups
+            )));
+        }
+        if !(p.first_window.is_finite() && p.first_window >= 0.0) {
+            return Err(bad(format!(
+                "first_window = {}; must be >= 0",
+                p.first_window
+            )));
+        }
+        let hot_always = match p.hot_filter.as_str() {
+            "model" => false,
+            "always" => true,
+            other => return Err(bad(format!("hot_filter = '{other}'; known: model, always"))),
+        };
+        let window_space = match p.window_unit.as_str() {
+            "logical" => geo.logical_blocks as f64,
+            "physical" => geo.physical_blocks as f64,
+            other => {
+                return Err(bad(format!(
+                    "window_unit = '{other}'; known: logical, physical"
                 )))
             }
         };
@@ -246,15 +358,22 @@ impl Midas {
         while shift > 0 && (logical >> shift) < MIN_SAMPLED {
             shift -= 1;
         }
-        let window = ((p.uid_window * logical as f64) as u64).max(1);
+        let window = ((p.uid_window * window_space) as u64).max(1);
         let unit = (geo.segment_blocks as u64 / 4)
             .max(1)
             .max(window.div_ceil(MAX_BINS));
         let n = geo.segments as usize;
-        let positions = p.max_groups as usize + 1;
+        let deepest = p.max_groups.max(p.startup_groups);
+        let positions = deepest as usize + 1;
         Ok(Midas {
             name: "midas",
-            greedy_last,
+            last_victim,
+            deepest,
+            first_window_at: (p.first_window > 0.0)
+                .then(|| (p.first_window * logical as f64).round() as u64),
+            hot_always,
+            cold: logical as u64,
+            tau_left: logical as f64,
             geo: *geo,
             shift,
             stamp: vec![NEVER; (logical as usize >> shift) + 1],
@@ -265,14 +384,14 @@ impl Midas {
             stuck: (0, 0),
             cfg: None,
             pred: None,
-            last: 2,
+            last: p.startup_groups as GroupId,
             label: vec![UNSEALED; n],
             count: vec![0; positions],
             fifo: vec![VecDeque::new(); positions],
             candidates: Vec::with_capacity(CANDIDATES),
             collected: vec![(0, 0); positions],
             heat: vec![0; logical as usize],
-            tau: 0.0,
+            tau: if hot_always { logical as f64 } else { 0.0 },
             tau_bound: [0],
             g0_lifespan: (0.0, 0),
             hot_writes: (0, 0),
@@ -304,7 +423,28 @@ impl Midas {
     }
 
     fn hot_on(&self) -> bool {
-        self.cfg.as_ref().is_some_and(|c| c.hot > 0)
+        self.hot_always || self.cfg.as_ref().is_some_and(|c| c.hot > 0)
+    }
+
+    /// With `hot_filter = "always"`, one filter event (an overwrite, or a
+    /// block moved out of a G0/G1 victim): whether the counters may move
+    /// (the cold period is over). τ follows the collected G0 segments'
+    /// ages every τ overwrites.
+    fn filter_event(&mut self, overwrite: bool) -> bool {
+        if self.cold > 0 {
+            self.cold -= 1;
+            return false;
+        }
+        let (sum, n) = self.g0_lifespan;
+        if self.tau_left <= 0.0 && n > 0 {
+            self.g0_lifespan = (0.0, 0);
+            self.tau = follow(self.tau, sum / n as f64);
+            self.tau_left = self.tau - 1.0;
+        }
+        if overwrite {
+            self.tau_left -= 1.0;
+        }
+        true
     }
 
     /// Chain position of a non-free segment.
@@ -318,6 +458,9 @@ impl Midas {
 
     /// Hot-filter update for an overwrite whose old copy is at `pba`.
     fn heat_on_overwrite(&mut self, ctx: &Ctx, lba: u32, pba: u32, now: u64) {
+        if self.hot_always && !self.filter_event(true) {
+            return;
+        }
         let seg = ctx.ftl.segment_of(pba);
         let pos = self.position(ctx, seg);
         let h = &mut self.heat[lba as usize];
@@ -346,14 +489,11 @@ impl Midas {
         self.due = false;
         self.model_runs += 1;
         // τ follows the lifespan of collected G0 segments
-        let (sum, n) = std::mem::take(&mut self.g0_lifespan);
-        if n > 0 && self.tau > 0.0 {
-            let measured = sum / n as f64;
-            self.tau = if measured >= 2.0 * self.tau {
-                1.5 * self.tau
-            } else {
-                0.5 * (measured + self.tau)
-            };
+        if !self.hot_always {
+            let (sum, n) = std::mem::take(&mut self.g0_lifespan);
+            if n > 0 && self.tau > 0.0 {
+                self.tau = follow(self.tau, sum / n as f64);
+            }
         }
         // writes of the window still alive: censored at their age
         let start = self.window_start.replace(ctx.now()).unwrap_or(0);
@@ -369,14 +509,18 @@ impl Midas {
         let Some(dist) = dist else {
             return;
         };
-        let reserve = ctx.ftl.free_segments().max(self.p.max_groups as usize + 2);
-        let Some(budget) = (self.geo.segments as usize).checked_sub(reserve) else {
+        let Some(budget) = self.budget(ctx) else {
             return;
         };
         // the simulator's "real" mode: a running hot group that takes under
         // 15% of the writes or keeps over 10% valid is modelled as measured,
         // at its current size
-        let hot = self.cfg.as_ref().map_or(0, |c| c.hot);
+        let hot = match &self.cfg {
+            Some(c) => c.hot,
+            // the start-up G0 of an "always" filter: its open segment
+            None if self.hot_always => 1,
+            None => 0,
+        };
         let (hot_writes, writes) = std::mem::take(&mut self.hot_writes);
         let traffic = hot_writes as f64 / writes.max(1) as f64;
         let valid = self.measured_valid(0).unwrap_or(0.0);
@@ -396,6 +540,16 @@ impl Midas {
         if let Some((cfg, pred)) = model::search(&m, budget as u32, lim) {
             self.apply(ctx, cfg, pred);
         }
+    }
+
+    /// Segments the model may give the groups: all but `model_reserve`, or
+    /// by default all but the free ones (at least `max_groups` + 2).
+    fn budget(&self, ctx: &Ctx) -> Option<usize> {
+        let reserve = match self.p.model_reserve {
+            Some(r) => r as usize,
+            None => ctx.ftl.free_segments().max(self.p.max_groups as usize + 2),
+        };
+        (self.geo.segments as usize).checked_sub(reserve)
     }
 
     /// Switch to `cfg`: relabel the chain and rebuild the FIFO queues.
@@ -419,7 +573,7 @@ impl Midas {
                 *l = new_last;
             }
             self.count[*l as usize] += 1;
-            if *l < new_last {
+            if *l < new_last || self.last_victim == LastVictim::Fifo {
                 order.push((segs.seal_seq[s], s as SegmentId));
             }
         }
@@ -428,10 +582,10 @@ impl Midas {
             self.fifo[self.label[seg as usize] as usize].push_back((seg, tag));
         }
         let old_hot = self.cfg.as_ref().map_or(0, |c| c.hot);
-        if cfg.hot > 0 && cfg.hot != old_hot {
+        if cfg.hot > 0 && cfg.hot != old_hot && !self.hot_always {
             self.tau = pred.hot_interval;
         }
-        if cfg.hot == 0 {
+        if cfg.hot == 0 && !self.hot_always {
             self.heat.fill(0);
         }
         self.last = new_last as GroupId;
@@ -440,7 +594,7 @@ impl Midas {
     }
 
     /// Merge the last two groups (the simulator's answer to GC that frees
-    /// nothing); with two groups left, return to the start-up mode.
+    /// nothing); with two groups left, return to the start-up chain.
     #[cold]
     fn merge_last(&mut self, ctx: &Ctx) {
         let Some(mut cfg) = self.cfg.clone() else {
@@ -455,12 +609,12 @@ impl Midas {
             *cfg.sizes.last_mut().unwrap() += last;
             self.apply(ctx, cfg, pred);
         } else {
-            // relabel into G1/G2 as at start-up
+            // relabel into the start-up chain
             self.apply(
                 ctx,
                 Config {
                     hot: 0,
-                    sizes: vec![1, 1],
+                    sizes: vec![1; self.p.startup_groups as usize],
                 },
                 pred,
             );
@@ -473,10 +627,10 @@ impl Midas {
     /// Refill `candidates` with the last group's best segments by the victim
     /// score (cost-benefit or greedy), the best at the end.
     fn scan_last(&mut self, ctx: &Ctx, max_valid: u32) {
-        let score: fn(f64, f64, u32) -> f64 = if self.greedy_last {
-            |u, _, _| -u
-        } else {
-            cost_benefit_score
+        let score: fn(f64, f64, u32) -> f64 = match self.last_victim {
+            LastVictim::Greedy | LastVictim::Fifo => |u, _, _| -u,
+            LastVictim::CostBenefit => cost_benefit_score,
+            LastVictim::CostBenefitSqrt => cost_benefit_sqrt_score,
         };
         let (label, last) = (&self.label, self.last as u8);
         let top = top_by_score::<CANDIDATES>(ctx.ftl, max_valid, |s| label[s] == last, score);
@@ -485,7 +639,8 @@ impl Midas {
             .extend(top.iter().rev().flatten().map(|&(_, s)| s));
     }
 
-    /// Oldest sealed segment of hot/FIFO group `g`, if it may be collected.
+    /// Oldest sealed segment of hot/FIFO group `g` (or of the last group
+    /// under `last_victim = "fifo"`), if it may be collected.
     fn pop_oldest(&mut self, ctx: &Ctx, g: usize, max_valid: u32) -> Option<SegmentId> {
         let segs = &ctx.ftl.segs;
         let label = &self.label;
@@ -520,7 +675,7 @@ impl Placement for Midas {
     }
 
     fn retired_groups(&self, out: &mut Vec<GroupId>) {
-        out.extend(self.last + 1..=self.p.max_groups as GroupId);
+        out.extend(self.last + 1..=self.deepest as GroupId);
     }
 
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
@@ -554,12 +709,22 @@ impl Placement for Midas {
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
+        if self.window_start.is_none() && self.first_window_at.is_some_and(|t| time >= t) {
+            self.window_start = Some(time);
+        }
         let Some(i) = self.sampled(lba) else {
             return;
         };
         let st = &mut self.stamp[i];
         if *st < TRIMMED {
-            let start = *self.window_start.get_or_insert(time);
+            let start = match self.window_start {
+                Some(s) => s,
+                None if self.first_window_at.is_none() => *self.window_start.insert(time),
+                None => {
+                    *st = time;
+                    return;
+                }
+            };
             if *st >= start {
                 self.uid.record(time - *st);
             }
@@ -588,7 +753,7 @@ impl Placement for Midas {
 
     fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
         let from = self.label[b.victim as usize];
-        if self.hot_on() {
+        if self.hot_on() && !(self.hot_always && from <= 1 && !self.filter_event(false)) {
             let h = &mut self.heat[b.lba as usize];
             match from {
                 0 => *h = h.saturating_sub(2),
@@ -612,6 +777,9 @@ impl Placement for Midas {
                 }
             }
         }
+        if self.last_victim == LastVictim::Fifo {
+            return self.pop_oldest(ctx, self.last as usize, max_valid);
+        }
         // the last group's best, from the candidates of the latest scan
         let segs = &ctx.ftl.segs;
         while let Some(v) = self.candidates.pop() {
@@ -633,7 +801,8 @@ impl Placement for Midas {
                 let l = group.min(self.last) as u8;
                 self.label[seg as usize] = l;
                 self.count[l as usize] += 1;
-                if self.cfg.is_some() && l < self.last as u8 {
+                let queued = l < self.last as u8 || self.last_victim == LastVictim::Fifo;
+                if self.cfg.is_some() && queued {
                     let tag = ctx.ftl.segs.seal_seq[seg as usize];
                     self.fifo[l as usize].push_back((seg, tag));
                 }
@@ -647,7 +816,12 @@ impl Placement for Midas {
                     *c = (c.0 + valid as u64, c.1 + 1);
                 }
                 if l == 0 {
-                    self.g0_lifespan.0 += (ctx.now() - ctx.ftl.segs.open_time[s]) as f64;
+                    let since = if self.hot_always {
+                        ctx.ftl.segs.seal_time[s]
+                    } else {
+                        ctx.ftl.segs.open_time[s]
+                    };
+                    self.g0_lifespan.0 += (ctx.now() - since) as f64;
                     self.g0_lifespan.1 += 1;
                 }
                 if self.cfg.is_some() {
@@ -823,6 +997,145 @@ mod tests {
         assert_eq!((out[0], m.heat[7]), (1, 1));
     }
 
+    fn with(params: Value) -> (Ftl, Midas) {
+        let geo = DeviceConfig {
+            logical_blocks: 1000,
+            segment_blocks: 4,
+            ..Default::default()
+        }
+        .geometry()
+        .unwrap();
+        (
+            Ftl::new(geo, 3),
+            Midas::new(params::parse("midas", &params).unwrap(), &geo).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_start_up_chain_has_startup_groups_levels() {
+        for (n, want) in [(2, [2, 2, 2]), (4, [3, 4, 4])] {
+            let (mut ftl, mut m) = with(json!({"startup_groups": n}));
+            for (s, l) in [(0, 2), (1, 3), (2, 4)] {
+                ftl.segs.state[s] = SegState::Sealed;
+                m.label[s] = l.min(n) as u8;
+            }
+            let ctx = Ctx::new(&ftl);
+            let got: Vec<GroupId> = (0..3).map(|s| m.place_gc(&ctx, &gc(0, s))).collect();
+            assert_eq!(got, want, "startup_groups = {n}");
+            assert_eq!(m.select_victim(&ctx, 4), None, "the selector over all");
+            // merges back to the start-up chain restore its length
+            m.apply(
+                &ctx,
+                Config {
+                    hot: 0,
+                    sizes: vec![1, 10],
+                },
+                pred(2, 0.0),
+            );
+            assert_eq!(m.last, 2);
+            m.merge_last(&ctx);
+            assert_eq!((m.last, m.cfg.is_none()), (n as GroupId, true));
+        }
+    }
+
+    #[test]
+    fn first_window_opens_the_window_at_a_fixed_time() {
+        let sampled = 0; // LBA 0 is always sampled
+        let (_, mut m) = with(json!({}));
+        m.on_user_write(sampled, 10, 1);
+        m.on_user_write(sampled, 20, 1);
+        assert_eq!(m.window_start, Some(20), "default: at the first overwrite");
+        let (_, mut m) = with(json!({"first_window": 2.0}));
+        m.on_user_write(sampled, 10, 1);
+        m.on_user_write(sampled, 20, 1);
+        assert_eq!(m.window_start, None, "not before 2 logical device sizes");
+        m.on_user_write(1, 2000, 1);
+        assert_eq!(m.window_start, Some(2000), "any write opens it then");
+    }
+
+    #[test]
+    fn window_unit_counts_the_physical_space() {
+        let (ftl, m) = with(json!({"uid_window": 2.0}));
+        assert_eq!(m.window, 2000);
+        let (_, p) = with(json!({"uid_window": 2.0, "window_unit": "physical"}));
+        assert_eq!(p.window, 2 * ftl.geo.physical_blocks);
+        assert!(p.window > m.window);
+    }
+
+    #[test]
+    fn model_reserve_fixes_the_model_budget() {
+        let (ftl, m) = with(json!({}));
+        let ctx = Ctx::new(&ftl);
+        let n = ftl.geo.segments as usize;
+        assert_eq!(m.budget(&ctx), Some(n - ftl.free_segments()));
+        let (_, m) = with(json!({"model_reserve": 4}));
+        assert_eq!(m.budget(&ctx), Some(n - 4));
+    }
+
+    #[test]
+    fn last_victim_chooses_in_the_last_group() {
+        // segment 0: sealed first, 3 of 4 valid, old; segment 1: 1 of 4
+        // valid, young. LFS cost-benefit takes the old one, the sqrt form
+        // the young one, greedy the emptier, FIFO the older.
+        for (last_victim, want) in [
+            ("cost-benefit", 0),
+            ("cost-benefit-sqrt", 1),
+            ("greedy", 1),
+            ("fifo", 0),
+        ] {
+            let (mut ftl, mut m) = with(json!({"last_victim": last_victim}));
+            for (s, valid, sealed) in [(0, 3, 0), (1, 1, 4900)] {
+                ftl.segs.state[s] = SegState::Sealed;
+                ftl.segs.valid[s] = valid;
+                ftl.segs.seal_time[s] = sealed;
+                ftl.segs.seal_seq[s] = s as u64 + 1;
+                m.label[s] = 2;
+            }
+            ftl.now = 5000;
+            let ctx = Ctx::new(&ftl);
+            m.apply(
+                &ctx,
+                Config {
+                    hot: 0,
+                    sizes: vec![10, 10],
+                },
+                pred(2, 0.0),
+            );
+            assert_eq!(m.select_victim(&ctx, 4), Some(want), "{last_victim}");
+        }
+    }
+
+    #[test]
+    fn hot_filter_always_runs_from_the_start_after_a_cold_period() {
+        let (_, m) = with(json!({}));
+        assert!(!m.hot_on(), "model: no hot group before a configuration");
+        let (mut ftl, mut m) = with(json!({"hot_filter": "always"}));
+        assert!(m.hot_on() && m.cfg.is_none());
+        assert_eq!((m.tau, m.cold), (1000.0, 1000), "one logical device size");
+        ftl.append(1, 7).unwrap(); // LBA 7 in G1's open segment
+        let ctx = Ctx::new(&ftl);
+        let w = UserWrite {
+            lba: 7,
+            time: 10,
+            req_blocks: 1,
+            ..Default::default()
+        };
+        let mut out = [9];
+        m.place_user(&ctx, &[w], &mut out);
+        assert_eq!((m.heat[7], m.cold), (0, 999), "cold: counted, not moved");
+        m.cold = 0;
+        for want in [1, 1, 0] {
+            m.place_user(&ctx, &[w], &mut out);
+            assert_eq!(out[0], want, "heat {}", m.heat[7]);
+        }
+        // τ follows the collected G0 segments' ages every τ overwrites
+        m.g0_lifespan = (200.0, 2);
+        m.tau_left = 0.0;
+        m.place_user(&ctx, &[w], &mut out);
+        assert_eq!(m.tau, 0.5 * (100.0 + 1000.0));
+        assert_eq!(m.g0_lifespan, (0.0, 0));
+    }
+
     #[test]
     fn bad_parameters_are_errors() {
         let geo = DeviceConfig::default().geometry().unwrap();
@@ -831,6 +1144,10 @@ mod tests {
             serde_json::json!({"max_groups": 1}),
             serde_json::json!({"uid_window": 0.0}),
             serde_json::json!({"sample": 0}),
+            serde_json::json!({"startup_groups": 1}),
+            serde_json::json!({"first_window": -1.0}),
+            serde_json::json!({"window_unit": "bytes"}),
+            serde_json::json!({"hot_filter": "never"}),
         ] {
             assert!((INFO.build)(&bad, &geo).is_err(), "{bad}");
         }
