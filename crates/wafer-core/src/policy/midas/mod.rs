@@ -227,7 +227,7 @@ fn follow(tau: f64, measured: f64) -> f64 {
 }
 
 /// How the last group's victims are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum LastVictim {
     CostBenefit,
     CostBenefitSqrt,
