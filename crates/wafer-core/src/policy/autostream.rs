@@ -174,6 +174,9 @@ pub struct AutoStream {
     chunk_blocks: u32,
     lifetime: u64,
     base: u32,
+    /// base^1, base^2, ... up to the last queue (within u32): a count's
+    /// queue by comparisons instead of divisions.
+    powers: Vec<u64>,
     hottest: bool,
     per_request: bool,
     demote_reset: bool,
@@ -206,6 +209,13 @@ impl AutoStream {
             chunk_blocks: p.chunk_blocks,
             lifetime,
             base: p.base,
+            powers: (1..q.max(1) as u32)
+                .map_while(|k| {
+                    (p.base as u64)
+                        .checked_pow(k)
+                        .filter(|&b| b <= u32::MAX as u64)
+                })
+                .collect(),
             hottest: p.lifetime == Lifetime::Hottest,
             per_request: p.per_request,
             demote_reset: p.demote_reset,
@@ -269,12 +279,10 @@ impl AutoStream {
         let q = if self.base == 2 {
             (31 - count.max(1).leading_zeros()) as usize
         } else {
-            let (mut q, mut x) = (0usize, count.max(1) / self.base);
-            while x > 0 {
-                q += 1;
-                x /= self.base;
-            }
-            q
+            self.powers
+                .iter()
+                .take_while(|&&b| b <= count as u64)
+                .count()
         };
         q.min(self.head.len() - 1)
     }
@@ -365,6 +373,38 @@ mod tests {
             ..Params::default()
         };
         AutoStream::new("autostream", &p, 100, 50)
+    }
+
+    #[test]
+    fn a_count_s_queue_is_floor_log_base_capped() {
+        for (base, streams) in [(10, 16), (10, 4), (3, 32), (7, 2)] {
+            let p = Params {
+                streams,
+                base,
+                chunk_blocks: 10,
+                ..Params::default()
+            };
+            let a = AutoStream::new("autostream", &p, 100, 50);
+            let mut counts: Vec<u32> = (0..5000).collect();
+            for k in 1..=20u32 {
+                if let Some(b) = base.checked_pow(k) {
+                    counts.extend([b - 1, b, b + 1]);
+                }
+            }
+            counts.extend([u32::MAX - 1, u32::MAX]);
+            for c in counts {
+                let (mut q, mut x) = (0usize, c.max(1) / base);
+                while x > 0 {
+                    q += 1;
+                    x /= base;
+                }
+                assert_eq!(
+                    a.level(c),
+                    q.min(streams as usize - 1),
+                    "base {base}, count {c}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -151,6 +151,10 @@ pub struct Chunking {
     pub blocks: u32,
     /// log2(blocks) when it is a power of two (a shift instead of a division).
     shift: Option<u32>,
+    /// Otherwise ceil(2^64 / blocks): a multiply-high instead of a division,
+    /// exact for every 32-bit LBA (Lemire, Kaser and Kurz, "Faster remainder
+    /// by direct computation", 2019).
+    magic: u64,
     /// Chunks covering the logical space.
     pub chunks: u32,
 }
@@ -189,6 +193,11 @@ impl Chunking {
         Chunking {
             blocks,
             shift: blocks.is_power_of_two().then(|| blocks.trailing_zeros()),
+            magic: if blocks.is_power_of_two() {
+                0
+            } else {
+                u64::MAX / blocks as u64 + 1
+            },
             chunks: logical_blocks.div_ceil(blocks).max(1),
         }
     }
@@ -198,7 +207,7 @@ impl Chunking {
     pub fn of(&self, lba: u32) -> u32 {
         match self.shift {
             Some(s) => lba >> s,
-            None => lba / self.blocks,
+            None => ((lba as u128 * self.magic as u128) >> 64) as u32,
         }
     }
 }
@@ -333,6 +342,39 @@ pub fn rank_map(order: &[usize]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunk_of_equals_the_division() {
+        let mut x: u64 = 0x9E3779B97F4A7C15;
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            10,
+            64,
+            100,
+            105,
+            1000,
+            4095,
+            65_537,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let c = Chunking::from_blocks(d, u32::MAX);
+            let mut check = |lba: u32| assert_eq!(c.of(lba), lba / d, "{lba} / {d}");
+            for lba in [0, 1, d - 1, d, d.wrapping_add(1), u32::MAX - 1, u32::MAX] {
+                check(lba);
+            }
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                check(x as u32);
+            }
+        }
+    }
 
     #[test]
     fn chunks_of_sectors_in_block_units() {

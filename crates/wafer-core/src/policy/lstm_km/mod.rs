@@ -876,8 +876,9 @@ impl Placement for LstmKm {
             return;
         }
         for (w, g) in writes.iter().zip(out.iter_mut()) {
-            self.period.write(w);
-            *g = self.table[ch.of(w.lba) as usize] as GroupId;
+            let c = ch.of(w.lba);
+            self.period.write(w, c);
+            *g = self.table[c as usize] as GroupId;
         }
     }
     fn on_read(&mut self, _ctx: &Ctx, req: &Request) {

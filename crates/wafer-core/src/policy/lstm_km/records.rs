@@ -43,10 +43,13 @@ pub struct Period {
     distinct: Vec<u32>,
     first_ns: Vec<u64>,
     last_ns: Vec<u64>,
-    /// Per logical block: 1 + the period in which it was last written.
-    stamp: Vec<u32>,
-    /// This period's number (1-based, for `stamp`).
-    id: u32,
+    /// Per logical block, one bit: written in this period (a bitmap small
+    /// enough to stay in cache, where a per-block stamp missed it on every
+    /// write).
+    seen: Vec<u64>,
+    /// Words of `seen` set in this period, cleared at its end (so a
+    /// period's end costs its writes, not the device's size).
+    touched: Vec<u32>,
     /// The write request being fed: its current chunk and whether it is sequential.
     cur_chunk: u32,
     cur_seq: bool,
@@ -71,8 +74,8 @@ impl Period {
             distinct: vec![0; n],
             first_ns: vec![0; n],
             last_ns: vec![0; n],
-            stamp: vec![0; logical as usize],
-            id: 1,
+            seen: vec![0; (logical as usize).div_ceil(64)],
+            touched: Vec::new(),
             cur_chunk: u32::MAX,
             cur_seq: false,
             cur_first: true,
@@ -83,13 +86,13 @@ impl Period {
 
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.wreq.len() * (7 * 4 + 2 * 8) + self.stamp.len() * 4
+        self.wreq.len() * (7 * 4 + 2 * 8) + self.seen.len() * 8 + self.touched.capacity() * 4
     }
 
-    /// One written block.
+    /// One written block, of chunk `c` (`chunking.of(w.lba)`, which the
+    /// caller has computed anyway).
     #[inline(always)]
-    pub fn write(&mut self, w: &UserWrite) {
-        let c = self.chunking.of(w.lba);
+    pub fn write(&mut self, w: &UserWrite, c: u32) {
         let ci = c as usize;
         if w.req_offset == 0 {
             let start = w.lba as u64;
@@ -113,9 +116,13 @@ impl Period {
             self.cur_chunk = c;
         }
         self.wblocks[ci] += 1;
-        let s = &mut self.stamp[w.lba as usize];
-        if *s != self.id {
-            *s = self.id;
+        let (word, bit) = ((w.lba >> 6) as usize, 1u64 << (w.lba & 63));
+        let s = &mut self.seen[word];
+        if *s & bit == 0 {
+            if *s == 0 {
+                self.touched.push(word as u32);
+            }
+            *s |= bit;
             self.distinct[ci] += 1;
         }
     }
@@ -170,7 +177,9 @@ impl Period {
         ] {
             v.iter_mut().for_each(|x| *x = 0);
         }
-        self.id = self.id.wrapping_add(1).max(1);
+        for w in self.touched.drain(..) {
+            self.seen[w as usize] = 0;
+        }
     }
 }
 
@@ -214,10 +223,19 @@ mod tests {
         let mut p = Period::new(ch, 16, false);
         // Request of 3 blocks at 2 (chunks 0 and 1), then 1 block at 5 (sequential), then 2 again.
         for i in 0..3 {
-            p.write(&w(2 + i, i, 3, 1_000_000_000));
+            {
+                let x = w(2 + i, i, 3, 1_000_000_000);
+                p.write(&x, ch.of(x.lba));
+            }
         }
-        p.write(&w(5, 0, 1, 2_000_000_000));
-        p.write(&w(2, 0, 1, 4_000_000_000));
+        {
+            let x = w(5, 0, 1, 2_000_000_000);
+            p.write(&x, ch.of(x.lba));
+        }
+        {
+            let x = w(2, 0, 1, 4_000_000_000);
+            p.write(&x, ch.of(x.lba));
+        }
         p.read(&Request {
             time_ns: 0,
             lba: 3,
@@ -243,7 +261,10 @@ mod tests {
         assert_eq!((c1[0], c1[6], c1[T]), (2.0, 1.0, 2.0));
         assert_eq!((c1[3], c1[4]), (1.0, 2.0));
         // The next period starts empty; its distinct counts start over.
-        p.write(&w(2, 0, 1, 5));
+        {
+            let x = w(2, 0, 1, 5);
+            p.write(&x, ch.of(x.lba));
+        }
         p.finish(&mut out);
         assert_eq!((out[0], out[7], out[T]), (1.0, 1.0, 1.0));
     }
