@@ -363,7 +363,7 @@ mod tests {
             u32::MAX,
         ] {
             let c = Chunking::from_blocks(d, u32::MAX);
-            let mut check = |lba: u32| assert_eq!(c.of(lba), lba / d, "{lba} / {d}");
+            let check = |lba: u32| assert_eq!(c.of(lba), lba / d, "{lba} / {d}");
             for lba in [0, 1, d - 1, d, d.wrapping_add(1), u32::MAX - 1, u32::MAX] {
                 check(lba);
             }
