@@ -71,6 +71,10 @@
 //! delay, 0.25 C, is the paper's ~30 s of training at ~1 GiB/s of writes.
 //!
 //! Deviations / choices where the paper is silent:
+//! * With a frozen model (`model`, `retrain` = 0) the group configuration
+//!   and ML-Reloc's table are chosen every 0.78 C (the retraining period)
+//!   from the model's predictions of all labelled samples (none was trained
+//!   on), as each training would.
 //! * Before the first model is trained (none is given with `model`), DOGI
 //!   runs the baseline design; a training needs `min_examples` labelled
 //!   samples of at least two categories, else it waits for the next period.
@@ -327,6 +331,12 @@ pub struct Dogi {
     feats: FeatureState,
     meta: Vec<u8>,
     online: Online,
+    /// With a frozen model (`retrain` = 0): the group configuration and
+    /// ML-Reloc's table are chosen again every `config_every` user writes
+    /// (the default retraining period) from the model's predictions of the
+    /// labelled samples, as a training would; 0 while DOGI retrains.
+    config_every: u64,
+    next_config: u64,
     // Hot filter.
     mu: u64,
     mu_max: u64,
@@ -443,6 +453,12 @@ impl Dogi {
             feats: FeatureState::new(geo.logical_blocks, chunk_blocks),
             meta: vec![CAT_NONE; geo.logical_blocks as usize],
             online,
+            config_every: if retrain_every == 0 {
+                frac(Params::default().retrain, "retrain")?
+            } else {
+                0
+            },
+            next_config: u64::MAX,
             mu,
             mu_max,
             hf_window,
@@ -593,6 +609,26 @@ impl Dogi {
                 .collect();
             Ok((Trained { mlp, plog }, loss))
         });
+    }
+
+    /// With a frozen model: a new group configuration from its predictions
+    /// of every labelled sample (none was trained on, so all are held out).
+    fn configure_frozen(&mut self, ctx: &Ctx, now: u64) {
+        if self.p.stage == Stage::User {
+            return;
+        }
+        let Some(mlp) = self.mlp.as_mut() else {
+            return;
+        };
+        let plog: Vec<_> = self
+            .online
+            .samples
+            .examples(now, self.bounds[0])
+            .map(|e| (mlp.classify(e.x) as u8, e.life, e.alive))
+            .collect();
+        if plog.len() >= self.p.min_examples {
+            self.configure(ctx, &PLog::new(plog));
+        }
     }
 
     /// Put a trained model to work: the fallback decision (§4.3), the new
@@ -787,6 +823,10 @@ impl Placement for Dogi {
         }
         if self.online.due(now) {
             self.start_training(now);
+        }
+        if now >= self.next_config {
+            self.next_config = now.saturating_add(self.config_every);
+            self.configure_frozen(ctx, now);
         }
         let n = writes.len();
         self.x.resize(n * FEATURES, 0.0);
@@ -1036,6 +1076,9 @@ impl Placement for Dogi {
 
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.online.start(ctx.now());
+        if self.config_every > 0 {
+            self.next_config = ctx.now().saturating_add(self.config_every);
+        }
     }
 
     fn retired_groups(&self, out: &mut Vec<GroupId>) {
