@@ -1007,13 +1007,15 @@ impl Placement for Dogi {
             let expiring = g == HOT || (FIRST..last).contains(&g);
             if !expiring {
                 let score = if cost_benefit {
-                    // gp/(1−gp)·√age, gp the invalid share (artifact).
-                    let gp = (b - v) as f64 / b as f64;
+                    // gp/(1−gp)·√age, gp the invalid share (artifact),
+                    // compared squared: ((b−v)/v)²·age, no square root per
+                    // segment of the scan.
                     let age = (now - segs.open_time[i]) as f64;
                     if v == 0 {
                         f64::INFINITY
                     } else {
-                        gp / (1.0 - gp) * age.sqrt()
+                        let r = (b - v) as f64 / v as f64;
+                        r * r * age
                     }
                 } else {
                     -(v as f64)
