@@ -46,6 +46,26 @@ pub fn parse<T: Serialize + DeserializeOwned + Default>(policy: &str, given: &Va
     })
 }
 
+/// The option named `value` of parameter `name` among `options` (name,
+/// meaning), or an error naming the parameter, the value and what exists.
+pub fn one_of<T: Copy>(policy: &str, name: &str, value: &str, options: &[(&str, T)]) -> Result<T> {
+    options
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|&(_, t)| t)
+        .ok_or_else(|| Error::Parameter {
+            policy: policy.to_string(),
+            reason: format!(
+                "{name} = '{value}'; known: {}",
+                options
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
 /// The defaults of `T` as a JSON object (for `wafer policies --defaults`).
 pub fn defaults<T: Serialize + Default>() -> Value {
     serde_json::to_value(T::default()).expect("parameter structs serialise")

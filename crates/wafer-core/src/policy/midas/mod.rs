@@ -304,17 +304,17 @@ impl Midas {
             policy: "midas".into(),
             reason,
         };
-        let last_victim = match p.last_victim.as_str() {
-            "cost-benefit" => LastVictim::CostBenefit,
-            "cost-benefit-sqrt" => LastVictim::CostBenefitSqrt,
-            "greedy" => LastVictim::Greedy,
-            "fifo" => LastVictim::Fifo,
-            other => {
-                return Err(bad(format!(
-                    "last_victim = '{other}'; known: cost-benefit, cost-benefit-sqrt, greedy, fifo"
-                )))
-            }
-        };
+        let last_victim = params::one_of(
+            "midas",
+            "last_victim",
+            &p.last_victim,
+            &[
+                ("cost-benefit", LastVictim::CostBenefit),
+                ("greedy", LastVictim::Greedy),
+                ("cost-benefit-sqrt", LastVictim::CostBenefitSqrt),
+                ("fifo", LastVictim::Fifo),
+            ],
+        )?;
         if !(2..=32).contains(&p.startup_groups) {
             return Err(bad(format!(
                 "startup_groups = {}; must be 2..=32",
@@ -327,20 +327,21 @@ impl Midas {
                 p.first_window
             )));
         }
-        let hot_always = match p.hot_filter.as_str() {
-            "model" => false,
-            "always" => true,
-            other => return Err(bad(format!("hot_filter = '{other}'; known: model, always"))),
-        };
-        let window_space = match p.window_unit.as_str() {
-            "logical" => geo.logical_blocks as f64,
-            "physical" => geo.physical_blocks as f64,
-            other => {
-                return Err(bad(format!(
-                    "window_unit = '{other}'; known: logical, physical"
-                )))
-            }
-        };
+        let hot_always = params::one_of(
+            "midas",
+            "hot_filter",
+            &p.hot_filter,
+            &[("model", false), ("always", true)],
+        )?;
+        let window_space = params::one_of(
+            "midas",
+            "window_unit",
+            &p.window_unit,
+            &[
+                ("logical", geo.logical_blocks as f64),
+                ("physical", geo.physical_blocks as f64),
+            ],
+        )?;
         if !(2..=32).contains(&p.max_groups) {
             return Err(bad(format!(
                 "max_groups = {}; must be 2..=32",
