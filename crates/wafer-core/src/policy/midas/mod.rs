@@ -876,17 +876,7 @@ mod tests {
     use crate::ftl::Ftl;
 
     fn setup() -> (Ftl, Midas) {
-        let geo = DeviceConfig {
-            logical_blocks: 1000,
-            segment_blocks: 4,
-            ..Default::default()
-        }
-        .geometry()
-        .unwrap();
-        (
-            Ftl::new(geo, 3),
-            Midas::new(Params::default(), &geo).unwrap(),
-        )
+        with(json!({}))
     }
 
     fn pred(k: usize, hot_interval: f64) -> Prediction {
