@@ -31,6 +31,16 @@ impl SealedFifo {
         if g < self.fifo.len() {
             self.fifo[g].push_back((seg, ctx.ftl.segs.seal_seq[seg as usize]));
             self.count[g] += 1;
+            // A group whose victims are not taken oldest-first (DOGI's pool
+            // groups) never pops its stale entries: drop them once they
+            // outnumber the live ones, so the queue stays within twice the
+            // group's sealed segments (order kept; `oldest` skips the same).
+            if self.fifo[g].len() > 2 * self.count[g] as usize + 64 {
+                let segs = &ctx.ftl.segs;
+                self.fifo[g].retain(|&(s, seq)| {
+                    segs.state[s as usize] == SegState::Sealed && segs.seal_seq[s as usize] == seq
+                });
+            }
         }
     }
 
@@ -58,5 +68,50 @@ impl SealedFifo {
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
         self.fifo.iter().map(|q| q.capacity() * 16).sum::<usize>() + self.count.len() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceConfig;
+    use crate::ftl::Ftl;
+
+    #[test]
+    fn a_group_collected_out_of_order_keeps_a_bounded_queue() {
+        let geo = DeviceConfig {
+            logical_blocks: 4000,
+            segment_blocks: 4,
+            ..Default::default()
+        }
+        .geometry()
+        .unwrap();
+        let mut ftl = Ftl::new(geo, 1);
+        let mut q = SealedFifo::new(1);
+        let n = geo.segments as usize;
+        let mut seq = 0u64;
+        // Seal segments round-robin and collect the newest-but-one each
+        // time (never the front): stale entries pile up in the middle.
+        for round in 0..20 * n {
+            let s = round % n;
+            seq += 1;
+            ftl.segs.state[s] = SegState::Sealed;
+            ftl.segs.seal_seq[s] = seq;
+            q.sealed(&Ctx::new(&ftl), s as SegmentId, 0);
+            if round >= 2 {
+                let old = (round - 1) % n;
+                if ftl.segs.state[old] == SegState::Sealed {
+                    q.collected(&Ctx::new(&ftl), old as SegmentId);
+                    ftl.segs.state[old] = SegState::Free;
+                }
+            }
+            assert!(q.fifo[0].len() <= 2 * q.count[0] as usize + 66, "round {round}");
+        }
+        // The oldest live entry is still found first.
+        let want = (0..n)
+            .filter(|&s| ftl.segs.state[s] == SegState::Sealed)
+            .min_by_key(|&s| ftl.segs.seal_seq[s])
+            .unwrap();
+        assert_eq!(q.oldest(&Ctx::new(&ftl), 0), Some(want as SegmentId));
     }
 }
