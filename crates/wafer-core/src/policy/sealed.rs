@@ -105,7 +105,10 @@ mod tests {
                     ftl.segs.state[old] = SegState::Free;
                 }
             }
-            assert!(q.fifo[0].len() <= 2 * q.count[0] as usize + 66, "round {round}");
+            assert!(
+                q.fifo[0].len() <= 2 * q.count[0] as usize + 66,
+                "round {round}"
+            );
         }
         // The oldest live entry is still found first.
         let want = (0..n)
