@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
@@ -466,6 +467,7 @@ def replay(
         sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
                          "(or reusing its cached annotation) ...\n")
     if checkpoint is not None and config.get("timing") is not None:
+        # Said before the run is built (a timed device may not even fit).
         raise _core.CheckpointError(f"checkpoint {checkpoint}: a timed replay cannot be checkpointed")
     sim = _core.Simulation(json.dumps(config))
     r = _drive(sim, config, f"{policy}/{victim}", progress=progress, on_step=on_step, checkpoint=checkpoint,
@@ -563,9 +565,8 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
            on_step: Callable[[int, int], None] | None = None, checkpoint: str | os.PathLike | None = None,
            checkpoint_every: float | None = None) -> RunResult:
     """Step ``sim`` to its end (progress bar, ``on_step``), checkpointing to
-    ``checkpoint`` every ``checkpoint_every`` drive-writes; its result."""
-    import time
-
+    ``checkpoint`` every ``checkpoint_every`` drive-writes (every
+    :data:`CHECKPOINT_SECONDS` without one) and at the end; its result."""
     total = sim.total
     bar = Progress(total if total < ALL else None, label, enabled=progress)
     chunk = _chunk(total if total < ALL else 1 << 26)
@@ -612,8 +613,8 @@ def resume(path: str | os.PathLike, *, checkpoint: str | os.PathLike | None = No
     ``checkpoint_every`` drive-writes (default: every 5 minutes). A checkpoint of another
     wafer version, a truncated file or a trace that changed since is a
     :class:`CheckpointError` naming the file."""
-    config = json.loads(_core.checkpoint_config_json(str(path)))
     sim = _core.Simulation.resume(str(path))
+    config = json.loads(sim.config_json)
     return _drive(sim, config, f"{config['policy']}/{config['victim']} (resumed)", progress=progress,
                   on_step=on_step, checkpoint=path if checkpoint is None else checkpoint,
                   checkpoint_every=checkpoint_every)

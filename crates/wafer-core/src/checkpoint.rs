@@ -53,6 +53,18 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     })
 }
 
+/// Names the checkpoint file `path` in a checkpoint error raised below the
+/// file level (whose file is `<state>`); other errors pass unchanged.
+pub fn in_file(path: &Path) -> impl Fn(Error) -> Error + '_ {
+    move |e| match e {
+        Error::Checkpoint { reason, .. } => Error::Checkpoint {
+            file: path.display().to_string(),
+            reason,
+        },
+        e => e,
+    }
+}
+
 /// The error of a policy or selector that has no checkpointable state.
 pub fn unsupported(what: &str) -> Error {
     Error::Checkpoint {

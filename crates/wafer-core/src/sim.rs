@@ -253,7 +253,7 @@ pub struct Simulation {
     ahead: VecDeque<Request>,
     written: u64,
     /// Requests taken from the source and applied (a request cut at the
-    /// boundary counts once).
+    /// run's end counts once).
     taken: u64,
     elapsed: f64,
     prefill_seconds: f64,
@@ -280,10 +280,13 @@ struct Position {
 /// The header and state of the checkpoint at `path`.
 fn read_checkpoint(
     path: &std::path::Path,
-) -> Result<(String, RunConfig, Position, crate::ftl::engine::EngineState)> {
-    let err = |reason: String| Error::Checkpoint {
-        file: path.display().to_string(),
-        reason,
+) -> Result<(RunConfig, Position, crate::ftl::engine::EngineState)> {
+    let named = crate::checkpoint::in_file(path);
+    let err = |reason: String| {
+        named(Error::Checkpoint {
+            file: String::new(),
+            reason,
+        })
     };
     let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
     let magic = crate::checkpoint::MAGIC;
@@ -302,24 +305,20 @@ fn read_checkpoint(
         )));
     }
     let body = &bytes[magic.len() + 4..];
-    let unreadable = |e: Error| match e {
-        Error::Checkpoint { reason, .. } => err(reason),
-        e => e,
-    };
     // The version comes first, so a checkpoint of another version is named
     // as such rather than as corrupt.
-    let version: String = crate::checkpoint::decode(body).map_err(unreadable)?;
+    let version: String = crate::checkpoint::decode(body).map_err(&named)?;
     if version != env!("CARGO_PKG_VERSION") {
         return Err(err(format!(
             "written by wafer {version}; this is wafer {}: finish it with that version",
             env!("CARGO_PKG_VERSION")
         )));
     }
-    let (version, config, position, engine): (String, String, Position, _) =
-        crate::checkpoint::decode(body).map_err(unreadable)?;
+    let (_, config, position, engine): (String, String, Position, _) =
+        crate::checkpoint::decode(body).map_err(&named)?;
     let cfg: RunConfig = serde_json::from_str(&config)
         .map_err(|e| err(format!("its run configuration does not parse: {e}")))?;
-    Ok((version, cfg, position, engine))
+    Ok((cfg, position, engine))
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -468,27 +467,29 @@ impl Simulation {
         !self.engine.checkpoint_busy()
     }
 
+    /// Whether this run can be checkpointed at all (a timed replay cannot:
+    /// its event queue is not state).
+    fn checkpointable(&self) -> Result<()> {
+        match self.timing {
+            Some(_) => Err(crate::checkpoint::unsupported("a timed replay")),
+            None => Ok(()),
+        }
+    }
+
     /// Write the run's complete state to `path`, atomically (see
     /// [`crate::checkpoint`]). An error if the run cannot be checkpointed
-    /// (timing mode) or not now ([`Simulation::checkpoint_ready`]).
+    /// ([`Simulation::checkpointable`]) or not now
+    /// ([`Simulation::checkpoint_ready`]).
     pub fn save_checkpoint(&self, path: &std::path::Path) -> Result<()> {
-        let named = |e: Error| match e {
-            Error::Checkpoint { reason, .. } => Error::Checkpoint {
-                file: path.display().to_string(),
-                reason,
-            },
-            e => e,
-        };
-        if self.timing.is_some() {
-            return Err(named(crate::checkpoint::unsupported("a timed replay")));
-        }
+        let named = crate::checkpoint::in_file(path);
+        self.checkpointable().map_err(&named)?;
         if !self.checkpoint_ready() {
             return Err(named(Error::Checkpoint {
                 file: String::new(),
                 reason: "the policy's training is in flight; try again after a few requests".into(),
             }));
         }
-        let engine = self.engine.save_state().map_err(named)?;
+        let engine = self.engine.save_state().map_err(&named)?;
         let position = Position {
             written: self.written,
             taken: self.taken,
@@ -508,10 +509,10 @@ impl Simulation {
         crate::checkpoint::write_atomic(path, &out)
     }
 
-    /// The configuration a checkpoint at `path` was taken of (as given to
-    /// the run), without building the run.
-    pub fn checkpoint_config(path: &std::path::Path) -> Result<RunConfig> {
-        Ok(read_checkpoint(path)?.1)
+    /// The configuration as given to the run (before a setup or the sizing
+    /// changed it): a resumed run's is its checkpoint's.
+    pub fn config(&self) -> &RunConfig {
+        &self.origin
     }
 
     /// Go on with the run checkpointed at `path`: the run is built again
@@ -520,23 +521,14 @@ impl Simulation {
     /// end gives the result the uninterrupted run gives (apart from the
     /// timing fields).
     pub fn resume(path: &std::path::Path) -> Result<Self> {
-        let named = |e: Error| match e {
-            Error::Checkpoint { reason, .. } => Error::Checkpoint {
-                file: path.display().to_string(),
-                reason,
-            },
-            e => e,
-        };
-        let (_, cfg, position, engine) = read_checkpoint(path)?;
+        let named = crate::checkpoint::in_file(path);
+        let (cfg, position, engine) = read_checkpoint(path)?;
         let mut sim = Self::construct(
             cfg,
             None,
             |cfg, geo| policy::build(&cfg.policy, &cfg.params, geo),
             false,
         )?;
-        if sim.timing.is_some() {
-            return Err(named(crate::checkpoint::unsupported("a timed replay")));
-        }
         if position.trace_bytes != sim.trace_bytes() {
             return Err(named(Error::Checkpoint {
                 file: String::new(),
@@ -547,7 +539,7 @@ impl Simulation {
                 ),
             }));
         }
-        sim.engine.load_state(engine).map_err(named)?;
+        sim.engine.load_state(engine).map_err(&named)?;
         for i in 0..position.taken {
             match sim.source.next() {
                 Ok(Some(_)) => {}

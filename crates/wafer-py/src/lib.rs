@@ -149,6 +149,13 @@ impl Simulation {
         serde_json::to_string(&self.sim().result()).expect("results serialise")
     }
 
+    /// The run's configuration as given (a resumed run's: its
+    /// checkpoint's), as JSON.
+    #[getter]
+    fn config_json(&self) -> String {
+        serde_json::to_string(self.sim().config()).expect("a run config serialises")
+    }
+
     /// Whether a checkpoint can be taken now (not while a learned policy's
     /// training runs on its thread; a few requests later it can).
     #[getter]
@@ -231,14 +238,6 @@ impl MultiSimulation {
     fn result_json(&self) -> String {
         serde_json::to_string(&self.sim().result()).expect("results serialise")
     }
-}
-
-/// The run configuration (JSON) of the checkpoint at `path`.
-#[pyfunction]
-fn checkpoint_config_json(path: &str) -> PyResult<String> {
-    let cfg =
-        wafer_core::Simulation::checkpoint_config(std::path::Path::new(path)).map_err(to_py)?;
-    Ok(serde_json::to_string(&cfg).expect("a run config serialises"))
 }
 
 /// Registered policies and victim selectors, as JSON.
@@ -594,7 +593,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
-    m.add_function(wrap_pyfunction!(checkpoint_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
     m.add_function(wrap_pyfunction!(trace_columns, m)?)?;

@@ -62,9 +62,9 @@ def _expected_writes(spec: dict[str, Any]) -> int | None:
 
 def checkpoint_path(job_id: str, spec: dict[str, Any], ctx: JobContext | None) -> str | None:
     """Where job ``job_id`` keeps its checkpoint, or ``None`` if it does not
-    (no folder, a short job, a timed replay). A whole trace counts as long
-    when its file is 256 MiB or more."""
-    if ctx is None or ctx.checkpoint_dir is None or spec.get("timing"):
+    (no folder, a short job). A whole trace counts as long when its file is
+    256 MiB or more."""
+    if ctx is None or ctx.checkpoint_dir is None:
         return None
     n = _expected_writes(spec)
     if n is None:

@@ -301,8 +301,8 @@ const MAX_HISTORY: usize = 64;
 const MIN_SCORED: u64 = 100;
 
 /// What a background training hands over: the model and its categories
-/// of the held-out samples (the PLog records).
-#[derive(serde::Serialize, serde::Deserialize)]
+/// of the held-out samples (the PLog records). Never checkpointed: a
+/// checkpoint waits until it is deployed.
 struct Trained {
     mlp: Mlp,
     plog: Vec<(u8, u64, bool)>,
