@@ -101,7 +101,18 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self.db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         if path is not None:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            # Switching a new file to WAL needs it alone, and SQLite answers
+            # "locked" at once (no busy wait) while another sweep creates the
+            # same store: retry until the timeout.
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
             self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self._create()
