@@ -994,40 +994,9 @@ impl Placement for Dogi {
         let segs = &ctx.ftl.segs;
         let now = ctx.now();
         let b = self.segment;
-        // One scan for the pool's victim (GN, G_frzn, groups not in use) by
-        // its rule, and the fewest valid blocks anywhere.
         let last = self.last();
         let cost_benefit = self.p.pool_victim == PoolVictim::CostBenefit;
-        let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
-        for (i, (&st, &v)) in segs.state.iter().zip(&segs.valid).enumerate() {
-            if st != SegState::Sealed || v > max_valid {
-                continue;
-            }
-            let g = segs.group[i];
-            let expiring = g == HOT || (FIRST..last).contains(&g);
-            if !expiring {
-                let score = if cost_benefit {
-                    // gp/(1−gp)·√age, gp the invalid share (artifact),
-                    // compared squared: ((b−v)/v)²·age, no square root per
-                    // segment of the scan.
-                    let age = (now - segs.open_time[i]) as f64;
-                    if v == 0 {
-                        f64::INFINITY
-                    } else {
-                        let r = (b - v) as f64 / v as f64;
-                        r * r * age
-                    }
-                } else {
-                    -(v as f64)
-                };
-                if score > pool.0 {
-                    pool = (score, v, i as SegmentId);
-                }
-            }
-            if v < any.0 {
-                any = (v, i as SegmentId);
-            }
-        }
+        let (pool, any) = pool_scan(segs, now, b, max_valid, last, cost_benefit);
         // Starvation guard (ours): the pool's victim must free something,
         // and at least `starvation_guard` of what the best segment would.
         let frees = |v: u32| b.saturating_sub(v) as f64;
@@ -1177,4 +1146,68 @@ impl Placement for Dogi {
             "configurations": self.history,
         }))
     }
+}
+
+/// The pool's victim and the fewest valid blocks anywhere, over the sealed
+/// segments holding at most `max_valid` valid blocks: `((score, valid,
+/// segment), (valid, segment))`, the first segment on ties; a score of −∞
+/// and `u32::MAX` valid blocks when there is none. The pool (GN, G_frzn,
+/// groups not in use: not G_hot, not G1..G_last−1) ranks by cost-benefit,
+/// gp/(1−gp)·√age with gp the invalid share (artifact), compared squared as
+/// ((b−v)/v)²·age (no square root), or by the fewest valid blocks.
+///
+/// This runs once per victim over every segment. A segment is scored only
+/// if it may beat the best so far: (b−v)²·age against best·v², products
+/// without a division, with a margin of 1e-9 far above the rounding of
+/// either side, so the picks are those of scoring every segment.
+fn pool_scan(
+    segs: &crate::ftl::Segments,
+    now: u64,
+    b: u32,
+    max_valid: u32,
+    last: GroupId,
+    cost_benefit: bool,
+) -> ((f64, u32, SegmentId), (u32, SegmentId)) {
+    let n = segs.state.len();
+    let (state, valid, group, open) = (
+        &segs.state[..n],
+        &segs.valid[..n],
+        &segs.group[..n],
+        &segs.open_time[..n],
+    );
+    let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
+    for i in 0..n {
+        let v = valid[i];
+        if state[i] != SegState::Sealed || v > max_valid {
+            continue;
+        }
+        if v < any.0 {
+            any = (v, i as SegmentId);
+        }
+        let g = group[i];
+        if g == HOT || (FIRST..last).contains(&g) {
+            continue;
+        }
+        let score = if cost_benefit {
+            if v == 0 {
+                f64::INFINITY
+            } else {
+                // Ages stay far below 2^63: the signed conversion is exact
+                // where the unsigned one is, and one instruction.
+                let age = (now - open[i]) as i64 as f64;
+                let (gain, cost) = ((b - v) as f64, v as f64);
+                if gain * gain * age < pool.0 * (cost * cost) * (1.0 - 1e-9) {
+                    continue;
+                }
+                let r = gain / cost;
+                r * r * age
+            }
+        } else {
+            -(v as f64)
+        };
+        if score > pool.0 {
+            pool = (score, v, i as SegmentId);
+        }
+    }
+    (pool, any)
 }
