@@ -304,7 +304,7 @@ fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
     assert!(b.len() == y.len() && t.len() >= x.len() * y.len());
     #[cfg(target_arch = "x86_64")]
-    if y.len() >= 8 && std::arch::is_x86_feature_detected!("avx2") {
+    if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present; the lengths were checked above.
         #[allow(unsafe_code)]
         unsafe {
@@ -312,7 +312,7 @@ fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
         };
         return;
     }
-    project_lanes(t, b, x, y, 0);
+    project_lanes(t, b, x, y);
 }
 
 /// `f()`, compiled a second time for AVX2 and run that way where the CPU
@@ -333,18 +333,17 @@ pub fn on_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Outputs `from..` of [`project`], one lane at a time (the portable
-/// kernel, and the tail of the AVX2 one).
+/// [`project`] one output at a time (the portable kernel).
 #[inline(always)]
-fn project_lanes(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32], from: usize) {
+fn project_lanes(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
     let n = y.len();
-    y[from..].copy_from_slice(&b[from..]);
+    y.copy_from_slice(b);
     for (k, &xk) in x.iter().enumerate() {
         if xk == 0.0 {
             continue;
         }
-        let col = &t[k * n + from..(k + 1) * n];
-        for (yo, &w) in y[from..].iter_mut().zip(col) {
+        let col = &t[k * n..(k + 1) * n];
+        for (yo, &w) in y.iter_mut().zip(col) {
             *yo += w * xk;
         }
     }
@@ -378,8 +377,38 @@ mod avx2 {
             o += 8;
         }
         if o < n {
-            super::project_lanes(t, b, x, y, o);
+            tail(t, b, x, y, o);
         }
+    }
+
+    /// Outputs `o..n` (fewer than 8) with masked loads and stores, which
+    /// neither read nor write past the lanes they cover: the 2 and 10
+    /// outputs of the classifier heads cost one register, not a loop over
+    /// the inputs per output.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn tail(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32], o: usize) {
+        let n = y.len();
+        let lane = |i: i32| if (i as usize) < n - o { -1 } else { 0 };
+        let mask = _mm256_setr_epi32(
+            lane(0),
+            lane(1),
+            lane(2),
+            lane(3),
+            lane(4),
+            lane(5),
+            lane(6),
+            lane(7),
+        );
+        let mut acc = _mm256_maskload_ps(b.as_ptr().add(o), mask);
+        for (k, &xk) in x.iter().enumerate() {
+            if xk == 0.0 {
+                continue;
+            }
+            let w = _mm256_maskload_ps(t.as_ptr().add(k * n + o), mask);
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(w, _mm256_set1_ps(xk)));
+        }
+        _mm256_maskstore_ps(y.as_mut_ptr().add(o), mask, acc);
     }
 
     /// `f()` compiled with AVX2 (`f` and what it inlines).
@@ -785,7 +814,7 @@ mod tests {
                 }
                 let (mut fast, mut lanes) = (vec![9.0; n], vec![9.0; n]);
                 project(&t, &b, &x, &mut fast);
-                project_lanes(&t, &b, &x, &mut lanes, 0);
+                project_lanes(&t, &b, &x, &mut lanes);
                 let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&fast), bits(&lanes), "{n} outputs, {inputs} inputs");
                 // And the sums are the plain ones.
