@@ -559,8 +559,17 @@ impl LstmCell {
         self.g.store(t, prefix);
     }
 
-    /// (h, c) ← LSTM(x, (h, c)).
+    /// (h, c) ← LSTM(x, (h, c)); on AVX2 where the CPU has it, as
+    /// [`GruCell::step`].
     pub fn step(&mut self, x: &[f32], h: &mut [f32], c: &mut [f32]) {
+        on_avx2(
+            #[inline(always)]
+            || self.step_lanes(x, h, c),
+        );
+    }
+
+    #[inline(always)]
+    fn step_lanes(&mut self, x: &[f32], h: &mut [f32], c: &mut [f32]) {
         let hd = self.g.hidden;
         self.g.project(x, h);
         let (gi, gh) = (&self.g.gi, &self.g.gh);
