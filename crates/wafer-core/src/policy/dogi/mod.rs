@@ -1211,3 +1211,72 @@ fn pool_scan(
     }
     (pool, any)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_scan_picks_what_scoring_every_segment_picks() {
+        // Random segments (ties in valid counts and ages, empty ones, all
+        // states and groups) against the plain loop that divides for every
+        // candidate.
+        let mut rng = crate::rng::Rng::new(11);
+        for round in 0..200 {
+            let n = 1 + rng.below(300) as usize;
+            let b = 256;
+            let now = 1_000_000;
+            let pick = |rng: &mut crate::rng::Rng, k: u64| rng.below(k);
+            let segs = crate::ftl::Segments {
+                valid: (0..n)
+                    .map(|_| pick(&mut rng, b as u64 + 1) as u32)
+                    .collect(),
+                state: (0..n)
+                    .map(|_| match pick(&mut rng, 4) {
+                        0 => SegState::Free,
+                        1 => SegState::Open,
+                        _ => SegState::Sealed,
+                    })
+                    .collect(),
+                group: (0..n).map(|_| pick(&mut rng, 6) as GroupId).collect(),
+                open_time: (0..n).map(|_| now - pick(&mut rng, 50) * 1000).collect(),
+                seal_time: vec![0; n],
+                seal_seq: vec![0; n],
+                erase_count: vec![0; n],
+            };
+            let (max_valid, last) = (200 + (round % 57) as u32, 4);
+            for cost_benefit in [true, false] {
+                let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
+                for i in 0..n {
+                    let (v, g) = (segs.valid[i], segs.group[i]);
+                    if segs.state[i] != SegState::Sealed || v > max_valid {
+                        continue;
+                    }
+                    if v < any.0 {
+                        any = (v, i as SegmentId);
+                    }
+                    if g == HOT || (FIRST..last).contains(&g) {
+                        continue;
+                    }
+                    let score = match (cost_benefit, v) {
+                        (true, 0) => f64::INFINITY,
+                        (true, _) => {
+                            let r = (b - v) as f64 / v as f64;
+                            r * r * (now - segs.open_time[i]) as f64
+                        }
+                        (false, _) => -(v as f64),
+                    };
+                    if score > pool.0 {
+                        pool = (score, v, i as SegmentId);
+                    }
+                }
+                let got = pool_scan(&segs, now, b, max_valid, last, cost_benefit);
+                assert_eq!(
+                    got,
+                    (pool, any),
+                    "round {round}, cost-benefit {cost_benefit}"
+                );
+            }
+        }
+    }
+}
