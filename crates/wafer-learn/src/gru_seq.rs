@@ -12,11 +12,12 @@
 //! against candle's autograd.
 //!
 //! Layout: weights are kept transposed ([input][3H] and [hidden][3H]) so
-//! the forward projections and the weight gradients are sums of contiguous
-//! rows, and dh = W_hhᵀ·dg is a dot product per hidden unit.
+//! the forward projections ([`wafer_core::model::project`], the inference
+//! kernel) and the weight gradients are sums of contiguous rows; dh =
+//! W_hhᵀ·dg sums the rows of an untransposed copy of W_hh.
 
 use wafer_core::model::train::{FitOutcome, GruFit, SeqShape, Sequences, TrainSpec};
-use wafer_core::model::{on_avx2, sigmoid, tanh_approx, Tensors};
+use wafer_core::model::{on_avx2, project, sigmoid, tanh_approx, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -208,21 +209,6 @@ impl Scratch {
             logits: vec![0.0; l.c],
             w_hh: vec![0.0; l.g() * l.h],
             dhh: vec![0.0; l.h],
-        }
-    }
-}
-
-/// y = b + Σ_k x_k · rows[k] (rows of y.len() values); zero inputs skipped.
-#[inline(always)]
-fn project(rows: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
-    y.copy_from_slice(b);
-    let n = y.len();
-    for (k, &xk) in x.iter().enumerate() {
-        if xk == 0.0 {
-            continue;
-        }
-        for (yo, &w) in y.iter_mut().zip(&rows[k * n..(k + 1) * n]) {
-            *yo += w * xk;
         }
     }
 }

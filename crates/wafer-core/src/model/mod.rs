@@ -294,14 +294,15 @@ fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 }
 
 /// y = b + Wᵀᵀ·x with W given transposed ([len(x)][len(y)]); zero inputs
-/// (many, in hex-digit or one-hot encodings) are skipped. Where the CPU has
+/// (many, in hex-digit or one-hot encodings) are skipped; also the forward
+/// pass of wafer-learn's GRU training. Where the CPU has
 /// AVX2 (checked once, at run time: the build targets baseline x86-64),
 /// [`avx2::project`] does the same sums in the same order, 8 outputs per
 /// instruction, with y held in registers over all of x: the results are
 /// bit-identical (no fused multiply-add) and a model predicts the same on
 /// every machine.
 #[inline(always)]
-fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
+pub fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
     assert!(b.len() == y.len() && t.len() >= x.len() * y.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -320,8 +321,9 @@ fn project(t: &[f32], b: &[f32], x: &[f32], y: &mut [f32]) {
 /// check is one load of a cached flag). Loops in `f` and in what it
 /// inlines (`#[inline(always)]` helpers) then vectorise 8 lanes wide
 /// instead of 4; mark the closure `#[inline(always)]` too, or LLVM may
-/// keep a large one out of line, compiled for the baseline only. Rust never fuses a multiply and an add, so both versions
-/// compute the same values.
+/// keep a large one out of line, compiled for the baseline only. Rust
+/// never fuses a multiply and an add, so both versions compute the same
+/// values.
 #[inline(always)]
 pub fn on_avx2<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
