@@ -1,9 +1,14 @@
 //! One block I/O request, already converted to the device's block units.
 
-/// Kind of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Kind of a request. A whole word, so that [`Request`] has no padding: with
+/// a one-byte `Op`, moving an `Option<Request>` copied the seven bytes after
+/// it as two overlapping 4-byte moves, and the load that followed waited on
+/// a failed store forward for every request (~5% of `base`'s replay).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[repr(u64)]
 pub enum Op {
     /// Read: counted, changes nothing.
+    #[default]
     Read,
     /// Write: each block is a user write.
     Write,
@@ -12,7 +17,7 @@ pub enum Op {
 }
 
 /// A request: `blocks` consecutive logical blocks starting at `lba`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// Arrival time [ns since the start of the workload].
     pub time_ns: u64,

@@ -614,13 +614,19 @@ impl Simulation {
     /// read before it are applied, so results stop exactly at the bad input.
     fn fill(&mut self) {
         while self.ahead.len() < LOOKAHEAD && !self.exhausted {
-            match self.source.next() {
-                Ok(Some(r)) => {
-                    self.engine.prefetch_write(r.lba as u32, false);
-                    self.ahead.push_back(r);
+            self.ahead.push_back(Request::default());
+            let slot = self.ahead.back_mut().expect("just pushed");
+            match self.source.next_into(slot) {
+                Ok(true) => {
+                    let lba = slot.lba;
+                    self.engine.prefetch_write(lba as u32, false);
                 }
-                Ok(None) => self.exhausted = true,
+                Ok(false) => {
+                    self.ahead.pop_back();
+                    self.exhausted = true;
+                }
                 Err(e) => {
+                    self.ahead.pop_back();
                     self.exhausted = true;
                     self.source_error = Some(e);
                 }

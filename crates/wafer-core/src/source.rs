@@ -223,6 +223,19 @@ impl Source {
         }
     }
 
+    /// The next request written into `out`; `false` at the end (see
+    /// [`Workload::next_into`]).
+    #[inline]
+    pub(crate) fn next_into(&mut self, out: &mut Request) -> Result<bool> {
+        match self {
+            Source::Synthetic(w) => {
+                w.next_into(out);
+                Ok(true)
+            }
+            Source::Trace(t) => Ok(t.next()?.map(|r| *out = r).is_some()),
+        }
+    }
+
     /// The next request and where its bytes sit in its blocks (a synthetic
     /// workload's requests are whole blocks).
     #[inline]

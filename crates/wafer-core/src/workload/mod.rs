@@ -44,6 +44,14 @@ pub use zipf::ZipfSampler;
 pub trait Workload: Send {
     /// The next request (timestamps never decrease).
     fn next_request(&mut self) -> Request;
+
+    /// The next request, written into `out` (the replay's lookahead slot:
+    /// the request is built in place instead of copied there right after
+    /// the call, a copy that stalls on store forwarding).
+    #[inline]
+    fn next_into(&mut self, out: &mut Request) {
+        *out = self.next_request();
+    }
 }
 
 /// How a generator places a request of `size` blocks inside a region of `len` blocks.
@@ -71,8 +79,14 @@ pub(crate) struct Generator<P> {
 }
 
 impl<P: AddressPattern> Workload for Generator<P> {
-    #[inline]
     fn next_request(&mut self) -> Request {
+        let mut r = Request::default();
+        self.next_into(&mut r);
+        r
+    }
+
+    #[inline]
+    fn next_into(&mut self, out: &mut Request) {
         let poisson = self.rng.exponential(self.gap_ns);
         match &mut self.arrivals {
             None => self.clock_ns += poisson,
@@ -95,13 +109,13 @@ impl<P: AddressPattern> Workload for Generator<P> {
         if op == Op::Write {
             self.written += size;
         }
-        Request {
+        *out = Request {
             time_ns: self.clock_ns as u64,
             lba: self.offset + start,
             blocks: size as u32,
             op,
             tenant: 0,
-        }
+        };
     }
 }
 
