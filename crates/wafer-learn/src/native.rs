@@ -8,8 +8,10 @@
 //! is ~1.1 MFLOP. Here a step runs over preallocated buffers, one layer at
 //! a time with the batch in the outer loop and the layer's outputs in the
 //! inner one (contiguous, so it vectorises), and weights kept transposed
-//! ([inputs][outputs]) for that. The result agrees with candle's to float
-//! rounding (`cargo test -p wafer-learn`, `native_matches_candle`).
+//! ([inputs][outputs]) for that, beside an untransposed copy for the
+//! backward pass; on AVX2 where the CPU has it. The result agrees with
+//! candle's to float rounding (`cargo test -p wafer-learn`,
+//! `native_mlp_training_matches_candle`).
 
 use wafer_core::model::train::TrainSpec;
 use wafer_core::model::Tensors;
@@ -30,6 +32,9 @@ struct Layer {
     outputs: usize,
     /// `w[i * outputs + o]`: input i to output o.
     w: Vec<f32>,
+    /// The same weights untransposed (`wt[o * inputs + i]`), refreshed
+    /// after each step: the backward pass's dh = dz·W runs over its rows.
+    wt: Vec<f32>,
     b: Vec<f32>,
     gw: Vec<f32>,
     gb: Vec<f32>,
@@ -51,6 +56,17 @@ impl Layer {
         };
         update(&mut self.w, &self.gw, &mut self.mw, &mut self.vw);
         update(&mut self.b, &self.gb, &mut self.mb, &mut self.vb);
+        transpose(&self.w, self.inputs, self.outputs, &mut self.wt);
+    }
+}
+
+/// `out[o * rows + r] = m[r * cols + o]`: the [rows][cols] matrix `m` as
+/// [cols][rows].
+fn transpose(m: &[f32], rows: usize, cols: usize, out: &mut [f32]) {
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = m[r * cols + c];
+        }
     }
 }
 
@@ -99,15 +115,12 @@ pub fn train_mlp(
             let (_, bt) = &init.tensors[&format!("{prefix}.{l}.bias")];
             // candle's [outputs][inputs] to [inputs][outputs].
             let mut w = vec![0.0; inputs * outputs];
-            for o in 0..outputs {
-                for i in 0..inputs {
-                    w[i * outputs + o] = wt[o * inputs + i];
-                }
-            }
+            transpose(wt, outputs, inputs, &mut w);
             Layer {
                 inputs,
                 outputs,
                 w,
+                wt: wt.clone(),
                 b: bt.clone(),
                 gw: vec![0.0; inputs * outputs],
                 gb: vec![0.0; outputs],
@@ -118,6 +131,39 @@ pub fn train_mlp(
             }
         })
         .collect();
+    // The whole fit compiled a second time for AVX2 where the CPU has it
+    // (8 lanes instead of 4; no fused multiply-add, so the same values).
+    let last = wafer_core::model::on_avx2(
+        #[inline(always)]
+        || fit(&mut layers, sizes, x, y, spec),
+    )?;
+    let mut out = Tensors::default();
+    for (l, layer) in layers.iter().enumerate() {
+        out.insert(
+            &format!("{prefix}.{l}.weight"),
+            &[layer.outputs, layer.inputs],
+            layer.wt.clone(),
+        );
+        out.insert(
+            &format!("{prefix}.{l}.bias"),
+            &[layer.outputs],
+            layer.b.clone(),
+        );
+    }
+    Ok((out, last))
+}
+
+/// The epochs of [`train_mlp`] over `layers`; the last epoch's mean loss.
+#[inline(always)]
+fn fit(
+    layers: &mut [Layer],
+    sizes: &[usize],
+    x: &[f32],
+    y: &[u32],
+    spec: &TrainSpec,
+) -> Result<f32> {
+    let n = y.len();
+    let classes = *sizes.last().expect("two widths at least");
     let batch = spec.batch.max(1);
     // Activations per layer boundary ([batch][width]) and their gradients.
     let mut acts: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
@@ -177,9 +223,12 @@ pub fn train_mlp(
             }
             let loss = (loss / m as f64) as f32;
             if !loss.is_finite() {
-                return Err(bad(format!(
-                    "loss became {loss}: training diverged (lower the learning rate)"
-                )));
+                return Err(Error::Model {
+                    file: "training".into(),
+                    reason: format!(
+                        "loss became {loss}: training diverged (lower the learning rate)"
+                    ),
+                });
             }
             // Backward.
             for l in (0..depth).rev() {
@@ -198,13 +247,19 @@ pub fn train_mlp(
                     }
                 }
                 if l > 0 {
-                    // dh = dz·Wᵀ, through the ReLU of the layer below.
+                    // dh = dz·W over W's rows (each dh[i] summed over o in
+                    // order, as a dot product would, but the inputs side by
+                    // side in lanes), through the ReLU of the layer below.
                     for r in 0..m {
-                        let dzr = &dz[r * no..(r + 1) * no];
-                        for i in 0..ni {
-                            let wi = &layer.w[i * no..(i + 1) * no];
-                            let s: f32 = wi.iter().zip(dzr).map(|(a, b)| a * b).sum();
-                            dh[r * ni + i] = if h[r * ni + i] > 0.0 { s } else { 0.0 };
+                        let dhr = &mut dh[r * ni..(r + 1) * ni];
+                        dhr.fill(0.0);
+                        for (o, &d) in dz[r * no..(r + 1) * no].iter().enumerate() {
+                            axpy(dhr, d, &layer.wt[o * ni..(o + 1) * ni]);
+                        }
+                        for (v, &hv) in dhr.iter_mut().zip(&h[r * ni..(r + 1) * ni]) {
+                            if hv <= 0.0 {
+                                *v = 0.0;
+                            }
                         }
                     }
                 }
@@ -212,7 +267,7 @@ pub fn train_mlp(
             t += 1;
             let scale_m = (1.0 / (1.0 - (BETA1 as f64).powi(t))) as f32;
             let scale_v = (1.0 / (1.0 - (BETA2 as f64).powi(t))) as f32;
-            for layer in &mut layers {
+            for layer in layers.iter_mut() {
                 layer.adamw(lr, decay, scale_m, scale_v);
             }
             sum += loss;
@@ -220,19 +275,7 @@ pub fn train_mlp(
         }
         last = sum / steps as f32;
     }
-    let mut out = Tensors::default();
-    for (l, layer) in layers.iter().enumerate() {
-        let (ni, no) = (layer.inputs, layer.outputs);
-        let mut w = vec![0.0; ni * no];
-        for o in 0..no {
-            for i in 0..ni {
-                w[o * ni + i] = layer.w[i * no + o];
-            }
-        }
-        out.insert(&format!("{prefix}.{l}.weight"), &[no, ni], w);
-        out.insert(&format!("{prefix}.{l}.bias"), &[no], layer.b.clone());
-    }
-    Ok((out, last))
+    Ok(last)
 }
 
 #[inline(always)]
