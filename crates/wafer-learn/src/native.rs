@@ -14,7 +14,7 @@
 //! `native_mlp_training_matches_candle`).
 
 use wafer_core::model::train::TrainSpec;
-use wafer_core::model::Tensors;
+use wafer_core::model::{project, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -165,6 +165,8 @@ fn fit(
     let n = y.len();
     let classes = *sizes.last().expect("two widths at least");
     let batch = spec.batch.max(1);
+    let widest = sizes.iter().copied().max().unwrap_or(0);
+    let (zeros, mut hcol) = (vec![0.0; widest], vec![0.0; batch]);
     // Activations per layer boundary ([batch][width]) and their gradients.
     let mut acts: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
     let mut grads: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
@@ -193,10 +195,7 @@ fn fit(
                 let (ni, no) = (layer.inputs, layer.outputs);
                 for r in 0..m {
                     let zr = &mut z[r * no..(r + 1) * no];
-                    zr.copy_from_slice(&layer.b);
-                    for i in 0..ni {
-                        axpy(zr, h[r * ni + i], &layer.w[i * no..(i + 1) * no]);
-                    }
+                    project(&layer.w, &layer.b, &h[r * ni..(r + 1) * ni], zr);
                     if l + 1 < depth {
                         for v in zr.iter_mut() {
                             *v = v.max(0.0);
@@ -234,28 +233,32 @@ fn fit(
             for l in (0..depth).rev() {
                 let layer = &mut layers[l];
                 let (ni, no) = (layer.inputs, layer.outputs);
-                layer.gw.fill(0.0);
                 layer.gb.fill(0.0);
                 let (glo, ghi) = grads.split_at_mut(l + 1);
                 let (dh, dz) = (&mut glo[l], &ghi[0]);
                 let h = &acts[l];
                 for r in 0..m {
-                    let dzr = &dz[r * no..(r + 1) * no];
-                    axpy(&mut layer.gb, 1.0, dzr);
-                    for i in 0..ni {
-                        axpy(&mut layer.gw[i * no..(i + 1) * no], h[r * ni + i], dzr);
+                    axpy(&mut layer.gb, 1.0, &dz[r * no..(r + 1) * no]);
+                }
+                // gw[i] = Σ_r h[r][i]·dz[r], summed over the batch in order:
+                // a projection of the batch's dz rows by column i of h.
+                for i in 0..ni {
+                    for (c, r) in hcol.iter_mut().zip(0..m) {
+                        *c = h[r * ni + i];
                     }
+                    project(
+                        &dz[..m * no],
+                        &zeros[..no],
+                        &hcol[..m],
+                        &mut layer.gw[i * no..(i + 1) * no],
+                    );
                 }
                 if l > 0 {
-                    // dh = dz·W over W's rows (each dh[i] summed over o in
-                    // order, as a dot product would, but the inputs side by
-                    // side in lanes), through the ReLU of the layer below.
+                    // dh = dz·W, a projection by W untransposed, through the
+                    // ReLU of the layer below.
                     for r in 0..m {
                         let dhr = &mut dh[r * ni..(r + 1) * ni];
-                        dhr.fill(0.0);
-                        for (o, &d) in dz[r * no..(r + 1) * no].iter().enumerate() {
-                            axpy(dhr, d, &layer.wt[o * ni..(o + 1) * ni]);
-                        }
+                        project(&layer.wt, &zeros[..ni], &dz[r * no..(r + 1) * no], dhr);
                         for (v, &hv) in dhr.iter_mut().zip(&h[r * ni..(r + 1) * ni]) {
                             if hv <= 0.0 {
                                 *v = 0.0;

@@ -103,6 +103,7 @@
 
 pub mod config;
 pub mod features;
+mod pool;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -110,16 +111,17 @@ use serde_json::{json, Value};
 use super::online::Online;
 use super::sampler::{Sampler, NO_PRED};
 use super::sealed::SealedFifo;
-use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
+use super::{BlockEvent, Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
-use crate::ftl::{GroupId, SegState, SegmentId};
+use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 use crate::future::accuracy::class_of;
 use crate::model::train::TrainingStats;
 use crate::model::{BatchScratch, Mlp, Tensors};
 use crate::params;
 use config::{Choice, Inputs, Model, PLog, Relocation, CLASSES, MASKS};
 use features::{FeatureState, FEATURES};
+use pool::PoolIndex;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "dogi",
@@ -371,6 +373,8 @@ pub struct Dogi {
     bpred: Vec<u8>,
     // Bookkeeping.
     fifo: SealedFifo,
+    /// Sealed segments by valid count, for the pool victim.
+    pool: PoolIndex,
     period: Period,
     /// The chain's estimate of the configuration in force.
     estimate: Option<config::Estimate>,
@@ -487,6 +491,7 @@ impl Dogi {
             cats: Vec::new(),
             bpred: Vec::new(),
             fifo: SealedFifo::new(GROUPS),
+            pool: PoolIndex::new(geo.segments as usize, geo.segment_blocks),
             period: Period::default(),
             estimate: None,
             victims: Victims::default(),
@@ -943,6 +948,17 @@ impl Placement for Dogi {
         }
     }
 
+    fn tracks_blocks(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn on_block(&mut self, _lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
+        if ev == BlockEvent::Invalidated {
+            self.pool.invalidated(&ftl.segs, seg);
+        }
+    }
+
     fn prefetch(&self, lba: u32) {
         self.feats.prefetch(lba);
         crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
@@ -996,7 +1012,7 @@ impl Placement for Dogi {
         let b = self.segment;
         let last = self.last();
         let cost_benefit = self.p.pool_victim == PoolVictim::CostBenefit;
-        let (pool, any) = pool_scan(segs, now, b, max_valid, last, cost_benefit);
+        let (pool, any) = self.pool.choose(segs, now, max_valid, last, cost_benefit);
         // Starvation guard (ours): the pool's victim must free something,
         // and at least `starvation_guard` of what the best segment would.
         let frees = |v: u32| b.saturating_sub(v) as f64;
@@ -1026,9 +1042,13 @@ impl Placement for Dogi {
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         match *ev {
-            Event::Sealed { seg, group } => self.fifo.sealed(ctx, seg, group as usize),
+            Event::Sealed { seg, group } => {
+                self.fifo.sealed(ctx, seg, group as usize);
+                self.pool.sealed(&ctx.ftl.segs, seg);
+            }
             Event::Collected { seg, valid } => {
                 self.fifo.collected(ctx, seg);
+                self.pool.collected(seg);
                 self.hf_gc += valid as u64;
                 let g = ctx.ftl.segs.group[seg as usize] as usize;
                 let p = &mut self.period;
@@ -1113,6 +1133,7 @@ impl Placement for Dogi {
             + self.meta.capacity()
             + self.online.samples.memory_bytes()
             + self.fifo.memory_bytes()
+            + self.pool.memory_bytes()
     }
 
     fn state(&self) -> Option<Value> {
@@ -1145,138 +1166,5 @@ impl Placement for Dogi {
             "training": self.online.training,
             "configurations": self.history,
         }))
-    }
-}
-
-/// The pool's victim and the fewest valid blocks anywhere, over the sealed
-/// segments holding at most `max_valid` valid blocks: `((score, valid,
-/// segment), (valid, segment))`, the first segment on ties; a score of −∞
-/// and `u32::MAX` valid blocks when there is none. The pool (GN, G_frzn,
-/// groups not in use: not G_hot, not G1..G_last−1) ranks by cost-benefit,
-/// gp/(1−gp)·√age with gp the invalid share (artifact), compared squared as
-/// ((b−v)/v)²·age (no square root), or by the fewest valid blocks.
-///
-/// This runs once per victim over every segment. A segment is scored only
-/// if it may beat the best so far: (b−v)²·age against best·v², products
-/// without a division, with a margin of 1e-9 far above the rounding of
-/// either side, so the picks are those of scoring every segment.
-fn pool_scan(
-    segs: &crate::ftl::Segments,
-    now: u64,
-    b: u32,
-    max_valid: u32,
-    last: GroupId,
-    cost_benefit: bool,
-) -> ((f64, u32, SegmentId), (u32, SegmentId)) {
-    let n = segs.state.len();
-    let (state, valid, group, open) = (
-        &segs.state[..n],
-        &segs.valid[..n],
-        &segs.group[..n],
-        &segs.open_time[..n],
-    );
-    let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
-    for i in 0..n {
-        let v = valid[i];
-        if state[i] != SegState::Sealed || v > max_valid {
-            continue;
-        }
-        if v < any.0 {
-            any = (v, i as SegmentId);
-        }
-        let g = group[i];
-        if g == HOT || (FIRST..last).contains(&g) {
-            continue;
-        }
-        let score = if cost_benefit {
-            if v == 0 {
-                f64::INFINITY
-            } else {
-                // Ages stay far below 2^63: the signed conversion is exact
-                // where the unsigned one is, and one instruction.
-                let age = (now - open[i]) as i64 as f64;
-                let (gain, cost) = ((b - v) as f64, v as f64);
-                if gain * gain * age < pool.0 * (cost * cost) * (1.0 - 1e-9) {
-                    continue;
-                }
-                let r = gain / cost;
-                r * r * age
-            }
-        } else {
-            -(v as f64)
-        };
-        if score > pool.0 {
-            pool = (score, v, i as SegmentId);
-        }
-    }
-    (pool, any)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pool_scan_picks_what_scoring_every_segment_picks() {
-        // Random segments (ties in valid counts and ages, empty ones, all
-        // states and groups) against the plain loop that divides for every
-        // candidate.
-        let mut rng = crate::rng::Rng::new(11);
-        for round in 0..200 {
-            let n = 1 + rng.below(300) as usize;
-            let b = 256;
-            let now = 1_000_000;
-            let pick = |rng: &mut crate::rng::Rng, k: u64| rng.below(k);
-            let segs = crate::ftl::Segments {
-                valid: (0..n)
-                    .map(|_| pick(&mut rng, b as u64 + 1) as u32)
-                    .collect(),
-                state: (0..n)
-                    .map(|_| match pick(&mut rng, 4) {
-                        0 => SegState::Free,
-                        1 => SegState::Open,
-                        _ => SegState::Sealed,
-                    })
-                    .collect(),
-                group: (0..n).map(|_| pick(&mut rng, 6) as GroupId).collect(),
-                open_time: (0..n).map(|_| now - pick(&mut rng, 50) * 1000).collect(),
-                seal_time: vec![0; n],
-                seal_seq: vec![0; n],
-                erase_count: vec![0; n],
-            };
-            let (max_valid, last) = (200 + (round % 57) as u32, 4);
-            for cost_benefit in [true, false] {
-                let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
-                for i in 0..n {
-                    let (v, g) = (segs.valid[i], segs.group[i]);
-                    if segs.state[i] != SegState::Sealed || v > max_valid {
-                        continue;
-                    }
-                    if v < any.0 {
-                        any = (v, i as SegmentId);
-                    }
-                    if g == HOT || (FIRST..last).contains(&g) {
-                        continue;
-                    }
-                    let score = match (cost_benefit, v) {
-                        (true, 0) => f64::INFINITY,
-                        (true, _) => {
-                            let r = (b - v) as f64 / v as f64;
-                            r * r * (now - segs.open_time[i]) as f64
-                        }
-                        (false, _) => -(v as f64),
-                    };
-                    if score > pool.0 {
-                        pool = (score, v, i as SegmentId);
-                    }
-                }
-                let got = pool_scan(&segs, now, b, max_valid, last, cost_benefit);
-                assert_eq!(
-                    got,
-                    (pool, any),
-                    "round {round}, cost-benefit {cost_benefit}"
-                );
-            }
-        }
     }
 }
