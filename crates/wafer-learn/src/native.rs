@@ -14,7 +14,7 @@
 //! `native_mlp_training_matches_candle`).
 
 use wafer_core::model::train::TrainSpec;
-use wafer_core::model::{project, Tensors};
+use wafer_core::model::{project_dense, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -195,7 +195,7 @@ fn fit(
                 let (ni, no) = (layer.inputs, layer.outputs);
                 for r in 0..m {
                     let zr = &mut z[r * no..(r + 1) * no];
-                    project(&layer.w, &layer.b, &h[r * ni..(r + 1) * ni], zr);
+                    project_dense(&layer.w, &layer.b, &h[r * ni..(r + 1) * ni], zr);
                     if l + 1 < depth {
                         for v in zr.iter_mut() {
                             *v = v.max(0.0);
@@ -246,7 +246,7 @@ fn fit(
                     for (c, r) in hcol.iter_mut().zip(0..m) {
                         *c = h[r * ni + i];
                     }
-                    project(
+                    project_dense(
                         &dz[..m * no],
                         &zeros[..no],
                         &hcol[..m],
@@ -258,7 +258,7 @@ fn fit(
                     // ReLU of the layer below.
                     for r in 0..m {
                         let dhr = &mut dh[r * ni..(r + 1) * ni];
-                        project(&layer.wt, &zeros[..ni], &dz[r * no..(r + 1) * no], dhr);
+                        project_dense(&layer.wt, &zeros[..ni], &dz[r * no..(r + 1) * no], dhr);
                         for (v, &hv) in dhr.iter_mut().zip(&h[r * ni..(r + 1) * ni]) {
                             if hv <= 0.0 {
                                 *v = 0.0;
