@@ -417,3 +417,20 @@ fn a_learned_policy_resumes_from_a_checkpoint_to_the_uninterrupted_result() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn dogi_inside_a_wrapper_keeps_its_victim_index() {
+    // The wrappers (here NoDaP's user lifetimes, `+nu`) forward
+    // invalidations to the policy inside: DOGI's pool index then matches a
+    // scan of every segment, which debug builds (`cargo test`) check at
+    // every victim choice, and the pool picks victims.
+    let p = json!({"min_examples": 64, "retrain": 0.5, "epochs": 2});
+    let mut c = cfg("dogi+nu", "zipf:1.0", p);
+    c.device.logical_blocks = 1 << 13;
+    c.device.segment_blocks = 16;
+    c.writes = 6 << 13;
+    let r = run(c);
+    let state = r.policy_state.as_ref().unwrap();
+    let pool = state["policy"]["victims"]["pool"].as_u64().unwrap();
+    assert!(pool > 0, "{state}");
+}

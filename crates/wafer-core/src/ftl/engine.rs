@@ -116,6 +116,8 @@ pub struct Engine {
     /// Of those, the victim selector; and the policy.
     victim_blocks: bool,
     policy_blocks: bool,
+    /// The policy follows invalidations ([`Placement::tracks_invalidations`]).
+    policy_invalidations: bool,
     /// The victim selector asks the policy for a group ([`VictimSelector::needs_policy_group`]).
     victim_group: bool,
     /// Victims chosen together by a per-request check.
@@ -197,6 +199,7 @@ impl Engine {
         };
         let victim_blocks = victim.tracks_blocks();
         let policy_blocks = policy.tracks_blocks();
+        let policy_invalidations = policy.tracks_invalidations();
         let victim_group = victim.needs_policy_group();
         let lb = geo.logical_blocks as f64;
         let window_blocks = cfg.window_drive_writes * lb;
@@ -224,6 +227,7 @@ impl Engine {
             track_blocks: victim_blocks || policy_blocks,
             victim_blocks,
             policy_blocks,
+            policy_invalidations,
             victim_group,
             picked: Vec::new(),
             prefill: Counters::default(),
@@ -471,7 +475,7 @@ impl Engine {
             if let Some((seg, valid)) = self.ftl.unmap(l) {
                 self.valid_blocks -= 1;
                 self.victim.on_invalidate(seg, valid);
-                if self.sem.at_seal || self.track_blocks {
+                if self.sem.at_seal || self.track_blocks || self.policy_invalidations {
                     self.invalidated_extra(l, seg, old);
                 }
                 self.stats.c.trimmed_blocks += 1;
@@ -542,14 +546,18 @@ impl Engine {
     }
 
     /// Nothing beside the FTL follows the blocks: no annotated future, no
-    /// block-following selector or policy, no flash log, no garbage count
-    /// at sealing. The per-block loops are compiled once for this case
+    /// block- or invalidation-following selector or policy, no flash log,
+    /// no garbage count at sealing. The per-block loops are compiled once for this case
     /// (`PLAIN = true`) without those checks: after each call into the
     /// policy the compiler must reload every field it tests, and those
     /// reloads and branches cost `base` ~8% of its speed.
     #[inline(always)]
     fn plain(&self) -> bool {
-        self.future.is_none() && !self.track_blocks && self.flash_log.is_none() && !self.sem.at_seal
+        self.future.is_none()
+            && !self.track_blocks
+            && !self.policy_invalidations
+            && self.flash_log.is_none()
+            && !self.sem.at_seal
     }
 
     #[inline(always)]
@@ -559,7 +567,7 @@ impl Engine {
             Some(old) => {
                 let (seg, valid) = self.ftl.invalidate(old);
                 self.victim.on_invalidate(seg, valid);
-                if !PLAIN && (self.sem.at_seal || self.track_blocks) {
+                if !PLAIN && (self.sem.at_seal || self.track_blocks || self.policy_invalidations) {
                     self.invalidated_extra(lba, seg, Some(old));
                 }
             }
@@ -638,7 +646,8 @@ impl Engine {
     }
 
     /// Bookkeeping of an invalidated copy beyond the default engine's:
-    /// at-seal accounting and selectors that follow blocks.
+    /// at-seal accounting, selectors and policies that follow blocks or
+    /// invalidations.
     #[cold]
     #[inline(never)]
     fn invalidated_extra(&mut self, lba: u32, seg: SegmentId, old: Option<u32>) {
@@ -647,6 +656,9 @@ impl Engine {
         }
         if let (true, Some(pba)) = (self.track_blocks, old) {
             self.block_event(lba, pba, BlockEvent::Invalidated);
+        }
+        if self.policy_invalidations {
+            self.policy.on_invalidate(seg, &self.ftl);
         }
     }
 

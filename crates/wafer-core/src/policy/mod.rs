@@ -195,6 +195,16 @@ pub trait Placement: Send {
     /// [`Placement::tracks_blocks`]); an invalidation comes before the
     /// append of the new copy. `ftl.now_ns` is the request's time.
     fn on_block(&mut self, _lba: u32, _seg: SegmentId, _ev: BlockEvent, _ftl: &Ftl) {}
+    /// Whether the policy follows invalidations
+    /// ([`Placement::on_invalidate`]); asked once, so the engine skips the
+    /// calls for the others.
+    fn tracks_invalidations(&self) -> bool {
+        false
+    }
+    /// One of `seg`'s blocks became invalid, by an overwrite or a trim
+    /// (only if [`Placement::tracks_invalidations`]);
+    /// `ftl.segs.valid[seg]` no longer counts it.
+    fn on_invalidate(&mut self, _seg: SegmentId, _ftl: &Ftl) {}
     /// The group whose segments the `multilog` victim selector should
     /// choose among (MultiLog's model); `None` leaves the choice open. Asked
     /// before each choice, only when that selector runs.

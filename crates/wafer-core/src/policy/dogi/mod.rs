@@ -111,7 +111,7 @@ use serde_json::{json, Value};
 use super::online::Online;
 use super::sampler::{Sampler, NO_PRED};
 use super::sealed::SealedFifo;
-use super::{BlockEvent, Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
+use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
@@ -948,15 +948,13 @@ impl Placement for Dogi {
         }
     }
 
-    fn tracks_blocks(&self) -> bool {
+    fn tracks_invalidations(&self) -> bool {
         true
     }
 
     #[inline]
-    fn on_block(&mut self, _lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
-        if ev == BlockEvent::Invalidated {
-            self.pool.invalidated(&ftl.segs, seg);
-        }
+    fn on_invalidate(&mut self, seg: SegmentId, ftl: &Ftl) {
+        self.pool.invalidated(&ftl.segs, seg);
     }
 
     fn prefetch(&self, lba: u32) {

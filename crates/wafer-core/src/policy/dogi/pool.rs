@@ -218,6 +218,15 @@ impl PoolIndex {
         if last != self.last {
             self.rebuild(segs, last);
         }
+        let choice = self.best(segs, now, max_valid, cost_benefit);
+        debug_assert_eq!(
+            choice,
+            scan(segs, now, self.b, max_valid, last, cost_benefit)
+        );
+        choice
+    }
+
+    fn best(&mut self, segs: &Segments, now: u64, max_valid: u32, cost_benefit: bool) -> Choice {
         let top = max_valid.min(self.b);
         let rest = self.b as usize + 1;
         let mut any = (u32::MAX, 0);
@@ -283,46 +292,47 @@ impl PoolIndex {
     }
 }
 
+/// The reference [`PoolIndex::choose`] is checked against in debug builds
+/// and tests: every sealed segment scored.
+fn scan(
+    segs: &Segments,
+    now: u64,
+    b: u32,
+    max_valid: u32,
+    last: GroupId,
+    cost_benefit: bool,
+) -> Choice {
+    let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
+    for i in 0..segs.valid.len() {
+        let (v, g) = (segs.valid[i], segs.group[i]);
+        if segs.state[i] != SegState::Sealed || v > max_valid {
+            continue;
+        }
+        if v < any.0 {
+            any = (v, i as SegmentId);
+        }
+        if !in_pool(g, last) {
+            continue;
+        }
+        let score = match (cost_benefit, v) {
+            (true, 0) => f64::INFINITY,
+            (true, _) => {
+                let r = (b - v) as f64 / v as f64;
+                r * r * (now - segs.open_time[i]) as f64
+            }
+            (false, _) => -(v as f64),
+        };
+        if score > pool.0 {
+            pool = (score, v, i as SegmentId);
+        }
+    }
+    (pool, any)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::Rng;
-
-    /// The reference: every sealed segment scored.
-    fn scan(
-        segs: &Segments,
-        now: u64,
-        b: u32,
-        max_valid: u32,
-        last: GroupId,
-        cost_benefit: bool,
-    ) -> Choice {
-        let (mut pool, mut any) = ((f64::NEG_INFINITY, u32::MAX, 0), (u32::MAX, 0));
-        for i in 0..segs.valid.len() {
-            let (v, g) = (segs.valid[i], segs.group[i]);
-            if segs.state[i] != SegState::Sealed || v > max_valid {
-                continue;
-            }
-            if v < any.0 {
-                any = (v, i as SegmentId);
-            }
-            if !in_pool(g, last) {
-                continue;
-            }
-            let score = match (cost_benefit, v) {
-                (true, 0) => f64::INFINITY,
-                (true, _) => {
-                    let r = (b - v) as f64 / v as f64;
-                    r * r * (now - segs.open_time[i]) as f64
-                }
-                (false, _) => -(v as f64),
-            };
-            if score > pool.0 {
-                pool = (score, v, i as SegmentId);
-            }
-        }
-        (pool, any)
-    }
 
     #[test]
     fn choices_are_those_of_scoring_every_segment() {
