@@ -45,17 +45,25 @@ struct Layer {
 }
 
 impl Layer {
+    // Inlined into the AVX2 fit, so that the square roots and divisions run
+    // 8 lanes wide.
+    #[inline(always)]
     fn adamw(&mut self, lr: f32, decay: f32, scale_m: f32, scale_v: f32) {
-        let update = |w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]| {
-            for i in 0..w.len() {
+        #[inline(always)]
+        fn update(w: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], k: [f32; 4]) {
+            let [lr, decay, scale_m, scale_v] = k;
+            let n = w.len();
+            let (g, m, v) = (&g[..n], &mut m[..n], &mut v[..n]);
+            for i in 0..n {
                 m[i] = m[i] * BETA1 + g[i] * (1.0 - BETA1);
                 v[i] = v[i] * BETA2 + g[i] * g[i] * (1.0 - BETA2);
                 let (mh, vh) = (m[i] * scale_m, v[i] * scale_v);
                 w[i] = w[i] * decay - mh / (vh.sqrt() + EPS) * lr;
             }
-        };
-        update(&mut self.w, &self.gw, &mut self.mw, &mut self.vw);
-        update(&mut self.b, &self.gb, &mut self.mb, &mut self.vb);
+        }
+        let k = [lr, decay, scale_m, scale_v];
+        update(&mut self.w, &self.gw, &mut self.mw, &mut self.vw, k);
+        update(&mut self.b, &self.gb, &mut self.mb, &mut self.vb, k);
         transpose(&self.w, self.inputs, self.outputs, &mut self.wt);
     }
 }

@@ -107,10 +107,12 @@ impl Dense {
         })
     }
 
-    /// y = W x + b.
+    /// y = W x + b. Over every input: a dense layer's inputs are features,
+    /// hidden states or ReLU outputs, zero at random if at all (see
+    /// [`project_dense`]).
     #[inline]
     pub fn forward(&self, x: &[f32], y: &mut [f32]) {
-        project(&self.t, &self.b, &x[..self.inputs], &mut y[..self.outputs]);
+        project_dense(&self.t, &self.b, &x[..self.inputs], &mut y[..self.outputs]);
     }
 
     /// Store as `{name}.weight` / `{name}.bias`.
