@@ -205,8 +205,11 @@ fn fit(
                     let zr = &mut z[r * no..(r + 1) * no];
                     project_dense(&layer.w, &layer.b, &h[r * ni..(r + 1) * ni], zr);
                     if l + 1 < depth {
+                        // ReLU as a select (vectorises; f32::max's NaN rule
+                        // kept it scalar): the same values but for the sign
+                        // of a zero.
                         for v in zr.iter_mut() {
-                            *v = v.max(0.0);
+                            *v = if *v > 0.0 { *v } else { 0.0 };
                         }
                     }
                 }
@@ -268,9 +271,7 @@ fn fit(
                         let dhr = &mut dh[r * ni..(r + 1) * ni];
                         project_dense(&layer.wt, &zeros[..ni], &dz[r * no..(r + 1) * no], dhr);
                         for (v, &hv) in dhr.iter_mut().zip(&h[r * ni..(r + 1) * ni]) {
-                            if hv <= 0.0 {
-                                *v = 0.0;
-                            }
+                            *v = if hv > 0.0 { *v } else { 0.0 };
                         }
                     }
                 }

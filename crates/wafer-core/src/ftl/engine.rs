@@ -912,7 +912,7 @@ impl Engine {
                 let ahead = self.ftl.rev[base + off + GC_PREFETCH];
                 if ahead != UNMAPPED {
                     super::prefetch::prefetch(&self.ftl.map, ahead as usize);
-                    self.policy.prefetch(ahead);
+                    self.policy.prefetch_gc(ahead);
                     if let (false, Some(f)) = (PLAIN, &self.future) {
                         f.prefetch(ahead);
                     }

@@ -344,6 +344,9 @@ impl Placement for Assisted {
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
         self.inner.select_victim(ctx, max_valid)
     }
+    fn prefetch_gc(&self, lba: u32) {
+        self.inner.prefetch_gc(lba);
+    }
     fn tracks_blocks(&self) -> bool {
         self.inner.tracks_blocks()
     }

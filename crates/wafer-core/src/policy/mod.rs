@@ -172,6 +172,13 @@ pub trait Placement: Send {
     /// state (the engine calls this where it prefetches its own tables).
     #[inline(always)]
     fn prefetch(&self, _lba: u32) {}
+    /// Hint: GC will move `lba` soon; start loading what
+    /// [`Placement::place_gc`] reads of it (by default what
+    /// [`Placement::prefetch`] loads).
+    #[inline(always)]
+    fn prefetch_gc(&self, lba: u32) {
+        self.prefetch(lba);
+    }
     /// Group of a valid block moved by GC.
     fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId;
     /// Choose the GC victim among sealed segments with at most `max_valid`

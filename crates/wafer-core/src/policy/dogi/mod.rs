@@ -957,6 +957,11 @@ impl Placement for Dogi {
         self.pool.invalidated(&ftl.segs, seg);
     }
 
+    /// [`Dogi::place_gc`] reads the block's metadata byte alone.
+    fn prefetch_gc(&self, lba: u32) {
+        crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
+    }
+
     fn prefetch(&self, lba: u32) {
         self.feats.prefetch(lba);
         crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
