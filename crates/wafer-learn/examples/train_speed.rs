@@ -24,6 +24,7 @@ fn main() {
             .unwrap_or(128),
         lr: 1e-2,
         seed: 1,
+        ..Default::default()
     };
     for _ in 0..3 {
         let t = Instant::now();

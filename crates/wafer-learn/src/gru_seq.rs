@@ -506,6 +506,7 @@ pub fn train(
         }
         let mut sum = 0.0f64;
         for chunk in order.chunks(spec.batch.max(1)) {
+            spec.check()?;
             grad.v.fill(0.0);
             s.refresh(&p, &l);
             for &k in chunk {

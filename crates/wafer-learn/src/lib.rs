@@ -369,6 +369,7 @@ fn fit(
         );
         let (mut sum, mut steps) = (0f32, 0);
         for start in (0..n).step_by(batch) {
+            spec.check()?;
             let len = batch.min(n - start);
             let (bx, by) = (
                 ex.narrow(0, start, len).map_err(err)?,

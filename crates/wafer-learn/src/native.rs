@@ -190,6 +190,7 @@ fn fit(
         }
         let (mut sum, mut steps) = (0f32, 0);
         for chunk in order.chunks(batch) {
+            spec.check()?;
             let m = chunk.len();
             let w0 = sizes[0];
             for (r, &k) in chunk.iter().enumerate() {

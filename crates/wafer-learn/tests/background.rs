@@ -63,3 +63,23 @@ fn same_seed_same_run_however_slow_the_training_thread() {
         assert_eq!(state(&fast), state(&slow), "{policy}");
     }
 }
+
+#[test]
+fn every_trainer_stops_when_cancelled() {
+    // The flag Online sets when its run ends: the native MLP trainer and
+    // candle's loop stop at their next batch with an error.
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let spec = wafer_core::model::train::TrainSpec {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..Default::default()
+    };
+    let (x, y) = (vec![0.5f32; 8], vec![0u32, 1, 0, 1]);
+    for r in [
+        wafer_learn::train_mlp("mlp", &[2, 4, 2], &x, &y, &spec),
+        wafer_learn::train_mlp_candle("mlp", &[2, 4, 2], &x, &y, &spec),
+    ] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("cancelled"), "{e}");
+    }
+}

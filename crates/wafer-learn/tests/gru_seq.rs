@@ -144,6 +144,7 @@ fn training_learns_continues_and_converges() {
         batch: 32,
         lr: 1e-2,
         seed: 3,
+        ..Default::default()
     };
     let conv = GruFit {
         init: None,

@@ -229,6 +229,7 @@ fn a_trained_classifier_runs_unchanged_in_the_kernel() {
         batch: 64,
         lr: 1e-2,
         seed: 9,
+        ..Default::default()
     };
     let (t, loss) = train_mlp("mlp", &sizes, &x, &y, &cfg).unwrap();
     assert!(loss < 0.3, "training loss {loss}");
@@ -258,6 +259,7 @@ fn diverging_training_is_an_error() {
         batch: 2,
         lr: 1e6,
         seed: 1,
+        ..Default::default()
     };
     let e = train_mlp("mlp", &[4, 4, 2], &x, &y, &cfg)
         .unwrap_err()
@@ -286,6 +288,7 @@ fn trained_sequence_classifiers_run_in_the_kernels() {
         batch: 64,
         lr: 1e-2,
         seed: 4,
+        ..Default::default()
     };
     let right = |pred: &dyn Fn(&[f32]) -> usize| {
         x.chunks(18)
@@ -348,6 +351,7 @@ fn trained_lstm_regressor_runs_in_the_kernel() {
         batch: 32,
         lr: 1e-2,
         seed: 3,
+        ..Default::default()
     };
     let (t, loss) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
     let (t2, _) = wafer_learn::train_lstm("m", shape, &x, &y, &spec).unwrap();
@@ -398,6 +402,7 @@ fn native_mlp_training_matches_candle() {
         batch: 128,
         lr: 1e-2,
         seed: 4,
+        ..Default::default()
     };
     let (a, la) = train_mlp("mlp", &sizes, &x, &y, &cfg).unwrap();
     let (b, lb) = wafer_learn::train_mlp_candle("mlp", &sizes, &x, &y, &cfg).unwrap();

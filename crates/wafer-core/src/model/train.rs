@@ -6,8 +6,8 @@
 //! its tests run without it; a learned policy asked to train in a process
 //! with no trainer fails with a clear error instead.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -26,6 +26,10 @@ pub struct TrainSpec {
     pub lr: f64,
     /// Seed of the initial weights and of the batch order.
     pub seed: u64,
+    /// Set when nobody will use the result (its run ended): the trainers
+    /// stop at their next batch with [`TrainSpec::check`]'s error, so a
+    /// background training does not keep a core busy after its run.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for TrainSpec {
@@ -35,6 +39,20 @@ impl Default for TrainSpec {
             batch: 256,
             lr: 1e-2,
             seed: 1,
+            cancel: None,
+        }
+    }
+}
+
+impl TrainSpec {
+    /// An error once the training was cancelled (trainers call it per batch).
+    pub fn check(&self) -> Result<()> {
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(Error::Model {
+                file: "training".into(),
+                reason: "cancelled: its run ended".into(),
+            }),
+            _ => Ok(()),
         }
     }
 }

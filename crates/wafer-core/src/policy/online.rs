@@ -12,6 +12,8 @@
 //! delay of 0 the training runs in place (synchronously).
 
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -70,6 +72,16 @@ pub struct Online {
     /// The workload has started: writes before it (the prefill) are
     /// neither sampled nor trained on.
     started: bool,
+    /// Set when this state is dropped: a training still running then is
+    /// stopped (see [`TrainSpec::cancel`]).
+    #[serde(skip)]
+    cancel: Arc<AtomicBool>,
+}
+
+impl Drop for Online {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Online {
@@ -108,6 +120,7 @@ impl Online {
             pending: Vec::new(),
             cursor: 0,
             started: false,
+            cancel: Arc::default(),
         })
     }
 
@@ -293,6 +306,7 @@ impl Online {
             batch,
             lr,
             seed: seed.wrapping_add(self.training.trainings),
+            cancel: Some(self.cancel.clone()),
         }
     }
 
@@ -355,6 +369,18 @@ mod tests {
         Online::new("test", Sampler::new(1, 4, 4), 1, 100, false)
             .unwrap()
             .with_deploy_delay(delay)
+    }
+
+    #[test]
+    fn dropping_the_state_cancels_its_trainings() {
+        // A run that ends with a training in flight: the trainer's next
+        // batch check fails, so the thread stops instead of running on.
+        let o = online(30);
+        let spec = o.spec(1, 1, 0.1, 1);
+        assert!(spec.check().is_ok());
+        drop(o);
+        let e = spec.check().unwrap_err().to_string();
+        assert!(e.contains("cancelled"), "{e}");
     }
 
     #[test]

@@ -616,6 +616,7 @@ impl LstmKm {
             batch: self.p.minibatch as usize,
             lr: self.p.lr,
             seed: self.p.seed.wrapping_add(self.stats.trainings),
+            ..Default::default()
         };
         let examples = y.len() / outputs;
         let shape = LstmShape {
