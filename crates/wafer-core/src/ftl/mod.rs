@@ -74,6 +74,21 @@ pub struct Segments {
     pub erase_count: Vec<u32>,
 }
 
+impl Segments {
+    /// `n` free segments that were never written.
+    pub fn erased(n: usize) -> Self {
+        Segments {
+            valid: vec![0; n],
+            state: vec![SegState::Free; n],
+            group: vec![0; n],
+            open_time: vec![0; n],
+            seal_time: vec![0; n],
+            seal_seq: vec![0; n],
+            erase_count: vec![0; n],
+        }
+    }
+}
+
 /// The FTL's state and its primitive operations. Policies see it read-only
 /// (through [`crate::policy::Ctx`]); only the [`Engine`] mutates it.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -114,15 +129,7 @@ impl Ftl {
             geo,
             map: vec![UNMAPPED; geo.logical_blocks as usize],
             rev: vec![UNMAPPED; geo.physical_blocks as usize],
-            segs: Segments {
-                valid: vec![0; n],
-                state: vec![SegState::Free; n],
-                group: vec![0; n],
-                open_time: vec![0; n],
-                seal_time: vec![0; n],
-                seal_seq: vec![0; n],
-                erase_count: vec![0; n],
-            },
+            segs: Segments::erased(n),
             free: (0..geo.segments).collect(),
             groups: vec![
                 Group {

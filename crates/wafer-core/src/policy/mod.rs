@@ -106,6 +106,35 @@ pub enum Event {
     },
 }
 
+/// The block-following hooks of a policy that wraps another (`inner`),
+/// passed on to it: GC prefetch, block events and invalidations.
+macro_rules! forward_block_hooks {
+    () => {
+        fn prefetch_gc(&self, lba: u32) {
+            self.inner.prefetch_gc(lba);
+        }
+        fn tracks_blocks(&self) -> bool {
+            self.inner.tracks_blocks()
+        }
+        fn on_block(
+            &mut self,
+            lba: u32,
+            seg: $crate::ftl::SegmentId,
+            ev: $crate::policy::BlockEvent,
+            ftl: &$crate::ftl::Ftl,
+        ) {
+            self.inner.on_block(lba, seg, ev, ftl);
+        }
+        fn tracks_invalidations(&self) -> bool {
+            self.inner.tracks_invalidations()
+        }
+        fn on_invalidate(&mut self, seg: $crate::ftl::SegmentId, ftl: &$crate::ftl::Ftl) {
+            self.inner.on_invalidate(seg, ftl);
+        }
+    };
+}
+pub(crate) use forward_block_hooks;
+
 /// Read-only view of the engine handed to policies.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {

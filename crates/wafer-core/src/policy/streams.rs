@@ -18,9 +18,9 @@
 
 use serde_json::Value;
 
-use super::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite};
+use super::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::error::{Error, Result};
-use crate::ftl::{Ftl, GroupId, SegmentId};
+use crate::ftl::{GroupId, SegmentId};
 use crate::future::Annotation;
 use crate::model::train::TrainingStats;
 use crate::model::Tensors;
@@ -92,21 +92,7 @@ impl Placement for StreamLimit {
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
         self.inner.select_victim(ctx, max_valid)
     }
-    fn prefetch_gc(&self, lba: u32) {
-        self.inner.prefetch_gc(lba);
-    }
-    fn tracks_blocks(&self) -> bool {
-        self.inner.tracks_blocks()
-    }
-    fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
-        self.inner.on_block(lba, seg, ev, ftl);
-    }
-    fn tracks_invalidations(&self) -> bool {
-        self.inner.tracks_invalidations()
-    }
-    fn on_invalidate(&mut self, seg: SegmentId, ftl: &Ftl) {
-        self.inner.on_invalidate(seg, ftl);
-    }
+    super::forward_block_hooks!();
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
     }

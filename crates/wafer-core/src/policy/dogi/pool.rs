@@ -343,15 +343,7 @@ mod tests {
         for seed in 0..20 {
             let mut rng = Rng::new(seed);
             let n = 1 + rng.below(120) as usize;
-            let mut segs = Segments {
-                valid: vec![0; n],
-                state: vec![SegState::Free; n],
-                group: vec![0; n],
-                open_time: vec![0; n],
-                seal_time: vec![0; n],
-                seal_seq: vec![0; n],
-                erase_count: vec![0; n],
-            };
+            let mut segs = Segments::erased(n);
             let mut index = PoolIndex::new(n, b);
             let mut last = 4;
             let mut now = 1_000;
