@@ -48,11 +48,11 @@
 //!   else a segment of the pool (GN, G_frzn and groups no longer in use),
 //!   by `pool_victim`: the highest gp/(1−gp)·√age, gp its invalid share and
 //!   age the time since its first write (the artifact's `dogiselect.cc`,
-//!   cost-benefit-like; the default), or the fewest valid blocks (the
-//!   paper's text), found through an index by valid count (`pool.rs`) with
-//!   the picks of scoring every segment. Starvation guard (ours, off by default): when the
-//!   pool's victim would free less than `starvation_guard` × what the best
-//!   segment anywhere would, the configured selector chooses instead; a
+//!   cost-benefit-like; the default), or the fewest valid blocks (the paper's
+//!   text), found through an index by valid count (`pool.rs`) with the picks
+//!   of scoring every segment. Starvation guard (ours, off by default): when
+//!   the pool's victim would free less than `starvation_guard` × what the
+//!   best segment anywhere would, the configured selector chooses instead; a
 //!   pool whose victim would free nothing always hands over (a fully valid
 //!   victim frees no space). Which rule chose each victim is counted in
 //!   `policy_state.victims` (expired, pool, guard; `selector` for the
