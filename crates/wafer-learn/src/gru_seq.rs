@@ -17,7 +17,9 @@
 //! W_hhᵀ·dg sums the rows of an untransposed copy of W_hh.
 
 use wafer_core::model::train::{FitOutcome, GruFit, SeqShape, Sequences, TrainSpec};
-use wafer_core::model::{on_avx2, project, sigmoid, tanh_approx, Tensors};
+use wafer_core::model::{
+    on_avx2, project, sigmoid, tanh_approx, transpose, transpose_into, Tensors,
+};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -68,16 +70,6 @@ impl Layout {
     fn len(&self) -> usize {
         self.b_out() + self.c
     }
-}
-
-fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0.0; w.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            t[c * rows + r] = w[r * cols + c];
-        }
-    }
-    t
 }
 
 /// A tensor of `t` by its cell name or the `_l0` name of a one-layer GRU.
@@ -189,12 +181,7 @@ struct Scratch {
 impl Scratch {
     /// Take W_hh from `p` (after each update).
     fn refresh(&mut self, p: &Flat, l: &Layout) {
-        let (h, g) = (l.h, l.g());
-        for (j, row) in p.v[l.hh()..l.b_ih()].chunks_exact(g).enumerate() {
-            for (k, &w) in row.iter().enumerate() {
-                self.w_hh[k * h + j] = w;
-            }
-        }
+        transpose_into(&p.v[l.hh()..l.b_ih()], l.h, l.g(), &mut self.w_hh);
     }
 
     fn new(l: &Layout, max_len: usize) -> Self {

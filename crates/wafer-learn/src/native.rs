@@ -14,7 +14,7 @@
 //! `native_mlp_training_matches_candle`).
 
 use wafer_core::model::train::TrainSpec;
-use wafer_core::model::{project_dense, Tensors};
+use wafer_core::model::{project_dense, transpose_into, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -64,17 +64,7 @@ impl Layer {
         let k = [lr, decay, scale_m, scale_v];
         update(&mut self.w, &self.gw, &mut self.mw, &mut self.vw, k);
         update(&mut self.b, &self.gb, &mut self.mb, &mut self.vb, k);
-        transpose(&self.w, self.inputs, self.outputs, &mut self.wt);
-    }
-}
-
-/// `out[o * rows + r] = m[r * cols + o]`: the [rows][cols] matrix `m` as
-/// [cols][rows].
-fn transpose(m: &[f32], rows: usize, cols: usize, out: &mut [f32]) {
-    for r in 0..rows {
-        for c in 0..cols {
-            out[c * rows + r] = m[r * cols + c];
-        }
+        transpose_into(&self.w, self.inputs, self.outputs, &mut self.wt);
     }
 }
 
@@ -123,7 +113,7 @@ pub fn train_mlp(
             let (_, bt) = &init.tensors[&format!("{prefix}.{l}.bias")];
             // candle's [outputs][inputs] to [inputs][outputs].
             let mut w = vec![0.0; inputs * outputs];
-            transpose(wt, outputs, inputs, &mut w);
+            transpose_into(wt, outputs, inputs, &mut w);
             Layer {
                 inputs,
                 outputs,

@@ -285,14 +285,21 @@ struct Gates {
     gh: Vec<f32>,
 }
 
-fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+/// The [rows][cols] matrix `w` as [cols][rows].
+pub fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     let mut t = vec![0.0; w.len()];
+    transpose_into(w, rows, cols, &mut t);
+    t
+}
+
+/// [`transpose`] into `out` (`out[c * rows + r] = w[r * cols + c]`).
+#[inline]
+pub fn transpose_into(w: &[f32], rows: usize, cols: usize, out: &mut [f32]) {
     for r in 0..rows {
         for c in 0..cols {
-            t[c * rows + r] = w[r * cols + c];
+            out[c * rows + r] = w[r * cols + c];
         }
     }
-    t
 }
 
 /// y = b + Wᵀᵀ·x with W given transposed ([len(x)][len(y)]); zero inputs
