@@ -475,7 +475,7 @@ impl Engine {
             if let Some((seg, valid)) = self.ftl.unmap(l) {
                 self.valid_blocks -= 1;
                 self.victim.on_invalidate(seg, valid);
-                if self.sem.at_seal || self.track_blocks || self.policy_invalidations {
+                if self.follows_invalidations() {
                     self.invalidated_extra(l, seg, old);
                 }
                 self.stats.c.trimmed_blocks += 1;
@@ -553,11 +553,14 @@ impl Engine {
     /// reloads and branches cost `base` ~8% of its speed.
     #[inline(always)]
     fn plain(&self) -> bool {
-        self.future.is_none()
-            && !self.track_blocks
-            && !self.policy_invalidations
-            && self.flash_log.is_none()
-            && !self.sem.at_seal
+        self.future.is_none() && self.flash_log.is_none() && !self.follows_invalidations()
+    }
+
+    /// Something beside the FTL's counts hears of invalidated copies
+    /// ([`Engine::invalidated_extra`]).
+    #[inline(always)]
+    fn follows_invalidations(&self) -> bool {
+        self.sem.at_seal || self.track_blocks || self.policy_invalidations
     }
 
     #[inline(always)]
@@ -567,7 +570,7 @@ impl Engine {
             Some(old) => {
                 let (seg, valid) = self.ftl.invalidate(old);
                 self.victim.on_invalidate(seg, valid);
-                if !PLAIN && (self.sem.at_seal || self.track_blocks || self.policy_invalidations) {
+                if !PLAIN && self.follows_invalidations() {
                     self.invalidated_extra(lba, seg, Some(old));
                 }
             }
