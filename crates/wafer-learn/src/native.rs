@@ -14,7 +14,7 @@
 //! `native_mlp_training_matches_candle`).
 
 use wafer_core::model::train::TrainSpec;
-use wafer_core::model::{project_dense, transpose_into, Tensors};
+use wafer_core::model::{project_rows, transpose_into, Tensors};
 use wafer_core::rng::Rng;
 use wafer_core::{Error, Result};
 
@@ -164,7 +164,8 @@ fn fit(
     let classes = *sizes.last().expect("two widths at least");
     let batch = spec.batch.max(1);
     let widest = sizes.iter().copied().max().unwrap_or(0);
-    let (zeros, mut hcol) = (vec![0.0; widest], vec![0.0; batch]);
+    // Zero biases, and one layer's inputs column by column ([width][batch]).
+    let (zeros, mut hcols) = (vec![0.0; widest], vec![0.0; widest * batch]);
     // Activations per layer boundary ([batch][width]) and their gradients.
     let mut acts: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
     let mut grads: Vec<Vec<f32>> = sizes.iter().map(|&s| vec![0.0; batch * s]).collect();
@@ -190,18 +191,15 @@ fn fit(
             // Forward.
             for (l, layer) in layers.iter().enumerate() {
                 let (lo, hi) = acts.split_at_mut(l + 1);
-                let (h, z) = (&lo[l], &mut hi[0]);
                 let (ni, no) = (layer.inputs, layer.outputs);
-                for r in 0..m {
-                    let zr = &mut z[r * no..(r + 1) * no];
-                    project_dense(&layer.w, &layer.b, &h[r * ni..(r + 1) * ni], zr);
-                    if l + 1 < depth {
-                        // ReLU as a select (vectorises; f32::max's NaN rule
-                        // kept it scalar): the same values but for the sign
-                        // of a zero.
-                        for v in zr.iter_mut() {
-                            *v = if *v > 0.0 { *v } else { 0.0 };
-                        }
+                let z = &mut hi[0][..m * no];
+                project_rows(&layer.w, &layer.b, ni, &lo[l][..m * ni], z);
+                if l + 1 < depth {
+                    // ReLU as a select (vectorises; f32::max's NaN rule
+                    // kept it scalar): the same values but for the sign of
+                    // a zero.
+                    for v in z.iter_mut() {
+                        *v = if *v > 0.0 { *v } else { 0.0 };
                     }
                 }
             }
@@ -244,26 +242,16 @@ fn fit(
                 }
                 // gw[i] = Σ_r h[r][i]·dz[r], summed over the batch in order:
                 // a projection of the batch's dz rows by column i of h.
-                for i in 0..ni {
-                    for (c, r) in hcol.iter_mut().zip(0..m) {
-                        *c = h[r * ni + i];
-                    }
-                    project_dense(
-                        &dz[..m * no],
-                        &zeros[..no],
-                        &hcol[..m],
-                        &mut layer.gw[i * no..(i + 1) * no],
-                    );
-                }
+                let hc = &mut hcols[..ni * m];
+                transpose_into(&h[..m * ni], m, ni, hc);
+                project_rows(&dz[..m * no], &zeros[..no], m, hc, &mut layer.gw);
                 if l > 0 {
                     // dh = dz·W, a projection by W untransposed, through the
                     // ReLU of the layer below.
-                    for r in 0..m {
-                        let dhr = &mut dh[r * ni..(r + 1) * ni];
-                        project_dense(&layer.wt, &zeros[..ni], &dz[r * no..(r + 1) * no], dhr);
-                        for (v, &hv) in dhr.iter_mut().zip(&h[r * ni..(r + 1) * ni]) {
-                            *v = if hv > 0.0 { *v } else { 0.0 };
-                        }
+                    let dh = &mut dh[..m * ni];
+                    project_rows(&layer.wt, &zeros[..ni], no, &dz[..m * no], dh);
+                    for (v, &hv) in dh.iter_mut().zip(&h[..m * ni]) {
+                        *v = if hv > 0.0 { *v } else { 0.0 };
                     }
                 }
             }

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{BatchScratch, GruCell, LstmCell, Mlp, Tcn, TcnStream, Tensors};
+use super::{GruCell, LstmCell, Mlp, Tcn, TcnStream, Tensors};
 use crate::rng::Rng;
 
 fn rand(rng: &mut Rng, n: usize) -> Vec<f32> {
@@ -81,21 +81,6 @@ pub fn measure(scale: f64) -> Vec<(String, f64)> {
             let o = (i as usize % 1000) * 6;
             black_box(mlp.classify(black_box(&xs[o..o + 6])));
         }),
-    ));
-    let mut scratch = BatchScratch::default();
-    let mut classes = [0u8; 128];
-    out.push((
-        "MLP 6-32-32-10, batch of 128, per block".to_string(),
-        time(n(2e4), |i| {
-            let o = (i as usize % 7) * 6 * 128;
-            mlp.classify_batch(
-                black_box(&xs[o..o + 6 * 128]),
-                128,
-                &mut scratch,
-                &mut classes,
-            );
-            black_box(&classes);
-        }) / 128.0,
     ));
     let mut gru = GruCell::load(&t, "gru", 16, 32).expect("consistent shapes");
     let mut h = vec![0f32; 32];

@@ -18,8 +18,11 @@
 //! * **ML-Alloc** (§4.2.2-4.2.3): the other blocks are classified into ten
 //!   lifetime categories c1..c10 (upper bounds 1% of the capacity, doubling)
 //!   by a 6-32-32-10 MLP (1,610 parameters) on the six features of Table 3
-//!   ([`features`]), in batches of up to 128 blocks, and go to the group
-//!   their category is mapped to. One non-hot block in ten is sampled: its
+//!   ([`features`]) and go to the group their category is mapped to. The
+//!   paper runs inference in batches of 128 blocks to amortise each call;
+//!   here a call costs nothing to amortise and a block's inference keeps
+//!   the vector units as busy as a batch would ([`Mlp::classify`]), so
+//!   blocks are classified one at a time (the same predictions). One non-hot block in ten is sampled: its
 //!   features and predicted category are kept until its LBA is overwritten
 //!   (its label); every `retrain` the model is retrained (10 epochs) on
 //!   nine in ten of the latest samples, through the process's
@@ -118,7 +121,7 @@ use crate::error::{Error, Result};
 use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 use crate::future::accuracy::class_of;
 use crate::model::train::TrainingStats;
-use crate::model::{BatchScratch, Mlp, Tensors};
+use crate::model::{Mlp, Tensors};
 use crate::params;
 use config::{Choice, Inputs, Model, PLog, Relocation, CLASSES, MASKS};
 use features::{FeatureState, FEATURES};
@@ -189,8 +192,6 @@ pub struct Params {
     pub batch: usize,
     /// AdamW learning rate.
     pub lr: f64,
-    /// Blocks per inference batch.
-    pub infer_batch: usize,
     /// Access-bitmap window [C].
     pub bitmap_window: f64,
     /// Chunk of the per-chunk frequency [bytes].
@@ -243,7 +244,6 @@ impl Default for Params {
             epochs: 10,
             batch: 128,
             lr: 1e-2,
-            infer_batch: 128,
             bitmap_window: 1.2,
             chunk_bytes: 2 << 20,
             frozen_reset: 6.0,
@@ -365,9 +365,6 @@ pub struct Dogi {
     frozen_every: u64,
     // Per batch.
     x: Vec<f32>,
-    xb: Vec<f32>,
-    preds: Vec<u8>,
-    scratch: BatchScratch,
     rows: Vec<u16>,
     cats: Vec<u8>,
     /// The prediction made for each block of the batch (or NO_PRED).
@@ -399,10 +396,8 @@ impl Dogi {
                 )))
             }
         };
-        if p.sample_every == 0 || p.infer_batch == 0 || p.epochs == 0 || p.batch == 0 {
-            return Err(bad(
-                "sample_every, infer_batch, epochs and batch must be at least 1",
-            ));
+        if p.sample_every == 0 || p.epochs == 0 || p.batch == 0 {
+            return Err(bad("sample_every, epochs and batch must be at least 1"));
         }
         if p.hidden.is_empty() || p.hidden.contains(&0) {
             return Err(bad(format!(
@@ -485,9 +480,6 @@ impl Dogi {
             frozen_every,
             next_frozen: frozen_every,
             x: Vec::new(),
-            xb: Vec::new(),
-            preds: Vec::new(),
-            scratch: BatchScratch::default(),
             rows: Vec::new(),
             cats: Vec::new(),
             bpred: Vec::new(),
@@ -853,47 +845,20 @@ impl Placement for Dogi {
                 self.rows.push(i as u16);
             }
         }
-        // ML-Alloc: batched inference of the non-hot rows (only the sampled
-        // ones while the model is off, to keep measuring its accuracy).
-        let mut rows = std::mem::take(&mut self.rows);
-        for (c, chunk) in rows.chunks(self.p.infer_batch).enumerate() {
-            let first = (c * self.p.infer_batch) as u64;
-            let sampled = |o: &Online, j: usize| o.will_sample(first + j as u64);
-            self.xb.clear();
-            for (j, &r) in chunk.iter().enumerate() {
-                if self.use_model || sampled(&self.online, j) {
-                    let i = r as usize;
-                    self.xb
-                        .extend_from_slice(&self.x[i * FEATURES..(i + 1) * FEATURES]);
-                }
+        // ML-Alloc: inference of the non-hot rows (only the sampled ones
+        // while the model is off, to keep measuring its accuracy).
+        for (j, &r) in self.rows.iter().enumerate() {
+            let i = r as usize;
+            if !(self.use_model || self.online.will_sample(j as u64)) {
+                continue;
             }
-            let m = self.xb.len() / FEATURES;
-            self.preds.clear();
-            self.preds.resize(m, NO_PRED);
             if let Some(mlp) = self.mlp.as_mut() {
-                if m >= 8 {
-                    mlp.classify_batch(&self.xb, m, &mut self.scratch, &mut self.preds);
-                } else {
-                    // Too few to amortise the batch layout (one-block requests).
-                    for (p, r) in self.preds.iter_mut().zip(self.xb.chunks_exact(FEATURES)) {
-                        *p = mlp.classify(r) as u8;
-                    }
-                }
+                self.bpred[i] = mlp.classify(&self.x[i * FEATURES..(i + 1) * FEATURES]) as u8;
             }
-            let mut k = 0;
-            for (j, &r) in chunk.iter().enumerate() {
-                let i = r as usize;
-                if self.use_model || sampled(&self.online, j) {
-                    self.bpred[i] = self.preds[k];
-                    k += 1;
-                }
-                if self.use_model {
-                    self.cats[i] = self.bpred[i];
-                }
+            if self.use_model {
+                self.cats[i] = self.bpred[i];
             }
         }
-        rows.clear();
-        self.rows = rows;
         // Sampling, in block order: one non-hot block in `sample_every`.
         self.online.begin_batch();
         for (i, w) in writes.iter().enumerate() {
