@@ -6,10 +6,11 @@
 //! At 1,610 parameters and batches of 128 a candle step is ~50 tensor
 //! operations, each allocating its output; the arithmetic of a whole step
 //! is ~1.1 MFLOP. Here a step runs over preallocated buffers, one layer at
-//! a time with the batch in the outer loop and the layer's outputs in the
-//! inner one (contiguous, so it vectorises), and weights kept transposed
-//! ([inputs][outputs]) for that, beside an untransposed copy for the
-//! backward pass; on AVX2 where the CPU has it. The result agrees with
+//! a time over the whole batch ([`project_rows`]: the layer's outputs
+//! contiguous, so they vectorise, and rows side by side on AVX-512 where
+//! the CPU has it), with weights kept transposed ([inputs][outputs]) for
+//! that, beside an untransposed copy for the backward pass; the rest on
+//! AVX2 where the CPU has it. The result agrees with
 //! candle's to float rounding (`cargo test -p wafer-learn`,
 //! `native_mlp_training_matches_candle`).
 
