@@ -908,6 +908,8 @@ impl Engine {
         let from_group = self.ftl.segs.group[v];
         let base = v * self.ftl.geo.segment_blocks as usize;
         let end = base + self.ftl.geo.segment_blocks as usize;
+        // A policy that places per victim is not asked per block.
+        let fixed = self.policy.gc_group(from_group);
         let mut moved = 0;
         let mut off = 0;
         while moved < valid {
@@ -915,7 +917,9 @@ impl Engine {
                 let ahead = self.ftl.rev[base + off + GC_PREFETCH];
                 if ahead != UNMAPPED {
                     super::prefetch::prefetch(&self.ftl.map, ahead as usize);
-                    self.policy.prefetch_gc(ahead);
+                    if fixed.is_none() {
+                        self.policy.prefetch_gc(ahead);
+                    }
                     if let (false, Some(f)) = (PLAIN, &self.future) {
                         f.prefetch(ahead);
                     }
@@ -926,17 +930,20 @@ impl Engine {
             if lba == UNMAPPED {
                 continue;
             }
-            let g = self.policy.place_gc(
-                &Ctx {
-                    ftl: &self.ftl,
-                    future: self.future.as_ref(),
-                },
-                &GcBlock {
-                    lba,
-                    victim,
-                    from_group,
-                },
-            );
+            let g = match fixed {
+                Some(g) => g,
+                None => self.policy.place_gc(
+                    &Ctx {
+                        ftl: &self.ftl,
+                        future: self.future.as_ref(),
+                    },
+                    &GcBlock {
+                        lba,
+                        victim,
+                        from_group,
+                    },
+                ),
+            };
             self.ensure_group(g);
             // Appending fails only when `g` needs a fresh segment and none is free.
             let (g, (pba, sealed)) = match self.ftl.append(g, lba) {

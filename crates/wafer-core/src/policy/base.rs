@@ -36,4 +36,7 @@ impl Placement for Base {
     fn place_gc(&mut self, _ctx: &Ctx, _block: &GcBlock) -> GroupId {
         0
     }
+    fn gc_group(&self, _from_group: GroupId) -> Option<GroupId> {
+        Some(0)
+    }
 }

@@ -210,6 +210,15 @@ pub trait Placement: Send {
     }
     /// Group of a valid block moved by GC.
     fn place_gc(&mut self, ctx: &Ctx, block: &GcBlock) -> GroupId;
+    /// The group of every valid block GC moves out of a victim of
+    /// `from_group`, for a policy that decides per victim and not per
+    /// block: the engine then moves the victim's blocks there without
+    /// calling [`Placement::place_gc`] or [`Placement::prefetch_gc`] per
+    /// block. `None` (the default): ask per block.
+    #[inline(always)]
+    fn gc_group(&self, _from_group: GroupId) -> Option<GroupId> {
+        None
+    }
     /// Choose the GC victim among sealed segments with at most `max_valid`
     /// valid blocks; `None` leaves it to the configured selector.
     fn select_victim(&mut self, _ctx: &Ctx, _max_valid: u32) -> Option<SegmentId> {

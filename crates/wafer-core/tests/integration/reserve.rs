@@ -120,3 +120,58 @@ fn retired_groups_close_their_open_segments() {
     );
     assert!(c.padded_blocks > 0 && c.padded_blocks < 7 * 32);
 }
+
+/// `base` without its per-victim GC group: asked for every moved block.
+struct BaseAskedPerBlock;
+
+impl Placement for BaseAskedPerBlock {
+    fn name(&self) -> &'static str {
+        "base-per-block"
+    }
+    fn groups(&self) -> usize {
+        1
+    }
+    fn place_user(&mut self, _ctx: &Ctx, _writes: &[UserWrite], out: &mut [GroupId]) {
+        out.fill(0);
+    }
+    fn place_gc(&mut self, _ctx: &Ctx, _b: &GcBlock) -> GroupId {
+        0
+    }
+}
+
+#[test]
+fn gc_placed_per_victim_moves_the_blocks_as_placing_each_would() {
+    // `base` names its GC group once per victim (`Placement::gc_group`) and
+    // the engine skips the per-block calls: the same device, block for
+    // block, as a policy asked per block.
+    let cfg = device(4096, 0.1, 32);
+    let geo = cfg.geometry().unwrap();
+    let greedy = || victim::build("greedy", &geo, 1).unwrap();
+    let base = wafer_core::policy::build("base", &serde_json::Value::Null, &geo).unwrap();
+    assert_eq!(base.gc_group(0), Some(0));
+    let mut fixed = Engine::new(&cfg, geo, base, greedy()).unwrap();
+    let mut asked = Engine::new(&cfg, geo, Box::new(BaseAskedPerBlock), greedy()).unwrap();
+    for e in [&mut fixed, &mut asked] {
+        e.prefill().unwrap();
+        for i in 0..40_000u64 {
+            let r = Request {
+                time_ns: i,
+                lba: (i * 2654435761) % 4000,
+                blocks: 1 + (i % 3) as u32,
+                op: Op::Write,
+                tenant: 0,
+            };
+            e.submit(&r).unwrap();
+        }
+        e.check().unwrap();
+    }
+    assert!(fixed.stats.c.gc_writes > 40_000, "GC ran");
+    assert_eq!(
+        format!("{:?}", fixed.stats.c),
+        format!("{:?}", asked.stats.c)
+    );
+    for lba in 0..4096 {
+        assert_eq!(fixed.ftl.lookup(lba), asked.ftl.lookup(lba), "LBA {lba}");
+    }
+    assert_eq!(fixed.ftl.segs.valid, asked.ftl.segs.valid);
+}
