@@ -25,9 +25,10 @@ pub const FEATURES: usize = 6;
 pub struct FeatureState {
     /// Last user write of every LBA.
     pub last: LastWrite,
-    /// Access bitmap per LBA: bit 7 = the current window, older windows
-    /// shifted towards bit 0.
-    bits: Vec<u8>,
+    /// Per LBA: the access bitmap (bit 7 = the current window, older
+    /// windows shifted towards bit 0), then a byte the policy keeps beside
+    /// it (DOGI's category and flags), so that both come in one cache line.
+    bits: Vec<[u8; 2]>,
     /// Writes per chunk (halved at every window turn).
     chunks: Vec<u32>,
     chunk_shift: u32,
@@ -39,12 +40,13 @@ pub struct FeatureState {
 }
 
 impl FeatureState {
-    /// For `logical_blocks` LBAs and chunks of `chunk_blocks` (a power of two).
-    pub fn new(logical_blocks: u32, chunk_blocks: u32) -> Self {
+    /// For `logical_blocks` LBAs and chunks of `chunk_blocks` (a power of
+    /// two), every LBA's policy byte `tag`.
+    pub fn new(logical_blocks: u32, chunk_blocks: u32, tag: u8) -> Self {
         let chunk_shift = chunk_blocks.max(1).next_power_of_two().trailing_zeros();
         FeatureState {
             last: LastWrite::new(logical_blocks),
-            bits: vec![0; logical_blocks as usize],
+            bits: vec![[0, tag]; logical_blocks as usize],
             chunks: vec![0; ((logical_blocks as usize) >> chunk_shift) + 1],
             chunk_shift,
             prev_lba: 0,
@@ -59,7 +61,7 @@ impl FeatureState {
     /// is applied).
     #[inline]
     pub fn extract(&mut self, lba: u32, now: u64, x: &mut [f32]) {
-        let b = self.bits[lba as usize];
+        let b = self.bits[lba as usize][0];
         let c = &mut self.chunks[(lba >> self.chunk_shift) as usize];
         x[0] = lba as f32 / self.capacity;
         x[1] = self.prev_lba as f32 / self.capacity;
@@ -78,18 +80,43 @@ impl FeatureState {
     #[inline(always)]
     pub fn record(&mut self, lba: u32, now: u64) {
         self.last.record(lba, now);
-        self.bits[lba as usize] |= 0x80;
+        self.bits[lba as usize][0] |= 0x80;
     }
 
     /// The bitmap window turned: every LBA's history moves one bit older and
     /// the chunk counters halve.
     pub fn turn_window(&mut self) {
         for b in &mut self.bits {
-            *b >>= 1;
+            b[0] >>= 1;
         }
         for c in &mut self.chunks {
             *c >>= 1;
         }
+    }
+
+    /// The policy's byte of `lba` (see `bits`).
+    #[inline(always)]
+    pub fn tag(&self, lba: u32) -> u8 {
+        self.bits[lba as usize][1]
+    }
+
+    /// The policy's byte of `lba`, to change.
+    #[inline(always)]
+    pub fn tag_mut(&mut self, lba: u32) -> &mut u8 {
+        &mut self.bits[lba as usize][1]
+    }
+
+    /// Clear the bits `mask` of every LBA's policy byte.
+    pub fn clear_tags(&mut self, mask: u8) {
+        for b in &mut self.bits {
+            b[1] &= !mask;
+        }
+    }
+
+    /// Start loading what [`FeatureState::tag`] reads.
+    #[inline(always)]
+    pub fn prefetch_tag(&self, lba: u32) {
+        crate::ftl::prefetch::prefetch(&self.bits, lba as usize);
     }
 
     /// Start loading `lba`'s entries.
@@ -101,7 +128,7 @@ impl FeatureState {
 
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.last.memory_bytes() + self.bits.capacity() + self.chunks.capacity() * 4
+        self.last.memory_bytes() + self.bits.capacity() * 2 + self.chunks.capacity() * 4
     }
 }
 
@@ -111,7 +138,7 @@ mod tests {
 
     #[test]
     fn features_follow_the_history() {
-        let mut f = FeatureState::new(1024, 64);
+        let mut f = FeatureState::new(1024, 64, 0);
         let mut x = [0f32; FEATURES];
         f.extract(100, 0, &mut x);
         assert_eq!(x[2], 0.0);

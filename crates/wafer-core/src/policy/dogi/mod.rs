@@ -331,8 +331,9 @@ pub struct Dogi {
     name: crate::checkpoint::Name,
     capacity: u64,
     segment: u32,
+    /// The features' tables; beside each LBA's access bitmap, its
+    /// category and flags (`feats.tag`).
     feats: FeatureState,
-    meta: Vec<u8>,
     online: Online,
     /// With a frozen model (`retrain` = 0): the group configuration and
     /// ML-Reloc's table are chosen again every `config_every` user writes
@@ -450,8 +451,7 @@ impl Dogi {
             },
             capacity: c,
             segment: geo.segment_blocks,
-            feats: FeatureState::new(geo.logical_blocks, chunk_blocks),
-            meta: vec![CAT_NONE; geo.logical_blocks as usize],
+            feats: FeatureState::new(geo.logical_blocks, chunk_blocks, CAT_NONE),
             online,
             config_every: if retrain_every == 0 {
                 frac(Params::default().retrain, "retrain")?
@@ -887,10 +887,9 @@ impl Placement for Dogi {
 
     fn on_user_write(&mut self, lba: u32, time: u64, group: GroupId) {
         let cat = self.cats[self.online.written(lba, time)];
-        let l = lba as usize;
         let updated = self.feats.last.get(lba) != crate::features::LastWrite::NEVER;
-        let keep = self.meta[l] & UPDATED;
-        self.meta[l] = cat | keep | if updated { UPDATED } else { 0 };
+        let tag = self.feats.tag_mut(lba);
+        *tag = cat | (*tag & UPDATED) | if updated { UPDATED } else { 0 };
         self.feats.record(lba, time);
         self.hf_user += 1;
         self.period.user += 1;
@@ -904,9 +903,7 @@ impl Placement for Dogi {
         }
         if now >= self.next_frozen {
             self.next_frozen += self.frozen_every;
-            for m in &mut self.meta {
-                *m &= !UPDATED;
-            }
+            self.feats.clear_tags(UPDATED);
         }
         if now >= self.hf_next {
             self.hf_next += self.hf_window;
@@ -925,12 +922,11 @@ impl Placement for Dogi {
 
     /// [`Dogi::place_gc`] reads the block's metadata byte alone.
     fn prefetch_gc(&self, lba: u32) {
-        crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
+        self.feats.prefetch_tag(lba);
     }
 
     fn prefetch(&self, lba: u32) {
         self.feats.prefetch(lba);
-        crate::ftl::prefetch::prefetch(&self.meta, lba as usize);
         self.online.samples.prefetch(lba);
     }
 
@@ -939,8 +935,7 @@ impl Placement for Dogi {
     }
 
     fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
-        let l = b.lba as usize;
-        let m = self.meta[l];
+        let m = self.feats.tag(b.lba);
         let from = b.from_group;
         if !self.own_victims() {
             // The base design: first GC to the first GC group, then the second.
@@ -967,7 +962,7 @@ impl Placement for Dogi {
         if m & RELOCATED != 0 || cat as usize >= CLASSES {
             return next;
         }
-        self.meta[l] = m | RELOCATED;
+        *self.feats.tag_mut(b.lba) = m | RELOCATED;
         FIRST + self.reloc[cat as usize] as GroupId
     }
 
@@ -1099,7 +1094,6 @@ impl Placement for Dogi {
 
     fn memory_bytes(&self) -> usize {
         self.feats.memory_bytes()
-            + self.meta.capacity()
             + self.online.samples.memory_bytes()
             + self.fifo.memory_bytes()
             + self.pool.memory_bytes()
