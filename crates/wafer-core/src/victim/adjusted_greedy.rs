@@ -37,10 +37,17 @@ pub fn score(i: f64, t: u64, c: u64, short: bool) -> f64 {
 
 /// The sealed segment with at most `max_valid` valid blocks that scores
 /// highest by Eq. 1 under `hint` (greedy without one).
+///
+/// A segment's score never exceeds its I (the discount divides by at least
+/// 1, and rounding keeps that order), so a segment whose I cannot beat the
+/// best score so far is passed over without computing its score: the same
+/// choice as scoring every segment, with a division only for the few that
+/// might win.
 pub fn select(ftl: &Ftl, max_valid: u32, hint: Option<&VictimHint>) -> Option<SegmentId> {
     let blocks = ftl.geo.segment_blocks as f64;
     let segs = &ftl.segs;
     let mut best: Option<(f64, SegmentId)> = None;
+    let mut bar = f64::NEG_INFINITY;
     for (s, (&state, &valid)) in segs.state.iter().zip(&segs.valid).enumerate() {
         if state != SegState::Sealed || valid > max_valid {
             continue;
@@ -49,6 +56,9 @@ pub fn select(ftl: &Ftl, max_valid: u32, hint: Option<&VictimHint>) -> Option<Se
             return Some(s as SegmentId);
         }
         let i = 1.0 - valid as f64 / blocks;
+        if i <= bar {
+            continue;
+        }
         let x = match hint {
             Some(h) if h.is_short(segs.group[s]) => {
                 score(i, h.threshold, ftl.now - segs.seal_time[s], true)
@@ -57,6 +67,7 @@ pub fn select(ftl: &Ftl, max_valid: u32, hint: Option<&VictimHint>) -> Option<Se
         };
         if best.is_none_or(|(b, _)| x > b) {
             best = Some((x, s as SegmentId));
+            bar = x;
         }
     }
     best.map(|(_, s)| s)
@@ -165,5 +176,59 @@ mod tests {
         assert_eq!(s.select(&f, 10), Some(2));
         s.set_hint(Some(h));
         assert_eq!(s.select(&f, 10), Some(1));
+    }
+
+    #[test]
+    fn passing_over_hopeless_segments_changes_no_choice() {
+        // Against scoring every segment (ties to the lowest id), over random
+        // segment tables, thresholds and eligibility bounds.
+        let geo = DeviceConfig {
+            logical_blocks: 2000,
+            physical_blocks: Some(3200),
+            segment_blocks: 32,
+            ..Default::default()
+        }
+        .geometry()
+        .unwrap();
+        let mut rng = crate::rng::Rng::new(4);
+        for round in 0..300 {
+            let mut f = Ftl::new(geo, 4);
+            f.now = 10_000;
+            for s in 0..geo.segments as usize {
+                f.segs.state[s] = if rng.below(8) == 0 {
+                    SegState::Free
+                } else {
+                    SegState::Sealed
+                };
+                f.segs.group[s] = rng.below(4) as u16;
+                f.segs.valid[s] = 1 + rng.below(32) as u32;
+                f.segs.seal_time[s] = rng.below(10_000);
+            }
+            let h = VictimHint {
+                threshold: rng.below(5_000),
+                short_groups: rng.below(16),
+            };
+            let max_valid = 1 + rng.below(32) as u32;
+            for hint in [None, Some(&h)] {
+                let mut want: Option<(f64, SegmentId)> = None;
+                for s in 0..geo.segments as usize {
+                    let v = f.segs.valid[s];
+                    if f.segs.state[s] != SegState::Sealed || v > max_valid {
+                        continue;
+                    }
+                    let i = 1.0 - v as f64 / 32.0;
+                    let short = hint.is_some_and(|h| h.is_short(f.segs.group[s]));
+                    let x = score(i, h.threshold, f.now - f.segs.seal_time[s], short);
+                    if want.is_none_or(|(b, _)| x > b) {
+                        want = Some((x, s as SegmentId));
+                    }
+                }
+                assert_eq!(
+                    select(&f, max_valid, hint),
+                    want.map(|w| w.1),
+                    "round {round}"
+                );
+            }
+        }
     }
 }
