@@ -563,6 +563,7 @@ impl Driver {
                     continue;
                 }
                 self.now = ta;
+                self.q.advance(ta);
                 if self.run.arrival != Arrival::Trace {
                     self.issue_times.pop_front();
                 }
