@@ -180,6 +180,25 @@ impl Lru {
         crate::ftl::prefetch::prefetch(&self.index, k as usize);
     }
 
+    /// Hint that the least recent entry will be evicted soon: start loading
+    /// what its eviction touches (its index entry, its list neighbour) and
+    /// return its key, for the caller to prefetch what the write back
+    /// touches. An evicted entry's neighbour lies anywhere in the table, so
+    /// without this each eviction waits for two random memory loads.
+    #[inline]
+    pub fn prefetch_lru(&self) -> Option<u32> {
+        let t = self.tail;
+        if t == NONE {
+            return None;
+        }
+        let slot = &self.slots[t as usize];
+        crate::ftl::prefetch::prefetch(&self.index, slot.key as usize);
+        if slot.prev != NONE {
+            crate::ftl::prefetch::prefetch(&self.slots, slot.prev as usize);
+        }
+        Some(slot.key)
+    }
+
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
         self.index.capacity() * 4

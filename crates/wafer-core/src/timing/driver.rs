@@ -876,6 +876,10 @@ impl Driver {
                 } else {
                     self.cache.remove(k);
                 }
+                if let Some(next) = self.cache.prefetch_lru() {
+                    eng.prefetch_write(next, false);
+                    self.cmt.prefetch(next);
+                }
             }
             self.c.cache_write_misses += 1;
             let cold = self.eager && mask == self.full_mask && eng.ftl.lookup(lpn).is_none();
