@@ -180,6 +180,17 @@ impl Lru {
         crate::ftl::prefetch::prefetch(&self.index, k as usize);
     }
 
+    /// Hint that `k` will be looked up soon and that its index entry is
+    /// cached by now (an earlier [`Lru::prefetch`]): start loading its slot.
+    #[inline]
+    pub fn prefetch_slot(&self, k: u32) {
+        if let Some(&s) = self.index.get(k as usize) {
+            if s != NONE {
+                crate::ftl::prefetch::prefetch(&self.slots, s as usize);
+            }
+        }
+    }
+
     /// Hint that the least recent entry will be evicted soon: start loading
     /// what its eviction touches (its index entry, its list neighbour) and
     /// return its key, for the caller to prefetch what the write back

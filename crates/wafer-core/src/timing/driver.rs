@@ -527,6 +527,15 @@ impl Driver {
                 self.next = self.pull(src, written, taken, total);
                 if let Some((r, _)) = &self.next {
                     self.check_range(r)?;
+                    // Its arrival is many events away: start loading what
+                    // it touches first (see `arrive` for the second step).
+                    if r.blocks <= 4 && r.lba + r.blocks as u64 <= self.logical {
+                        for lpn in r.lba as u32..(r.lba + r.blocks as u64) as u32 {
+                            self.cache.prefetch(lpn);
+                            self.cmt.prefetch(lpn);
+                            eng.prefetch_write(lpn, false);
+                        }
+                    }
                 }
             }
             if *written >= goal && goal < total && !self.intake_done && self.next.is_none() {
@@ -568,7 +577,7 @@ impl Driver {
                     self.issue_times.pop_front();
                 }
                 let (r, ext) = self.next.take().expect("an arrival");
-                self.arrive(r, ext);
+                self.arrive(eng, r, ext);
             } else {
                 let (t, p) = self.q.pop().expect("an event");
                 self.now = t;
@@ -611,7 +620,7 @@ impl Driver {
 
     // ------------------------------------------------------------ host side
 
-    fn arrive(&mut self, r: Request, ext: Extent) {
+    fn arrive(&mut self, eng: &Engine, r: Request, ext: Extent) {
         let req = Req {
             arrival: self.now,
             submitted: self.now,
@@ -638,10 +647,12 @@ impl Driver {
         self.in_flight += 1;
         self.c.arrived += 1;
         if r.blocks <= 4 {
+            // The index entries and forward-map entries were asked for when
+            // the request was drawn: now what they point to.
             for k in 0..r.blocks {
                 let lpn = req.lba + k;
-                self.cache.prefetch(lpn);
-                self.cmt.prefetch(lpn);
+                self.cache.prefetch_slot(lpn);
+                eng.prefetch_write(lpn, true);
             }
         }
         if self.sq_count < self.sq_cap {
