@@ -582,7 +582,12 @@ impl Driver {
                 let (t, p) = self.q.pop().expect("an event");
                 self.now = t;
                 self.dispatch(eng, p)?;
-                self.process_done(eng)?;
+                // A die or channel event that finished no operation changed
+                // nothing the urgent mode reads (free and erasing segments,
+                // parked programs): most of them only start transfers.
+                if !self.flash.done.is_empty() || p >> flash::ID_BITS >= EV_FETCHED {
+                    self.process_done(eng)?;
+                }
             }
         }
         if let Some(e) = self.source_error.take() {
