@@ -48,6 +48,11 @@ pub struct EventQueue {
     now: u64,
     seq: u32,
     len: usize,
+    /// The earliest entry and its lane (`LANES`: the heap), when `known`:
+    /// a peek finds it, pushes keep it (an earlier entry heads its lane),
+    /// the pop after the peek takes it without a second search.
+    best: (usize, u128),
+    known: bool,
 }
 
 impl Default for EventQueue {
@@ -68,6 +73,8 @@ impl EventQueue {
             now: 0,
             seq: 0,
             len: 0,
+            best: (LANES, EMPTY),
+            known: false,
         }
     }
 
@@ -116,6 +123,9 @@ impl EventQueue {
             self.append(free, time, key);
         } else {
             self.heap_push(key);
+            if key < self.best.1 {
+                self.best = (LANES, key);
+            }
         }
     }
 
@@ -126,13 +136,25 @@ impl EventQueue {
         }
         self.lanes[l].push_back(key);
         self.tail[l] = time;
+        if key < self.best.1 {
+            self.best = (l, key);
+        }
     }
 
     /// Time of the earliest event, if any.
     #[inline]
-    pub fn peek_time(&self) -> Option<u64> {
-        let m = self.min_head().1;
+    pub fn peek_time(&mut self) -> Option<u64> {
+        let m = self.earliest().1;
         (m != EMPTY).then_some((m >> 64) as u64)
+    }
+
+    #[inline]
+    fn earliest(&mut self) -> (usize, u128) {
+        if !self.known {
+            self.best = self.min_head();
+            self.known = true;
+        }
+        self.best
     }
 
     #[inline]
@@ -149,10 +171,12 @@ impl EventQueue {
     /// Remove and return the earliest event as (time, payload).
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, u32)> {
-        let (l, key) = self.min_head();
+        let (l, key) = self.earliest();
         if key == EMPTY {
             return None;
         }
+        self.known = false;
+        self.best = (LANES, EMPTY);
         if l < LANES {
             let lane = &mut self.lanes[l];
             lane.pop_front();
