@@ -529,7 +529,7 @@ impl Driver {
                     self.check_range(r)?;
                     // Its arrival is many events away: start loading what
                     // it touches first (see `arrive` for the second step).
-                    if r.blocks <= 4 && r.lba + r.blocks as u64 <= self.logical {
+                    if r.blocks <= 4 {
                         for lpn in r.lba as u32..(r.lba + r.blocks as u64) as u32 {
                             self.cache.prefetch(lpn);
                             self.cmt.prefetch(lpn);
@@ -585,7 +585,8 @@ impl Driver {
                 // A die or channel event that finished no operation changed
                 // nothing the urgent mode reads (free and erasing segments,
                 // parked programs): most of them only start transfers.
-                if !self.flash.done.is_empty() || p >> flash::ID_BITS >= EV_FETCHED {
+                let device = matches!(p >> flash::ID_BITS, flash::EV_DIE | flash::EV_CHAN);
+                if !device || !self.flash.done.is_empty() {
                     self.process_done(eng)?;
                 }
             }
