@@ -585,9 +585,15 @@ impl Driver {
                 // A die or channel event that finished no operation changed
                 // nothing the urgent mode reads (free and erasing segments,
                 // parked programs): most of them only start transfers.
-                let device = matches!(p >> flash::ID_BITS, flash::EV_DIE | flash::EV_CHAN);
+                let kind = p >> flash::ID_BITS;
+                let device = matches!(kind, flash::EV_DIE | flash::EV_CHAN | flash::EV_OUT_CHAN);
                 if !device || !self.flash.done.is_empty() {
                     self.process_done(eng)?;
+                }
+                if kind == flash::EV_OUT_CHAN {
+                    // The channel's event it carries (it finishes nothing).
+                    let id = p & ((1 << flash::ID_BITS) - 1);
+                    self.flash.hand_over(id, self.now, &mut self.q);
                 }
             }
         }
@@ -615,7 +621,7 @@ impl Driver {
     fn dispatch(&mut self, eng: &mut Engine, p: u32) -> Result<()> {
         let id = p & ((1 << flash::ID_BITS) - 1);
         match p >> flash::ID_BITS {
-            flash::EV_DIE => self.flash.on_die(id, self.now, &mut self.q),
+            flash::EV_DIE | flash::EV_OUT_CHAN => self.flash.on_die(id, self.now, &mut self.q),
             flash::EV_CHAN => self.flash.on_channel(id, self.now, &mut self.q),
             EV_FETCHED => self.on_fetched(eng, id)?,
             EV_DONE => self.on_done(id),

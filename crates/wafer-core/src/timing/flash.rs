@@ -45,6 +45,12 @@ pub const NONE: u32 = u32::MAX;
 pub const EV_DIE: u32 = 0;
 /// A channel's bus became free while dies wait for it.
 pub const EV_CHAN: u32 = 1;
+/// A die's data out ended and its channel, which dies wait for, is free
+/// at that same moment: the die's event and the channel's in one (see
+/// [`Flash::on_channel`]). The driver runs the channel's part
+/// ([`Flash::hand_over`]) after it has handled what the die finished,
+/// exactly where the channel's own event would have come.
+pub const EV_OUT_CHAN: u32 = 4;
 /// Bits of a payload that hold the object id.
 pub const ID_BITS: u32 = 29;
 const DIE_BITS: u32 = 17;
@@ -679,6 +685,13 @@ impl Flash {
     }
 
     /// A channel's bus became free: the next waiting die gets it.
+    ///
+    /// When that die moves its data out and more dies wait, the channel's
+    /// next event would be scheduled right after the die's, for the same
+    /// moment (the end of the transfer): nothing can come between the two,
+    /// so the die's event carries the channel's ([`EV_OUT_CHAN`]), one
+    /// event instead of two (a seventh of all events in a random-write
+    /// run). Same order, same results.
     pub fn on_channel(&mut self, ch: u32, now: u64, q: &mut EventQueue) {
         let c = &mut self.chans[ch as usize];
         c.event = false;
@@ -688,6 +701,11 @@ impl Flash {
             return;
         }
         if let Some(die) = c.waiters.pop_front() {
+            if !c.waiters.is_empty() && self.dies[die as usize].phase == Phase::WantDataOut {
+                c.event = true;
+                self.grant_data_out(die, now, q, EV_OUT_CHAN);
+                return;
+            }
             self.grant(die, now, q);
         }
         let c = &mut self.chans[ch as usize];
@@ -695,6 +713,14 @@ impl Flash {
             c.event = true;
             q.push(c.free_at.max(now), payload(EV_CHAN, ch));
         }
+    }
+
+    /// The channel part of an [`EV_OUT_CHAN`] event of die `id` (the
+    /// payload's id), after the die's part and what the driver did with
+    /// the operations it finished.
+    pub fn hand_over(&mut self, id: u32, now: u64, q: &mut EventQueue) {
+        let die = id & ((1 << DIE_BITS) - 1);
+        self.on_channel(die / self.dies_per_channel, now, q);
     }
 
     fn set_active(&mut self, die: u32, active: bool, now: u64) {
@@ -856,28 +882,34 @@ impl Flash {
                 self.set_active(die, true, now);
                 q.push(end, ev);
             }
-            Phase::WantDataOut => {
-                let mut chan = 0;
-                let mut id = self.dies[die as usize].batch;
-                while id != NONE {
-                    let o = &self.ops[id as usize];
-                    chan += self.t.xfer(o.bytes);
-                    self.stats.channel_bytes += o.bytes as u64;
-                    id = o.next;
-                }
-                let c = &mut self.chans[ch];
-                if c.free_at > now {
-                    self.busy_violations += 1;
-                }
-                c.free_at = now + chan;
-                c.busy_ns += chan;
-                let d = &mut self.dies[die as usize];
-                d.phase = Phase::DataOut;
-                d.busy_ns += chan;
-                q.push(now + chan, payload(EV_DIE, die | (d.gen << DIE_BITS)));
-            }
+            Phase::WantDataOut => self.grant_data_out(die, now, q, EV_DIE),
             _ => unreachable!("a die is granted the channel only when it asked"),
         }
+    }
+
+    /// The channel moves the data `die` read out; its event at the end is
+    /// of kind `ev` ([`EV_DIE`], or [`EV_OUT_CHAN`] when it carries the
+    /// channel's).
+    fn grant_data_out(&mut self, die: u32, now: u64, q: &mut EventQueue, ev: u32) {
+        let ch = (die / self.dies_per_channel) as usize;
+        let mut chan = 0;
+        let mut id = self.dies[die as usize].batch;
+        while id != NONE {
+            let o = &self.ops[id as usize];
+            chan += self.t.xfer(o.bytes);
+            self.stats.channel_bytes += o.bytes as u64;
+            id = o.next;
+        }
+        let c = &mut self.chans[ch];
+        if c.free_at > now {
+            self.busy_violations += 1;
+        }
+        c.free_at = now + chan;
+        c.busy_ns += chan;
+        let d = &mut self.dies[die as usize];
+        d.phase = Phase::DataOut;
+        d.busy_ns += chan;
+        q.push(now + chan, payload(ev, die | (d.gen << DIE_BITS)));
     }
 
     /// A die's timer fired (array done, data out done, suspension done).
