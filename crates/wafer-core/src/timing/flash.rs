@@ -209,7 +209,11 @@ struct Die {
     susp_served: u32,
     head: [u32; CLASSES],
     tail: [u32; CLASSES],
-    queued: u32,
+    /// Bit `c` set while class `c`'s queue holds operations.
+    queued: u8,
+    /// Its chip and channel.
+    chip: u32,
+    chan: u32,
     busy_ns: u64,
 }
 
@@ -378,8 +382,6 @@ pub struct Flash {
     pub stats: FlashStats,
     layout: Layout,
     ppd: u32,
-    dies_per_chip: u32,
-    dies_per_channel: u32,
     /// Dies whose operation is under way (the "no operation on a busy die"
     /// check counts a violation here; always 0).
     pub busy_violations: u64,
@@ -409,13 +411,23 @@ impl Flash {
             head: [NONE; CLASSES],
             tail: [NONE; CLASSES],
             queued: 0,
+            chip: 0,
+            chan: 0,
             busy_ns: 0,
         };
         let chips = layout.chips() as usize;
+        let per_channel = layout.ways * layout.dies_per_chip;
+        let dies = (0..layout.dies)
+            .map(|i| Die {
+                chip: i / layout.dies_per_chip,
+                chan: i / per_channel,
+                ..die.clone()
+            })
+            .collect();
         Flash {
             ops: Vec::with_capacity(1024),
             free: Vec::new(),
-            dies: vec![die; layout.dies as usize],
+            dies,
             chans: vec![Channel::default(); layout.channels as usize],
             chip_active: vec![0; chips],
             chip_since: vec![0; chips],
@@ -433,8 +445,6 @@ impl Flash {
             t: Timing::new(ssd, layout.slice),
             stats: FlashStats::default(),
             ppd: layout.planes_per_die,
-            dies_per_chip: layout.dies_per_chip,
-            dies_per_channel: layout.ways * layout.dies_per_chip,
             layout,
             busy_violations: 0,
         }
@@ -515,7 +525,7 @@ impl Flash {
             self.ops[d.tail[c] as usize].next = id;
         }
         d.tail[c] = id;
-        d.queued += 1;
+        d.queued |= 1 << c;
         match d.phase {
             Phase::Idle => self.try_start(die, now, q),
             Phase::Array => self.maybe_suspend(die, class, now, q),
@@ -623,12 +633,14 @@ impl Flash {
         q.push(now + cost, payload(EV_DIE, die | (d.gen << DIE_BITS)));
     }
 
-    /// Whether class `c` may run on a die whose `kind` operation is suspended.
+    /// The classes (bit per class) that may run on a die whose `kind`
+    /// operation is suspended.
     #[inline]
-    fn allowed_during(kind: Kind, c: Class) -> bool {
+    fn allowed_during(kind: Kind) -> u8 {
+        const READS: u8 = 1 << Class::MapRead as u8 | 1 << Class::UserRead as u8;
         match kind {
-            Kind::Erase => matches!(c, Class::MapRead | Class::UserRead | Class::UserWrite),
-            _ => matches!(c, Class::MapRead | Class::UserRead),
+            Kind::Erase => READS | 1 << Class::UserWrite as u8,
+            _ => READS,
         }
     }
 
@@ -639,9 +651,7 @@ impl Flash {
         }
         if d.susp != NONE {
             let kind = d.susp_kind;
-            let can = d.susp_served < SUSPEND_SERVE_MAX
-                && (0..CLASSES)
-                    .any(|c| d.head[c] != NONE && Self::allowed_during(kind, NORMAL_BY_INDEX[c]));
+            let can = d.susp_served < SUSPEND_SERVE_MAX && d.queued & Self::allowed_during(kind) != 0;
             if !can {
                 // Resume the suspended operation for what it had left.
                 d.batch = d.susp;
@@ -667,7 +677,7 @@ impl Flash {
 
     #[inline]
     fn request_channel(&mut self, die: u32, now: u64, q: &mut EventQueue, front: bool) {
-        let ch = die / self.dies_per_channel;
+        let ch = self.dies[die as usize].chan;
         let c = &mut self.chans[ch as usize];
         if c.free_at <= now && c.waiters.is_empty() {
             self.grant(die, now, q);
@@ -720,7 +730,7 @@ impl Flash {
     /// the operations it finished.
     pub fn hand_over(&mut self, id: u32, now: u64, q: &mut EventQueue) {
         let die = id & ((1 << DIE_BITS) - 1);
-        self.on_channel(die / self.dies_per_channel, now, q);
+        self.on_channel(self.dies[die as usize].chan, now, q);
     }
 
     fn set_active(&mut self, die: u32, active: bool, now: u64) {
@@ -729,7 +739,7 @@ impl Flash {
             return;
         }
         d.active = active;
-        let chip = (die / self.dies_per_chip) as usize;
+        let chip = d.chip as usize;
         if active {
             if self.chip_active[chip] == 0 {
                 self.chip_since[chip] = now;
@@ -752,8 +762,8 @@ impl Flash {
         d.head[c] = next;
         if next == NONE {
             d.tail[c] = NONE;
+            d.queued &= !(1 << c);
         }
-        d.queued -= 1;
         id
     }
 
@@ -761,16 +771,12 @@ impl Flash {
     /// of the first non-empty class in priority order, plus same-kind,
     /// same-page operations on other planes of the die.
     fn pick(&mut self, die: u32) -> (u32, u32) {
-        let order = if self.urgent { &URGENT } else { &NORMAL };
         let d = &self.dies[die as usize];
         let susp = (d.susp != NONE).then_some(d.susp_kind);
-        let class = order
-            .iter()
-            .copied()
-            .find(|&c| {
-                d.head[c as usize] != NONE && susp.is_none_or(|k| Self::allowed_during(k, c))
-            })
-            .expect("a die asks for its channel only with work");
+        let ready = d.queued & susp.map_or(u8::MAX, Self::allowed_during);
+        let first_class = if self.urgent { &FIRST_URGENT } else { &FIRST_NORMAL };
+        let class = first_class[ready as usize];
+        assert!(ready != 0, "a die asks for its channel only with work");
         let first = self.pop(die, class as usize);
         let mut n = 1;
         let (kind, page) = (self.ops[first as usize].kind, self.ops[first as usize].page);
@@ -778,7 +784,7 @@ impl Flash {
             let mut used: u64 = 1 << (self.ops[first as usize].plane % self.ppd);
             let mut last = first;
             for c in [Some(class), partner(class)].into_iter().flatten() {
-                if susp.is_some_and(|k| !Self::allowed_during(k, c)) {
+                if susp.is_some_and(|k| Self::allowed_during(k) & (1 << c as u8) == 0) {
                     continue;
                 }
                 let mut blocked = used;
@@ -803,7 +809,9 @@ impl Flash {
                             if d.tail[c as usize] == id {
                                 d.tail[c as usize] = prev;
                             }
-                            d.queued -= 1;
+                            if d.head[c as usize] == NONE {
+                                d.queued &= !(1 << c as u8);
+                            }
                             self.ops[last as usize].next = id;
                             last = id;
                             used |= bit;
@@ -825,7 +833,7 @@ impl Flash {
 
     fn grant(&mut self, die: u32, now: u64, q: &mut EventQueue) {
         let phase = self.dies[die as usize].phase;
-        let ch = (die / self.dies_per_channel) as usize;
+        let ch = self.dies[die as usize].chan as usize;
         match phase {
             Phase::WantChannel => {
                 let (batch, n) = self.pick(die);
@@ -891,7 +899,7 @@ impl Flash {
     /// of kind `ev` ([`EV_DIE`], or [`EV_OUT_CHAN`] when it carries the
     /// channel's).
     fn grant_data_out(&mut self, die: u32, now: u64, q: &mut EventQueue, ev: u32) {
-        let ch = (die / self.dies_per_channel) as usize;
+        let ch = self.dies[die as usize].chan as usize;
         let mut chan = 0;
         let mut id = self.dies[die as usize].batch;
         while id != NONE {
@@ -1035,12 +1043,20 @@ impl Flash {
     }
 }
 
-const NORMAL_BY_INDEX: [Class; CLASSES] = [
-    Class::MapRead,
-    Class::UserRead,
-    Class::GcRead,
-    Class::MapWrite,
-    Class::UserWrite,
-    Class::GcWrite,
-    Class::Erase,
-];
+/// For each set of classes with work (bit per class), the first of them
+/// in an order of priority.
+const fn first_in(order: &[Class; CLASSES]) -> [Class; 1 << CLASSES] {
+    let mut t = [Class::MapRead; 1 << CLASSES];
+    let mut set = 1;
+    while set < 1 << CLASSES {
+        let mut i = 0;
+        while set & (1 << order[i] as usize) == 0 {
+            i += 1;
+        }
+        t[set] = order[i];
+        set += 1;
+    }
+    t
+}
+const FIRST_NORMAL: [Class; 1 << CLASSES] = first_in(&NORMAL);
+const FIRST_URGENT: [Class; 1 << CLASSES] = first_in(&URGENT);
