@@ -985,7 +985,9 @@ impl Flash {
                 }
             } else {
                 self.seg_inflight[u] -= 1;
-                self.try_erase(o.seg, now, q);
+                if self.seg_armed[u] {
+                    self.try_erase(o.seg, now, q);
+                }
             }
         }
         if o.then != NONE {
