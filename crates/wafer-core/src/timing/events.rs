@@ -7,18 +7,22 @@
 //! size, a command, the host's completion. Simulated time never runs
 //! backwards, so the events of one delay arrive in time order: a FIFO
 //! keeps them sorted for free. The queue therefore keeps a few such
-//! *lanes*, each claimed by one delay while it holds events (probed from
-//! the lane a hash of the delay names), and a four-ary heap for the events
-//! that find no lane. An event joins its lane only if it is not earlier
-//! than the lane's last (always true for one delay, but checked, so order
-//! holds whatever the callers do). A pop takes the earliest of the lanes'
-//! heads and the heap's top (found once by the peek before it). Scheduling
-//! into a lane is an append, popping one a comparison per lane, against
-//! the dependent loads of a heap's sift for every event: in the intel750
-//! random-write run ~20 events per host request, ~350 pending, 96.5%
-//! of them through lanes (70% at the first probe; the heap takes the
-//! rest when every lane is busy with other delays). A four-ary heap alone
-//! ran 1.25x slower; a radix heap, which moved each event ~3.6 times, 1.2x.
+//! *lanes*, each claimed by one delay while it holds events (a small
+//! direct-mapped table from a hash of the delay names its lane; a miss
+//! looks the delay up among the lanes or claims an empty one), and a
+//! four-ary heap for the events that find no lane. An event joins its lane
+//! only if it is not earlier than the lane's last (always true for one
+//! delay, but checked, so order holds whatever the callers do). A pop
+//! takes the earliest of the lanes' heads and the heap's top (found once by
+//! the peek before it). Scheduling into a lane is an append to a ring,
+//! popping one a comparison per lane, against the dependent loads of a
+//! heap's sift for every event: in the intel750 random-write run ~17
+//! events per host request, ~350 pending, 96% of them through lanes (the
+//! heap takes the rest when every lane is busy with other delays). A
+//! four-ary heap alone ran 1.25x slower; a radix heap, which moved each
+//! event ~3.6 times, 1.2x; a winner tree over the lanes' heads, or a search
+//! on times alone with a second pass for ties, cost more instructions than
+//! the one wide comparison per lane.
 //!
 //! An entry is one `u128`: the time, then an insertion sequence number,
 //! then the payload (lower 32 bits: kind and object id, see the driver),
@@ -26,11 +30,10 @@
 //! the sequence number). Keys are unique, so the pop order is fixed
 //! whatever the lanes.
 
-use std::collections::VecDeque;
-
-/// Lanes of one delay each (a power of two: a delay's hash picks one).
-const LANE_BITS: u32 = 3;
-const LANES: usize = 1 << LANE_BITS;
+/// Lanes of one delay each.
+const LANES: usize = 8;
+/// Slots of the map from a delay's hash to the lane that holds it.
+const SLOT_BITS: u32 = 6;
 /// Children per heap node: a four-ary heap is half as deep as a binary one.
 const ARITY: usize = 4;
 /// An empty lane's (or heap's) head.
@@ -39,9 +42,15 @@ const EMPTY: u128 = u128::MAX;
 /// Min-queue of events keyed by time [ns] (see the module doc).
 #[derive(Debug)]
 pub struct EventQueue {
-    lanes: Vec<VecDeque<u128>>,
+    lanes: [Fifo; LANES],
     /// The delay each lane holds, or `u64::MAX` when it is empty.
     delay: [u64; LANES],
+    /// The lane a delay's hash last claimed (a direct-mapped cache: a
+    /// delay whose slot another took claims a second lane, which only
+    /// costs a lane).
+    slot: [u8; 1 << SLOT_BITS],
+    /// Empty lanes (bit per lane).
+    free: u32,
     /// Time of each lane's last event.
     tail: [u64; LANES],
     /// Each lane's earliest entry, then the heap's (`EMPTY` if none).
@@ -69,8 +78,10 @@ impl EventQueue {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            lanes: (0..LANES).map(|_| VecDeque::with_capacity(64)).collect(),
+            lanes: std::array::from_fn(|_| Fifo::new()),
             delay: [u64::MAX; LANES],
+            slot: [0; 1 << SLOT_BITS],
+            free: (1 << LANES) - 1,
             tail: [0; LANES],
             heads: [EMPTY; LANES + 1],
             heap: Vec::with_capacity(256),
@@ -96,31 +107,27 @@ impl EventQueue {
         self.seq = self.seq.wrapping_add(1);
         self.len += 1;
         let d = time.wrapping_sub(self.now);
-        // Probe from the lane a hash of the delay names: the first lane that
-        // holds this delay takes the event (unless it would come out of
-        // order), else the first empty one is claimed; most events stop at
-        // the first probe. No lane: the heap.
-        let g = (d.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LANE_BITS)) as usize;
-        let mut to = LANES;
-        for i in 0..LANES {
-            let l = (g + i) % LANES;
-            if self.delay[l] == d {
-                if self.tail[l] <= time {
-                    to = l;
-                }
-                break;
-            }
-            if self.delay[l] == u64::MAX {
-                self.delay[l] = d;
-                to = l;
-                break;
+        // The lane the delay's slot names takes the event (unless it would
+        // come out of order), else an empty lane is claimed. No lane: the
+        // heap.
+        let h = (d.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize;
+        let mut l = self.slot[h] as usize;
+        if self.delay[l] != d {
+            l = self.lane_for(d);
+            if l < LANES {
+                self.slot[h] = l as u8;
             }
         }
+        let to = if l < LANES && self.tail[l] <= time {
+            l
+        } else {
+            LANES
+        };
         if to < LANES {
-            if self.lanes[to].is_empty() {
+            if self.lanes[to].len == 0 {
                 self.heads[to] = key;
             }
-            self.lanes[to].push_back(key);
+            self.lanes[to].push(key);
             self.tail[to] = time;
         } else {
             self.heap_push(key);
@@ -129,6 +136,22 @@ impl EventQueue {
         if key < self.best.1 {
             self.best = (to, key);
         }
+    }
+
+    /// The lane that holds delay `d`, else a lane claimed for it, else
+    /// `LANES` (none free).
+    #[cold]
+    fn lane_for(&mut self, d: u64) -> usize {
+        if let Some(l) = self.delay.iter().position(|&x| x == d) {
+            return l;
+        }
+        if self.free == 0 {
+            return LANES;
+        }
+        let l = self.free.trailing_zeros() as usize;
+        self.free &= self.free - 1;
+        self.delay[l] = d;
+        l
     }
 
     /// Time of the earliest event, if any.
@@ -168,13 +191,12 @@ impl EventQueue {
         self.known = false;
         self.best = (LANES, EMPTY);
         if l < LANES {
-            let lane = &mut self.lanes[l];
-            lane.pop_front();
-            match lane.front() {
-                Some(&next) => self.heads[l] = next,
+            match self.lanes[l].pop() {
+                Some(next) => self.heads[l] = next,
                 None => {
                     self.heads[l] = EMPTY;
                     self.delay[l] = u64::MAX;
+                    self.free |= 1 << l;
                 }
             }
         } else {
@@ -251,6 +273,52 @@ impl EventQueue {
     /// No event scheduled.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// A FIFO of entries in a ring of a power-of-two size.
+#[derive(Debug)]
+struct Fifo {
+    buf: Vec<u128>,
+    head: usize,
+    len: usize,
+}
+
+impl Fifo {
+    fn new() -> Self {
+        Fifo {
+            buf: vec![0; 64],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: u128) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & (self.buf.len() - 1);
+        self.buf[i] = e;
+        self.len += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = self.buf.len();
+        let mut buf = Vec::with_capacity(2 * n);
+        buf.extend((0..n).map(|k| self.buf[(self.head + k) & (n - 1)]));
+        buf.resize(2 * n, 0);
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    /// Drop the front entry (there is one); the new front, if any.
+    #[inline]
+    fn pop(&mut self) -> Option<u128> {
+        self.head = (self.head + 1) & (self.buf.len() - 1);
+        self.len -= 1;
+        (self.len > 0).then(|| self.buf[self.head])
     }
 }
 

@@ -651,7 +651,8 @@ impl Flash {
         }
         if d.susp != NONE {
             let kind = d.susp_kind;
-            let can = d.susp_served < SUSPEND_SERVE_MAX && d.queued & Self::allowed_during(kind) != 0;
+            let can =
+                d.susp_served < SUSPEND_SERVE_MAX && d.queued & Self::allowed_during(kind) != 0;
             if !can {
                 // Resume the suspended operation for what it had left.
                 d.batch = d.susp;
@@ -774,7 +775,11 @@ impl Flash {
         let d = &self.dies[die as usize];
         let susp = (d.susp != NONE).then_some(d.susp_kind);
         let ready = d.queued & susp.map_or(u8::MAX, Self::allowed_during);
-        let first_class = if self.urgent { &FIRST_URGENT } else { &FIRST_NORMAL };
+        let first_class = if self.urgent {
+            &FIRST_URGENT
+        } else {
+            &FIRST_NORMAL
+        };
         let class = first_class[ready as usize];
         assert!(ready != 0, "a die asks for its channel only with work");
         let first = self.pop(die, class as usize);
