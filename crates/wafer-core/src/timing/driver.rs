@@ -1262,7 +1262,16 @@ impl Driver {
 
     // ----------------------------------------------------------- statistics
 
+    #[inline]
     fn check_windows(&mut self, eng: &Engine) {
+        if self.engine_windows < eng.stats.windows.len() {
+            self.close_windows(eng);
+        }
+    }
+
+    /// Close the windows the engine closed since the last look.
+    #[cold]
+    fn close_windows(&mut self, eng: &Engine) {
         let n = eng.stats.windows.len();
         while self.engine_windows < n {
             let w = self.engine_windows;
