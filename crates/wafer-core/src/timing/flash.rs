@@ -874,12 +874,7 @@ impl Flash {
                 if n > 1 {
                     self.stats.multiplane += 1;
                 }
-                let c = &mut self.chans[ch];
-                if c.free_at > now {
-                    self.busy_violations += 1;
-                }
-                c.free_at = now + chan;
-                c.busy_ns += chan;
+                self.hold_channel(ch, now, chan);
                 let d = &mut self.dies[die as usize];
                 if d.batch != NONE {
                     self.busy_violations += 1;
@@ -900,6 +895,17 @@ impl Flash {
         }
     }
 
+    /// Channel `ch` is busy from `now` for `chan` ns (it was free: checked).
+    #[inline]
+    fn hold_channel(&mut self, ch: usize, now: u64, chan: u64) {
+        let c = &mut self.chans[ch];
+        if c.free_at > now {
+            self.busy_violations += 1;
+        }
+        c.free_at = now + chan;
+        c.busy_ns += chan;
+    }
+
     /// The channel moves the data `die` read out; its event at the end is
     /// of kind `ev` ([`EV_DIE`], or [`EV_OUT_CHAN`] when it carries the
     /// channel's).
@@ -913,12 +919,7 @@ impl Flash {
             self.stats.channel_bytes += o.bytes as u64;
             id = o.next;
         }
-        let c = &mut self.chans[ch];
-        if c.free_at > now {
-            self.busy_violations += 1;
-        }
-        c.free_at = now + chan;
-        c.busy_ns += chan;
+        self.hold_channel(ch, now, chan);
         let d = &mut self.dies[die as usize];
         d.phase = Phase::DataOut;
         d.busy_ns += chan;
