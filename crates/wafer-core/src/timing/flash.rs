@@ -15,7 +15,10 @@
 //!   kind and page offset (multi-plane), gathered from the class's queue and
 //!   its partner's (user + GC), keeping each plane's order; any plane count.
 //!   Dies of a chip and chips of a channel interleave: the channel is held
-//!   only for command and data transfers.
+//!   only for command and data transfers. Dies whose read data waits for
+//!   the channel go before dies waiting to send a command: mapping reads'
+//!   data first, then user reads', then GC reads', each in the order their
+//!   arrays finished (MQSim's PHY serves its waiting read transfers so).
 //! * Suspension: a read arriving at a die busy programming (or erasing; a
 //!   user write too for erases) suspends the array operation when more than
 //!   the preset's threshold remains, at the preset's cost, serves what it
@@ -220,9 +223,33 @@ struct Die {
 #[derive(Clone, Debug, Default)]
 struct Channel {
     free_at: u64,
+    /// Dies waiting to move read data out, by priority (mapping, user,
+    /// GC reads), each in the order their arrays finished: served before
+    /// any command, as MQSim's PHY serves its waiting read transfers.
+    outs: [VecDeque<u32>; 3],
+    /// Dies waiting to send a command (and a program's data), in order.
     waiters: VecDeque<u32>,
     event: bool,
     busy_ns: u64,
+}
+
+impl Channel {
+    /// No die waits.
+    #[inline]
+    fn unwanted(&self) -> bool {
+        self.outs.iter().all(VecDeque::is_empty) && self.waiters.is_empty()
+    }
+
+    /// The die the channel goes to next.
+    #[inline]
+    fn next_waiter(&mut self) -> Option<u32> {
+        for q in &mut self.outs {
+            if let Some(d) = q.pop_front() {
+                return Some(d);
+            }
+        }
+        self.waiters.pop_front()
+    }
 }
 
 /// Precomputed timing of the preset [ns].
@@ -677,17 +704,26 @@ impl Flash {
     }
 
     #[inline]
-    fn request_channel(&mut self, die: u32, now: u64, q: &mut EventQueue, front: bool) {
+    fn request_channel(&mut self, die: u32, now: u64, q: &mut EventQueue, data_out: bool) {
         let ch = self.dies[die as usize].chan;
-        let c = &mut self.chans[ch as usize];
-        if c.free_at <= now && c.waiters.is_empty() {
+        let c = &self.chans[ch as usize];
+        if c.free_at <= now && c.unwanted() {
             self.grant(die, now, q);
             return;
         }
-        if front {
-            c.waiters.push_front(die);
+        let line = if data_out {
+            match self.ops[self.dies[die as usize].batch as usize].class {
+                Class::MapRead | Class::MapWrite => 0,
+                Class::UserRead => 1,
+                _ => 2,
+            }
         } else {
-            c.waiters.push_back(die);
+            3
+        };
+        let c = &mut self.chans[ch as usize];
+        match line {
+            3 => c.waiters.push_back(die),
+            l => c.outs[l].push_back(die),
         }
         if !c.event {
             c.event = true;
@@ -711,8 +747,8 @@ impl Flash {
             q.push(c.free_at, payload(EV_CHAN, ch));
             return;
         }
-        if let Some(die) = c.waiters.pop_front() {
-            if !c.waiters.is_empty() && self.dies[die as usize].phase == Phase::WantDataOut {
+        if let Some(die) = c.next_waiter() {
+            if !c.unwanted() && self.dies[die as usize].phase == Phase::WantDataOut {
                 c.event = true;
                 self.grant_data_out(die, now, q, EV_OUT_CHAN);
                 return;
@@ -720,7 +756,7 @@ impl Flash {
             self.grant(die, now, q);
         }
         let c = &mut self.chans[ch as usize];
-        if !c.waiters.is_empty() && !c.event {
+        if !c.unwanted() && !c.event {
             c.event = true;
             q.push(c.free_at.max(now), payload(EV_CHAN, ch));
         }
@@ -1139,11 +1175,10 @@ mod tests {
         let finished = drain(&mut f, &mut q);
         let times: Vec<u64> = finished.iter().map(|&(_, t)| t).collect();
         assert_eq!(times, (1..=3).map(|k| c + r + k * x).collect::<Vec<_>>());
-        // The first read's data goes out at once; the other two wait, and
-        // a die's data out joins the front of the channel's queue (ahead of
-        // commands), the later ahead of the earlier.
+        // The first read's data goes out at once, the other two in the
+        // order their arrays finished.
         let order: Vec<u32> = finished.iter().map(|&(o, _)| o).collect();
-        assert_eq!(order, vec![ids[0], ids[2], ids[1]]);
+        assert_eq!(order, ids);
         assert_eq!(f.channel_busy(), vec![3 * (c + x)]);
         assert_eq!(f.busy_violations, 0);
         assert!(f.idle());
