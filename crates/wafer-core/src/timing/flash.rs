@@ -229,26 +229,38 @@ struct Channel {
     outs: [VecDeque<u32>; 3],
     /// Dies waiting to send a command (and a program's data), in order.
     waiters: VecDeque<u32>,
+    /// Dies in `outs`, and in all.
+    outs_waiting: u32,
+    waiting: u32,
     event: bool,
     busy_ns: u64,
 }
 
 impl Channel {
-    /// No die waits.
+    /// Die `die` waits: for a data out of priority `line` (0-2), or
+    /// (`line` 3) to send a command.
     #[inline]
-    fn unwanted(&self) -> bool {
-        self.outs.iter().all(VecDeque::is_empty) && self.waiters.is_empty()
+    fn wait(&mut self, die: u32, line: usize) {
+        self.waiting += 1;
+        if line < 3 {
+            self.outs_waiting += 1;
+            self.outs[line].push_back(die);
+        } else {
+            self.waiters.push_back(die);
+        }
     }
 
     /// The die the channel goes to next.
     #[inline]
     fn next_waiter(&mut self) -> Option<u32> {
-        for q in &mut self.outs {
-            if let Some(d) = q.pop_front() {
-                return Some(d);
-            }
+        if self.outs_waiting > 0 {
+            self.outs_waiting -= 1;
+            self.waiting -= 1;
+            return self.outs.iter_mut().find_map(VecDeque::pop_front);
         }
-        self.waiters.pop_front()
+        let d = self.waiters.pop_front()?;
+        self.waiting -= 1;
+        Some(d)
     }
 }
 
@@ -703,11 +715,11 @@ impl Flash {
         self.request_channel(die, now, q, false);
     }
 
-    #[inline]
+    #[inline(always)]
     fn request_channel(&mut self, die: u32, now: u64, q: &mut EventQueue, data_out: bool) {
         let ch = self.dies[die as usize].chan;
         let c = &self.chans[ch as usize];
-        if c.free_at <= now && c.unwanted() {
+        if c.free_at <= now && c.waiting == 0 {
             self.grant(die, now, q);
             return;
         }
@@ -721,10 +733,7 @@ impl Flash {
             3
         };
         let c = &mut self.chans[ch as usize];
-        match line {
-            3 => c.waiters.push_back(die),
-            l => c.outs[l].push_back(die),
-        }
+        c.wait(die, line);
         if !c.event {
             c.event = true;
             q.push(c.free_at.max(now), payload(EV_CHAN, ch));
@@ -748,7 +757,7 @@ impl Flash {
             return;
         }
         if let Some(die) = c.next_waiter() {
-            if !c.unwanted() && self.dies[die as usize].phase == Phase::WantDataOut {
+            if c.waiting > 0 && self.dies[die as usize].phase == Phase::WantDataOut {
                 c.event = true;
                 self.grant_data_out(die, now, q, EV_OUT_CHAN);
                 return;
@@ -756,7 +765,7 @@ impl Flash {
             self.grant(die, now, q);
         }
         let c = &mut self.chans[ch as usize];
-        if !c.unwanted() && !c.event {
+        if c.waiting > 0 && !c.event {
             c.event = true;
             q.push(c.free_at.max(now), payload(EV_CHAN, ch));
         }
