@@ -1157,6 +1157,41 @@ mod tests {
         finished
     }
 
+    /// One 4 KiB read of each class on dies 0, 1, ... submitted at t = 0.
+    fn reads(f: &mut Flash, q: &mut EventQueue, classes: &[Class]) -> Vec<u32> {
+        let ids: Vec<u32> = (0..classes.len() as u32)
+            .map(|die| {
+                let at = Loc {
+                    die,
+                    plane: die,
+                    page: 0,
+                    block: 0,
+                };
+                let class = classes[die as usize];
+                f.alloc(Op::new(Kind::Read, class, at, NONE, 4096, die))
+            })
+            .collect();
+        for &id in &ids {
+            f.submit(id, 0, q);
+        }
+        ids
+    }
+
+    #[test]
+    fn waiting_user_data_goes_out_before_gc_data() {
+        // As MQSim's PHY: of the reads whose data waits for the channel, a
+        // user read's goes before a GC read's that finished earlier.
+        let mut f = one_channel();
+        let mut q = EventQueue::new();
+        let ids = reads(
+            &mut f,
+            &mut q,
+            &[Class::UserRead, Class::GcRead, Class::UserRead],
+        );
+        let order: Vec<u32> = drain(&mut f, &mut q).iter().map(|&(o, _)| o).collect();
+        assert_eq!(order, vec![ids[0], ids[2], ids[1]]);
+    }
+
     #[test]
     fn reads_of_one_channel_move_their_data_back_to_back() {
         // Three reads on three dies at t = 0: the commands go out one after
@@ -1167,20 +1202,7 @@ mod tests {
         let mut q = EventQueue::new();
         let (c, r, x) = (f.t.cmd_read(), f.t.read_ns(0), f.t.xfer(4096));
         assert!(x > c && r > 2 * c);
-        let ids: Vec<u32> = (0..3)
-            .map(|die| {
-                let at = Loc {
-                    die,
-                    plane: die,
-                    page: 0,
-                    block: 0,
-                };
-                f.alloc(Op::new(Kind::Read, Class::UserRead, at, NONE, 4096, die))
-            })
-            .collect();
-        for &id in &ids {
-            f.submit(id, 0, &mut q);
-        }
+        let ids = reads(&mut f, &mut q, &[Class::UserRead; 3]);
         let finished = drain(&mut f, &mut q);
         let times: Vec<u64> = finished.iter().map(|&(_, t)| t).collect();
         assert_eq!(times, (1..=3).map(|k| c + r + k * x).collect::<Vec<_>>());
