@@ -28,6 +28,16 @@ use crate::trace::Extent;
 const EV_FETCHED: u32 = 2;
 const EV_DONE: u32 = 3;
 
+/// What ends a run of events in the driver's inner loop.
+enum Next {
+    /// An arrival comes first, at this time.
+    Arrival(u64),
+    /// A completion may have moved the next arrival: look again.
+    Look,
+    /// Nothing is left to happen.
+    End,
+}
+
 const OWN_KIND: u32 = 3 << 30;
 const OWN_REQ: u32 = 1 << 30;
 const OWN_FLUSH: u32 = 2 << 30;
@@ -541,44 +551,25 @@ impl Driver {
             if *written >= goal && goal < total && !self.intake_done && self.next.is_none() {
                 return Ok(());
             }
-            let ta = match (&self.next, self.run.arrival) {
+            // The next arrival's time before the present clamps it: only an
+            // arrival or a completion (closed loop) changes it, so events run
+            // in the inner loop without looking at the source again.
+            let arrival = match (&self.next, self.run.arrival) {
                 (None, _) => None,
                 (Some((r, _)), Arrival::Trace) => {
                     let base = *self.base_ns.get_or_insert(r.time_ns);
-                    Some(r.time_ns.saturating_sub(base).max(self.now))
+                    Some(r.time_ns.saturating_sub(base))
                 }
-                (Some(_), _) => self.issue_times.front().map(|&t| t.max(self.now)),
+                (Some(_), _) => self.issue_times.front().copied(),
             };
-            let te = self.q.peek_time();
-            let arrival_first = match (ta, te) {
-                (None, None) => break,
-                (Some(ta), Some(te)) => ta < te,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-            };
-            if arrival_first {
-                let ta = ta.expect("an arrival time");
-                if self.q.is_empty()
-                    && self.in_flight == 0
-                    && ta >= self.now + self.run.idle_ns
-                    && self.idle_until < ta
-                {
-                    // Nothing to do until the next arrival: an idle period.
-                    self.idle_until = ta;
-                    self.c.idle_periods += 1;
-                    eng.idle(self.base() + self.now, ta - self.now)?;
-                    self.apply_log(eng, Writer::Background)?;
-                    self.process_done(eng)?;
-                    continue;
+            let next = loop {
+                let ta = arrival.map(|t| t.max(self.now));
+                match (ta, self.q.peek_time()) {
+                    (None, None) => break Next::End,
+                    (Some(ta), Some(te)) if ta < te => break Next::Arrival(ta),
+                    (Some(ta), None) => break Next::Arrival(ta),
+                    _ => {}
                 }
-                self.now = ta;
-                self.q.advance(ta);
-                if self.run.arrival != Arrival::Trace {
-                    self.issue_times.pop_front();
-                }
-                let (r, ext) = self.next.take().expect("an arrival");
-                self.arrive(eng, r, ext);
-            } else {
                 let (t, p) = self.q.pop().expect("an event");
                 self.now = t;
                 self.dispatch(eng, p)?;
@@ -595,7 +586,36 @@ impl Driver {
                     let id = p & ((1 << flash::ID_BITS) - 1);
                     self.flash.hand_over(id, self.now, &mut self.q);
                 }
+                if kind == EV_DONE {
+                    // A completion may set the next issue time.
+                    break Next::Look;
+                }
+            };
+            let ta = match next {
+                Next::End => break,
+                Next::Look => continue,
+                Next::Arrival(ta) => ta,
+            };
+            if self.q.is_empty()
+                && self.in_flight == 0
+                && ta >= self.now + self.run.idle_ns
+                && self.idle_until < ta
+            {
+                // Nothing to do until the next arrival: an idle period.
+                self.idle_until = ta;
+                self.c.idle_periods += 1;
+                eng.idle(self.base() + self.now, ta - self.now)?;
+                self.apply_log(eng, Writer::Background)?;
+                self.process_done(eng)?;
+                continue;
             }
+            self.now = ta;
+            self.q.advance(ta);
+            if self.run.arrival != Arrival::Trace {
+                self.issue_times.pop_front();
+            }
+            let (r, ext) = self.next.take().expect("an arrival");
+            self.arrive(eng, r, ext);
         }
         if let Some(e) = self.source_error.take() {
             return Err(e);
