@@ -455,11 +455,10 @@ impl Flash {
             busy_ns: 0,
         };
         let chips = layout.chips() as usize;
-        let per_channel = layout.ways * layout.dies_per_chip;
         let dies = (0..layout.dies)
             .map(|i| Die {
-                chip: i / layout.dies_per_chip,
-                chan: i / per_channel,
+                chip: layout.chip_of(i),
+                chan: layout.channel_of(i),
                 ..die.clone()
             })
             .collect();
