@@ -59,6 +59,16 @@ pub const ID_BITS: u32 = 29;
 const DIE_BITS: u32 = 17;
 const GEN_MASK: u32 = (1 << (ID_BITS - DIE_BITS)) - 1;
 
+/// The die part of a die timer's id.
+const DIE_MASK: u32 = (1 << DIE_BITS) - 1;
+
+/// The id of a die timer: the die, and its generation (a suspension bumps
+/// it, so the timer of the suspended operation is recognised as stale).
+#[inline]
+fn die_timer(die: u32, gen: u32) -> u32 {
+    die | (gen << DIE_BITS)
+}
+
 /// Compose an event payload.
 #[inline]
 pub fn payload(kind: u32, id: u32) -> u32 {
@@ -668,7 +678,7 @@ impl Flash {
         } else {
             self.stats.suspended_erases += 1;
         }
-        q.push(now + cost, payload(EV_DIE, die | (d.gen << DIE_BITS)));
+        q.push(now + cost, payload(EV_DIE, die_timer(die, d.gen)));
     }
 
     /// The classes (bit per class) that may run on a die whose `kind`
@@ -700,7 +710,7 @@ impl Flash {
                 d.array_start = now;
                 d.array_end = now + d.susp_remaining;
                 d.busy_ns += d.susp_remaining;
-                let ev = payload(EV_DIE, die | (d.gen << DIE_BITS));
+                let ev = payload(EV_DIE, die_timer(die, d.gen));
                 let end = d.array_end;
                 self.set_active(die, true, now);
                 q.push(end, ev);
@@ -774,7 +784,7 @@ impl Flash {
     /// payload's id), after the die's part and what the driver did with
     /// the operations it finished.
     pub fn hand_over(&mut self, id: u32, now: u64, q: &mut EventQueue) {
-        let die = id & ((1 << DIE_BITS) - 1);
+        let die = id & DIE_MASK;
         self.on_channel(self.dies[die as usize].chan, now, q);
     }
 
@@ -929,7 +939,7 @@ impl Flash {
                 d.array_start = now + chan;
                 d.array_end = now + chan + array;
                 d.busy_ns += chan + array;
-                let ev = payload(EV_DIE, die | (d.gen << DIE_BITS));
+                let ev = payload(EV_DIE, die_timer(die, d.gen));
                 let end = d.array_end;
                 self.set_active(die, true, now);
                 q.push(end, ev);
@@ -967,13 +977,12 @@ impl Flash {
         let d = &mut self.dies[die as usize];
         d.phase = Phase::DataOut;
         d.busy_ns += chan;
-        q.push(now + chan, payload(ev, die | (d.gen << DIE_BITS)));
+        q.push(now + chan, payload(ev, die_timer(die, d.gen)));
     }
 
     /// A die's timer fired (array done, data out done, suspension done).
     pub fn on_die(&mut self, id: u32, now: u64, q: &mut EventQueue) {
-        let die = id & ((1 << DIE_BITS) - 1);
-        let gen = id >> DIE_BITS;
+        let (die, gen) = (id & DIE_MASK, id >> DIE_BITS);
         let d = &mut self.dies[die as usize];
         if d.gen != gen {
             return; // the operation it timed was suspended
