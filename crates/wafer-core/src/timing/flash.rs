@@ -829,13 +829,13 @@ impl Flash {
         let d = &self.dies[die as usize];
         let susp = (d.susp != NONE).then_some(d.susp_kind);
         let ready = d.queued & susp.map_or(u8::MAX, Self::allowed_during);
+        assert!(ready != 0, "a die asks for its channel only with work");
         let first_class = if self.urgent {
             &FIRST_URGENT
         } else {
             &FIRST_NORMAL
         };
         let class = first_class[ready as usize];
-        assert!(ready != 0, "a die asks for its channel only with work");
         let first = self.pop(die, class as usize);
         let mut n = 1;
         let (kind, page) = (self.ops[first as usize].kind, self.ops[first as usize].page);
