@@ -29,6 +29,7 @@ pub mod error;
 pub mod features;
 pub mod ftl;
 pub mod future;
+pub(crate) mod huge;
 pub mod model;
 pub mod multi;
 pub mod params;

@@ -127,8 +127,8 @@ impl Ftl {
         let n = geo.segments as usize;
         Ftl {
             geo,
-            map: vec![UNMAPPED; geo.logical_blocks as usize],
-            rev: vec![UNMAPPED; geo.physical_blocks as usize],
+            map: crate::huge::filled(UNMAPPED, geo.logical_blocks as usize),
+            rev: crate::huge::filled(UNMAPPED, geo.physical_blocks as usize),
             segs: Segments::erased(n),
             free: (0..geo.segments).collect(),
             groups: vec![

@@ -31,8 +31,8 @@ impl Lru {
     pub fn new(keys: usize, cap: u32) -> Lru {
         let cap = cap.min(keys as u32);
         Lru {
-            index: vec![NONE; if cap == 0 { 0 } else { keys }],
-            slots: Vec::with_capacity(cap as usize),
+            index: crate::huge::filled(NONE, if cap == 0 { 0 } else { keys }),
+            slots: crate::huge::with_capacity(cap as usize),
             head: NONE,
             tail: NONE,
             cap,
