@@ -573,14 +573,15 @@ impl Driver {
                 let (t, p) = self.q.pop().expect("an event");
                 self.now = t;
                 self.dispatch(eng, p)?;
-                // A die or channel event that finished no operation changed
-                // nothing the urgent mode reads (free and erasing segments,
-                // parked programs): most of them only start transfers.
-                let kind = p >> flash::ID_BITS;
-                let device = matches!(kind, flash::EV_DIE | flash::EV_CHAN | flash::EV_OUT_CHAN);
-                if !device || !self.flash.done.is_empty() {
+                // Finished operations someone waits for; else the urgent
+                // mode again only if what it reads changed (free segments
+                // change only in `apply_log`, which updates it).
+                if !self.flash.done.is_empty() {
                     self.process_done(eng)?;
+                } else if self.flash.urgent_stale {
+                    self.update_urgent(eng);
                 }
+                let kind = p >> flash::ID_BITS;
                 if kind == flash::EV_OUT_CHAN {
                     // The channel's event it carries (it finishes nothing).
                     let id = p & ((1 << flash::ID_BITS) - 1);
@@ -1043,6 +1044,7 @@ impl Driver {
         let erased = free.saturating_sub(self.flash.erasing_segments);
         self.flash.urgent =
             !self.run.ssd.gc.preemptible || self.flash.parked() > 0 || erased < self.hard_segments;
+        self.flash.urgent_stale = false;
     }
 
     // ------------------------------------------------------- mapping table

@@ -421,8 +421,12 @@ pub struct Flash {
     pub erasing: u32,
     /// Of those, data segments.
     pub erasing_segments: u32,
-    /// Operations finished since the driver last looked (it frees them).
+    /// Operations with an owner finished since the driver last looked (it
+    /// frees them; those without one are freed when they finish).
     pub done: Vec<u32>,
+    /// What the urgent mode is computed from (parked programs, erasing
+    /// segments) changed since the driver last computed it.
+    pub urgent_stale: bool,
     /// Urgent GC mode (set by the driver; see the module doc).
     pub urgent: bool,
     /// Timing constants.
@@ -489,6 +493,7 @@ impl Flash {
             erasing: 0,
             erasing_segments: 0,
             done: Vec::new(),
+            urgent_stale: false,
             urgent: false,
             t: Timing::new(ssd, layout.slice),
             stats: FlashStats::default(),
@@ -561,6 +566,7 @@ impl Flash {
             self.seg_park[seg as usize] = id;
             self.seg_parked[seg as usize] += 1;
             self.parked += 1;
+            self.urgent_stale = true;
             self.stats.parked += 1;
             self.try_erase(seg, now, q);
             return;
@@ -591,6 +597,7 @@ impl Flash {
             self.erasing += 1;
             if unit < self.layout.segments {
                 self.erasing_segments += 1;
+                self.urgent_stale = true;
             }
         }
         self.seg_armed[u] = true;
@@ -1038,6 +1045,7 @@ impl Flash {
                         self.erasing -= 1;
                         if o.seg < self.layout.segments {
                             self.erasing_segments -= 1;
+                            self.urgent_stale = true;
                         }
                         self.unpark(o.seg, now, q);
                     }
@@ -1052,7 +1060,13 @@ impl Flash {
         if o.then != NONE {
             self.submit(o.then, now, q);
         }
-        self.done.push(id);
+        // Nobody waits for most (GC, erases): freed here, so that the
+        // driver looks only at the finished operations someone waits for.
+        if o.owner == NONE {
+            self.free.push(id);
+        } else {
+            self.done.push(id);
+        }
     }
 
     fn unpark(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
@@ -1064,6 +1078,7 @@ impl Flash {
             id = self.ops[id as usize].next;
         }
         self.parked -= list.len() as u32;
+        self.urgent_stale |= !list.is_empty();
         for &id in list.iter().rev() {
             self.submit(id, now, q);
         }
