@@ -50,7 +50,13 @@ pub struct Host {
     /// processing delay and status FIS) [ns].
     pub complete_ns: u64,
     sata_delay: u64,
+    /// Link time of a 4 KiB transfer, the common request size (the general
+    /// formula runs two floating-point roundings per request) [ns].
+    ns_4k: u64,
 }
+
+/// The transfer size whose link time is kept.
+const BYTES_4K: u64 = 4096;
 
 impl Host {
     /// The host side of `ssd`.
@@ -68,6 +74,7 @@ impl Host {
             dma_request_ns: 0,
             complete_ns: 0,
             sata_delay: h.sata_delay_ns,
+            ns_4k: 0,
         };
         match h.interface {
             Interface::Nvme => {
@@ -85,6 +92,7 @@ impl Host {
                 host.complete_ns = h.sata_delay_ns + host.sata_ns(20);
             }
         }
+        host.ns_4k = host.link_ns(BYTES_4K);
         host
     }
 
@@ -112,6 +120,14 @@ impl Host {
     /// Link time of `bytes` of data [ns].
     #[inline]
     pub fn data_ns(&self, bytes: u64) -> u64 {
+        if bytes == BYTES_4K {
+            self.ns_4k
+        } else {
+            self.link_ns(bytes)
+        }
+    }
+
+    fn link_ns(&self, bytes: u64) -> u64 {
         match self.interface {
             Interface::Nvme => self.pcie_ns(bytes),
             Interface::Sata => self.sata_ns(bytes),
