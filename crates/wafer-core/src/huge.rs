@@ -25,10 +25,11 @@ pub fn filled<T: Clone>(value: T, n: usize) -> Vec<T> {
 /// only whole aligned 2 MiB pages inside a mapping can be huge: a table of
 /// 2 MiB or more gets one huge page of spare room, so that every aligned
 /// 2 MiB page from its first boundary on lies inside the buffer (the part
-/// before the first boundary, less than 2 MiB, stays on small pages; the
-/// spare room is never touched, so it costs address space, not memory).
-/// The advice comes before the first write, so the page faults take huge
-/// pages directly.
+/// before the first boundary, less than 2 MiB, stays on small pages). The
+/// spare room is never written; it costs address space, and at most the
+/// rest of the huge page that holds the table's end in memory (memory
+/// accounting counts the table, not the room). The advice comes before
+/// the first write, so the page faults take huge pages directly.
 pub fn with_capacity<T>(n: usize) -> Vec<T> {
     let size = std::mem::size_of::<T>().max(1);
     if n.saturating_mul(size) < HUGE {

@@ -301,8 +301,10 @@ impl Ftl {
 
     /// Bytes held by the engine's per-block and per-segment state.
     pub fn memory_bytes(&self) -> usize {
-        self.map.capacity() * 4
-            + self.rev.capacity() * 4
+        // Lengths, not capacities: the maps' spare room for huge pages
+        // (`crate::huge`) is address space.
+        self.map.len() * 4
+            + self.rev.len() * 4
             + self.segs.valid.capacity() * 4
             + self.segs.state.capacity()
             + self.segs.group.capacity() * 2

@@ -212,8 +212,9 @@ impl Lru {
 
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.index.capacity() * 4
-            + self.slots.capacity() * std::mem::size_of::<Slot>()
+        // The table's size, not the vectors' spare room for huge pages.
+        self.index.len() * 4
+            + self.cap as usize * std::mem::size_of::<Slot>()
             + self.free_list.capacity() * 4
     }
 }
