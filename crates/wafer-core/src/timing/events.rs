@@ -10,10 +10,11 @@
 //! *lanes*, each claimed by one delay while it holds events (a small
 //! direct-mapped table from a hash of the delay names its lane; a miss
 //! looks the delay up among the lanes or claims an empty one), and a
-//! four-ary heap for the events that find no lane. An event joins its lane
-//! only if it is not earlier than the lane's last (always true for one
-//! delay, but checked, so order holds whatever the callers do). A pop
-//! takes the earliest of the lanes' heads and the heap's top (found once by
+//! four-ary heap for the events that find no lane. A lane stays sorted by
+//! construction: its events are the present plus one delay, and the
+//! present (the last pop, or an announced arrival) never moves back (a
+//! caller scheduling into the past gets a wrapped delay, as constant). A
+//! pop takes the earliest of the lanes' heads and the heap's top (found once by
 //! the peek before it). Scheduling into a lane is an append to a ring,
 //! popping one a comparison per lane, against the dependent loads of a
 //! heap's sift for every event: in the intel750 random-write run ~17
@@ -51,8 +52,6 @@ pub struct EventQueue {
     slot: [u8; 1 << SLOT_BITS],
     /// Empty lanes (bit per lane).
     free: u32,
-    /// Time of each lane's last event.
-    tail: [u64; LANES],
     /// Each lane's earliest entry, then the heap's (`EMPTY` if none).
     heads: [u128; LANES + 1],
     heap: Vec<u128>,
@@ -82,7 +81,6 @@ impl EventQueue {
             delay: [u64::MAX; LANES],
             slot: [0; 1 << SLOT_BITS],
             free: (1 << LANES) - 1,
-            tail: [0; LANES],
             heads: [EMPTY; LANES + 1],
             heap: Vec::with_capacity(256),
             now: 0,
@@ -118,17 +116,13 @@ impl EventQueue {
                 self.slot[h] = l as u8;
             }
         }
-        let to = if l < LANES && self.tail[l] <= time {
-            l
-        } else {
-            LANES
-        };
+        let to = l;
         if to < LANES {
+            debug_assert!(self.lanes[to].last().is_none_or(|b| b <= key));
             if self.lanes[to].len == 0 {
                 self.heads[to] = key;
             }
             self.lanes[to].push(key);
-            self.tail[to] = time;
         } else {
             self.heap_push(key);
         }
@@ -311,6 +305,11 @@ impl Fifo {
         buf.resize(2 * n, 0);
         self.buf = buf;
         self.head = 0;
+    }
+
+    /// The back entry, if any.
+    fn last(&self) -> Option<u128> {
+        (self.len > 0).then(|| self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)])
     }
 
     /// Drop the front entry (there is one); the new front, if any.
