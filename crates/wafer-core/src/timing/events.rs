@@ -14,8 +14,8 @@
 //! construction: its events are the present plus one delay, and the
 //! present (the last pop, or an announced arrival) never moves back (a
 //! caller scheduling into the past gets a wrapped delay, as constant). A
-//! pop takes the earliest of the lanes' heads and the heap's top (found once by
-//! the peek before it). Scheduling into a lane is an append to a ring,
+//! pop takes the earliest of the lanes' heads and the heap's top (found
+//! once by the peek before it). Scheduling into a lane is an append to a ring,
 //! popping one a comparison per lane, against the dependent loads of a
 //! heap's sift for every event: in the intel750 random-write run ~17
 //! events per host request, ~350 pending, 96% of them through lanes (the
@@ -105,8 +105,8 @@ impl EventQueue {
         self.seq = self.seq.wrapping_add(1);
         self.len += 1;
         let d = time.wrapping_sub(self.now);
-        // The lane the delay's slot names takes the event (unless it would
-        // come out of order), else an empty lane is claimed. No lane: the
+        // The lane the delay's slot names takes the event, else the lane
+        // that holds the delay, else an empty lane is claimed. No lane: the
         // heap.
         let h = (d.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize;
         let mut l = self.slot[h] as usize;
@@ -116,19 +116,18 @@ impl EventQueue {
                 self.slot[h] = l as u8;
             }
         }
-        let to = l;
-        if to < LANES {
-            debug_assert!(self.lanes[to].last().is_none_or(|b| b <= key));
-            if self.lanes[to].len == 0 {
-                self.heads[to] = key;
+        if l < LANES {
+            debug_assert!(self.lanes[l].last().is_none_or(|b| b >> 64 <= key >> 64));
+            if self.lanes[l].len == 0 {
+                self.heads[l] = key;
             }
-            self.lanes[to].push(key);
+            self.lanes[l].push(key);
         } else {
             self.heap_push(key);
         }
         // Earlier than the earliest: it heads its lane (or tops the heap).
         if key < self.best.1 {
-            self.best = (to, key);
+            self.best = (l, key);
         }
     }
 
