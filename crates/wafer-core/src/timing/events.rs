@@ -526,12 +526,10 @@ mod tests {
         let mut rng = crate::rng::Rng::new(3);
         let mut now = 0u64;
         let mut pending = std::collections::BTreeSet::new();
-        let mut seq = 0u64;
         for round in 0..3_000_000u32 {
             let t = now + [5, 7, 12, 40][rng.below(4) as usize];
             q.push(t, round);
-            pending.insert((t, seq, round));
-            seq += 1;
+            pending.insert((t, round, round));
             if pending.len() > 300 || rng.below(2) == 0 {
                 let (t, _, p) = pending.pop_first().unwrap();
                 assert_eq!(q.pop(), Some((t, p)));
