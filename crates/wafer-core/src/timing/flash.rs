@@ -65,8 +65,8 @@ const DIE_MASK: u32 = (1 << DIE_BITS) - 1;
 /// The id of a die timer: the die, and its generation (a suspension bumps
 /// it, so the timer of the suspended operation is recognised as stale).
 #[inline]
-fn die_timer(die: u32, gen: u32) -> u32 {
-    die | (gen << DIE_BITS)
+fn die_timer(die: u32, gen: u16) -> u32 {
+    die | ((gen as u32) << DIE_BITS)
 }
 
 /// Compose an event payload.
@@ -207,27 +207,40 @@ enum Phase {
     Suspending,
 }
 
+/// What the scheduler reads of a die at every event: one cache line
+/// (queue tails and the suspended operation are kept apart, in `Flash`).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Die {
-    phase: Phase,
-    gen: u32,
-    batch: u32,
-    batch_kind: Kind,
-    array_start: u64,
-    array_end: u64,
-    active: bool,
-    susp: u32,
-    susp_remaining: u64,
-    susp_kind: Kind,
-    susp_served: u32,
+    /// Head of each class's queue.
     head: [u32; CLASSES],
-    tail: [u32; CLASSES],
+    batch: u32,
+    /// Timer generation (12 bits, see `die_timer`).
+    gen: u16,
+    phase: Phase,
+    batch_kind: Kind,
     /// Bit `c` set while class `c`'s queue holds operations.
     queued: u8,
+    active: bool,
+    /// An operation is suspended (its state in `Flash::susp`).
+    suspended: bool,
     /// Its chip and channel.
     chip: u32,
     chan: u32,
+    array_end: u64,
     busy_ns: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Die>() == 64);
+
+/// A die's suspended operation, and when its array operation started.
+#[derive(Clone, Debug)]
+struct Susp {
+    batch: u32,
+    remaining: u64,
+    kind: Kind,
+    served: u32,
+    array_start: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -403,6 +416,10 @@ pub struct Flash {
     ops: Vec<Op>,
     free: Vec<u32>,
     dies: Vec<Die>,
+    /// Tail of each class's queue, per die.
+    tails: Vec<[u32; CLASSES]>,
+    /// Suspension state per die.
+    susp: Vec<Susp>,
     chans: Vec<Channel>,
     chip_active: Vec<u32>,
     chip_since: Vec<u64>,
@@ -450,23 +467,25 @@ impl Flash {
     /// rows (the units erases wait on).
     pub fn new(ssd: &SsdConfig, layout: Layout, units: u32) -> Flash {
         let die = Die {
-            phase: Phase::Idle,
-            gen: 0,
-            batch: NONE,
-            batch_kind: Kind::Read,
-            array_start: 0,
-            array_end: 0,
-            active: false,
-            susp: NONE,
-            susp_remaining: 0,
-            susp_kind: Kind::Program,
-            susp_served: 0,
             head: [NONE; CLASSES],
-            tail: [NONE; CLASSES],
+            batch: NONE,
+            gen: 0,
+            phase: Phase::Idle,
+            batch_kind: Kind::Read,
             queued: 0,
+            active: false,
+            suspended: false,
             chip: 0,
             chan: 0,
+            array_end: 0,
             busy_ns: 0,
+        };
+        let susp = Susp {
+            batch: NONE,
+            remaining: 0,
+            kind: Kind::Program,
+            served: 0,
+            array_start: 0,
         };
         let chips = layout.chips() as usize;
         let dies = (0..layout.dies)
@@ -479,6 +498,8 @@ impl Flash {
         Flash {
             ops: Vec::with_capacity(1024),
             free: Vec::new(),
+            tails: vec![[NONE; CLASSES]; layout.dies as usize],
+            susp: vec![susp; layout.dies as usize],
             dies,
             chans: vec![Channel::default(); layout.channels as usize],
             chip_active: vec![0; chips],
@@ -573,12 +594,13 @@ impl Flash {
         }
         let d = &mut self.dies[die as usize];
         let c = class as usize;
-        if d.tail[c] == NONE {
+        let tail = &mut self.tails[die as usize][c];
+        if *tail == NONE {
             d.head[c] = id;
         } else {
-            self.ops[d.tail[c] as usize].next = id;
+            self.ops[*tail as usize].next = id;
         }
-        d.tail[c] = id;
+        *tail = id;
         d.queued |= 1 << c;
         match d.phase {
             Phase::Idle => self.try_start(die, now, q),
@@ -637,7 +659,7 @@ impl Flash {
             return;
         }
         let d = &self.dies[die as usize];
-        if d.susp != NONE || d.batch == NONE || now < d.array_start {
+        if d.suspended || d.batch == NONE || now < self.susp[die as usize].array_start {
             return;
         }
         let head = &self.ops[d.batch as usize];
@@ -672,11 +694,13 @@ impl Flash {
             id = self.ops[id as usize].next;
         }
         let d = &mut self.dies[die as usize];
-        d.gen = (d.gen + 1) & GEN_MASK;
-        d.susp = batch;
-        d.susp_remaining = remaining;
-        d.susp_kind = kind;
-        d.susp_served = 0;
+        d.gen = (d.gen + 1) & GEN_MASK as u16;
+        d.suspended = true;
+        let su = &mut self.susp[die as usize];
+        su.batch = batch;
+        su.remaining = remaining;
+        su.kind = kind;
+        su.served = 0;
         d.batch = NONE;
         d.phase = Phase::Suspending;
         d.busy_ns = d.busy_ns - remaining + cost;
@@ -704,26 +728,27 @@ impl Flash {
         if d.phase != Phase::Idle {
             return;
         }
-        if d.susp != NONE {
-            let kind = d.susp_kind;
+        if d.suspended {
+            let su = &mut self.susp[die as usize];
             let can =
-                d.susp_served < SUSPEND_SERVE_MAX && d.queued & Self::allowed_during(kind) != 0;
+                su.served < SUSPEND_SERVE_MAX && d.queued & Self::allowed_during(su.kind) != 0;
             if !can {
                 // Resume the suspended operation for what it had left.
-                d.batch = d.susp;
-                d.batch_kind = d.susp_kind;
-                d.susp = NONE;
+                d.batch = su.batch;
+                d.batch_kind = su.kind;
+                d.suspended = false;
+                su.batch = NONE;
                 d.phase = Phase::Array;
-                d.array_start = now;
-                d.array_end = now + d.susp_remaining;
-                d.busy_ns += d.susp_remaining;
+                su.array_start = now;
+                d.array_end = now + su.remaining;
+                d.busy_ns += su.remaining;
                 let ev = payload(EV_DIE, die_timer(die, d.gen));
                 let end = d.array_end;
                 self.set_active(die, true, now);
                 q.push(end, ev);
                 return;
             }
-            d.susp_served += 1;
+            su.served += 1;
         } else if d.queued == 0 {
             return;
         }
@@ -823,7 +848,7 @@ impl Flash {
         let next = self.ops[id as usize].next;
         d.head[c] = next;
         if next == NONE {
-            d.tail[c] = NONE;
+            self.tails[die as usize][c] = NONE;
             d.queued &= !(1 << c);
         }
         id
@@ -834,7 +859,7 @@ impl Flash {
     /// same-page operations on other planes of the die.
     fn pick(&mut self, die: u32) -> (u32, u32) {
         let d = &self.dies[die as usize];
-        let susp = (d.susp != NONE).then_some(d.susp_kind);
+        let susp = d.suspended.then_some(self.susp[die as usize].kind);
         let ready = d.queued & susp.map_or(u8::MAX, Self::allowed_during);
         assert!(ready != 0, "a die asks for its channel only with work");
         let first_class = if self.urgent {
@@ -872,8 +897,9 @@ impl Flash {
                             } else {
                                 self.ops[prev as usize].next = next;
                             }
-                            if d.tail[c as usize] == id {
-                                d.tail[c as usize] = prev;
+                            let tail = &mut self.tails[die as usize][c as usize];
+                            if *tail == id {
+                                *tail = prev;
                             }
                             if d.head[c as usize] == NONE {
                                 d.queued &= !(1 << c as u8);
@@ -943,7 +969,9 @@ impl Flash {
                 d.batch = batch;
                 d.batch_kind = kind;
                 d.phase = Phase::Array;
-                d.array_start = now + chan;
+                if self.t.suspend != Suspend::None {
+                    self.susp[die as usize].array_start = now + chan;
+                }
                 d.array_end = now + chan + array;
                 d.busy_ns += chan + array;
                 let ev = payload(EV_DIE, die_timer(die, d.gen));
@@ -991,7 +1019,7 @@ impl Flash {
     pub fn on_die(&mut self, id: u32, now: u64, q: &mut EventQueue) {
         let (die, gen) = (id & DIE_MASK, id >> DIE_BITS);
         let d = &mut self.dies[die as usize];
-        if d.gen != gen {
+        if d.gen as u32 != gen {
             return; // the operation it timed was suspended
         }
         match d.phase {
@@ -1013,7 +1041,7 @@ impl Flash {
         let mut id = d.batch;
         d.batch = NONE;
         d.phase = Phase::Idle;
-        let keep_active = d.susp != NONE;
+        let keep_active = d.suspended;
         if !keep_active {
             self.set_active(die, false, now);
         }
