@@ -53,13 +53,14 @@ const EMPTY: u64 = u64::MAX;
 #[derive(Debug)]
 pub struct EventQueue {
     lanes: [Fifo; LANES],
-    /// The delay each lane holds, or `u64::MAX` when it is empty.
+    /// The delay of each lane's events (an empty lane keeps its last
+    /// until another delay claims it), or `u64::MAX`.
     delay: [u64; LANES],
     /// The lane a delay's hash last claimed (a direct-mapped cache: a
     /// delay whose slot another took claims a second lane, which only
     /// costs a lane).
     slot: [u8; 1 << SLOT_BITS],
-    /// Empty lanes (bit per lane).
+    /// Empty lanes (bit per lane): those a new delay may claim.
     free: u32,
     /// Each lane's earliest key, then the heap's (`EMPTY` if none).
     heads: [u64; LANES + 1],
@@ -148,6 +149,7 @@ impl EventQueue {
             debug_assert!(f.last().is_none_or(|b| b >> TIME_SHIFT <= rel));
             if f.len == 0 {
                 self.heads[l] = key;
+                self.free &= !(1 << l);
             }
             f.push(key, payload);
         } else {
@@ -156,8 +158,8 @@ impl EventQueue {
         self.best = self.best.min(key);
     }
 
-    /// The lane that holds delay `d`, else a lane claimed for it, else
-    /// `LANES` (none free).
+    /// The lane that holds (or last held) delay `d`, else an empty lane
+    /// claimed for it, else `LANES` (none empty).
     #[cold]
     fn lane_for(&mut self, d: u64) -> usize {
         if let Some(l) = self.delay.iter().position(|&x| x == d) {
@@ -167,7 +169,6 @@ impl EventQueue {
             return LANES;
         }
         let l = self.free.trailing_zeros() as usize;
-        self.free &= self.free - 1;
         self.delay[l] = d;
         l
     }
@@ -207,8 +208,8 @@ impl EventQueue {
             match f.pop() {
                 Some(next) => self.heads[l] = next,
                 None => {
+                    // Empty, it keeps its delay until another claims it.
                     self.heads[l] = EMPTY;
-                    self.delay[l] = u64::MAX;
                     self.free |= 1 << l;
                 }
             }
