@@ -25,6 +25,7 @@
 
 pub mod checkpoint;
 pub mod device;
+pub mod divisor;
 pub mod error;
 pub mod features;
 pub mod ftl;

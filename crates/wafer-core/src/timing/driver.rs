@@ -168,7 +168,6 @@ pub struct Driver {
     page_bytes: u32,
     sector_bytes: u32,
     full_mask: u64,
-    segment_pages: u32,
     segments: u32,
     hard_segments: u32,
     map_read_bytes: u32,
@@ -302,7 +301,6 @@ impl Driver {
             page_bytes,
             sector_bytes: page_bytes / sector_units,
             full_mask: (1u64 << sector_units) - 1,
-            segment_pages: fit.segment_pages,
             segments,
             hard_segments: ((ssd.gc.hard_threshold * segments as f64).ceil() as u32).max(1),
             map_read_bytes: page_bytes.min(512),
@@ -794,7 +792,7 @@ impl Driver {
                         Kind::Read,
                         Class::UserRead,
                         loc,
-                        pba / self.segment_pages,
+                        loc.block,
                         bytes,
                         OWN_REQ | id,
                     ));
@@ -868,7 +866,7 @@ impl Driver {
             Kind::Read,
             Class::UserRead,
             loc,
-            old / self.segment_pages,
+            loc.block,
             bytes,
             NONE,
         ))
@@ -990,7 +988,7 @@ impl Driver {
                         Kind::Program,
                         Class::UserWrite,
                         loc,
-                        pba / self.segment_pages,
+                        loc.block,
                         self.page_bytes,
                         owner,
                     ));
@@ -1014,7 +1012,7 @@ impl Driver {
                         Kind::Read,
                         Class::GcRead,
                         src,
-                        from / self.segment_pages,
+                        src.block,
                         bytes,
                         NONE,
                     ));
@@ -1022,7 +1020,7 @@ impl Driver {
                         Kind::Program,
                         Class::GcWrite,
                         dst,
-                        to / self.segment_pages,
+                        dst.block,
                         bytes,
                         NONE,
                     ));

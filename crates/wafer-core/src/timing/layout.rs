@@ -15,6 +15,7 @@
 //! of `pages_per_block`); see [`Layout::new`].
 
 use super::config::{parse_allocation, Dim, SsdConfig};
+use crate::divisor::Divisor;
 use crate::error::Result;
 
 /// Where one page is.
@@ -55,6 +56,10 @@ pub struct Layout {
     pub segments: u32,
     /// Global plane of each stripe slot.
     slot_plane: Vec<u32>,
+    /// `segment_pages`, `planes` and `planes_per_die` as multiplies.
+    per_segment: Divisor,
+    per_row: Divisor,
+    per_die: Divisor,
 }
 
 impl Layout {
@@ -101,18 +106,21 @@ impl Layout {
             segment_pages,
             segments,
             slot_plane,
+            per_segment: Divisor::new(segment_pages),
+            per_row: Divisor::new(planes),
+            per_die: Divisor::new(f.planes_per_die),
         })
     }
 
     /// Where FTL physical page `pba` is.
     #[inline]
     pub fn locate(&self, pba: u32) -> Loc {
-        let seg = pba / self.segment_pages;
+        let seg = self.per_segment.div(pba);
         let j = pba - seg * self.segment_pages;
-        let row = j / self.planes;
+        let row = self.per_row.div(j);
         let plane = self.slot_plane[(j - row * self.planes) as usize];
         Loc {
-            die: plane / self.planes_per_die,
+            die: self.per_die.div(plane),
             plane,
             page: row,
             block: seg,
