@@ -25,7 +25,7 @@ impl Divisor {
 
     /// `n / d`.
     #[inline(always)]
-    pub fn div(self, n: u32) -> u32 {
+    pub fn quotient(self, n: u32) -> u32 {
         if self.d == 1 {
             n
         } else {
@@ -55,14 +55,14 @@ mod tests {
             let v = Divisor::new(d);
             assert_eq!(v.get(), d);
             for &n in &edges {
-                assert_eq!(v.div(n), n / d, "{n} / {d}");
+                assert_eq!(v.quotient(n), n / d, "{n} / {d}");
             }
             for _ in 0..2000 {
                 let n = rng.below(1 << 32) as u32;
-                assert_eq!(v.div(n), n / d, "{n} / {d}");
+                assert_eq!(v.quotient(n), n / d, "{n} / {d}");
                 let m = (n / d).saturating_mul(d);
                 for k in [m, m.saturating_sub(1), m.saturating_add(d - 1)] {
-                    assert_eq!(v.div(k), k / d, "{k} / {d}");
+                    assert_eq!(v.quotient(k), k / d, "{k} / {d}");
                 }
             }
         }

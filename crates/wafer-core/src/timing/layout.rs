@@ -115,12 +115,12 @@ impl Layout {
     /// Where FTL physical page `pba` is.
     #[inline]
     pub fn locate(&self, pba: u32) -> Loc {
-        let seg = self.per_segment.div(pba);
+        let seg = self.per_segment.quotient(pba);
         let j = pba - seg * self.segment_pages;
-        let row = self.per_row.div(j);
+        let row = self.per_row.quotient(j);
         let plane = self.slot_plane[(j - row * self.planes) as usize];
         Loc {
-            die: self.per_die.div(plane),
+            die: self.per_die.quotient(plane),
             plane,
             page: row,
             block: seg,
