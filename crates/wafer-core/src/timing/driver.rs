@@ -1052,17 +1052,20 @@ impl Driver {
     /// and returns the translation-page read the access must wait for
     /// (not for GC, which knows the new address, nor for a translation
     /// page never written).
+    #[inline]
     fn cmt_access(&mut self, lpn: u32, a: Access) -> Option<u32> {
-        if self.ideal {
-            self.c.cmt_hits += 1;
-            return None;
-        }
         // GC updates an entry without making it recent: moving a page is
         // not a use of it.
-        if self.cmt.hit(lpn, a != Access::Gc, a != Access::Read) {
+        if self.ideal || self.cmt.hit(lpn, a != Access::Gc, a != Access::Read) {
             self.c.cmt_hits += 1;
             return None;
         }
+        self.cmt_miss(lpn, a)
+    }
+
+    /// A mapping-table miss (see [`Driver::cmt_access`]).
+    #[inline(never)]
+    fn cmt_miss(&mut self, lpn: u32, a: Access) -> Option<u32> {
         self.c.cmt_misses += 1;
         let m = lpn / self.per_tpage;
         let loc = self.mvpn_loc[m as usize];

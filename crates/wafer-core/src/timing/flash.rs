@@ -628,6 +628,7 @@ impl Flash {
 
     /// Issue `unit`'s armed erase once no erase runs on it and every
     /// operation left on it is a program parked behind it.
+    #[inline]
     fn try_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
         let u = unit as usize;
         if self.seg_armed[u] && self.seg_erase[u] == 0 && self.seg_inflight[u] == self.seg_parked[u]
@@ -636,6 +637,7 @@ impl Flash {
         }
     }
 
+    #[inline(never)]
     fn issue_erase(&mut self, unit: u32, now: u64, q: &mut EventQueue) {
         self.seg_armed[unit as usize] = false;
         self.seg_erase[unit as usize] = self.layout.planes;
