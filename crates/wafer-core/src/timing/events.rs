@@ -147,15 +147,17 @@ impl EventQueue {
         if l < LANES {
             let f = &mut self.lanes[l];
             debug_assert!(f.last().is_none_or(|b| b >> TIME_SHIFT <= rel));
+            // Behind a head the key cannot be the earliest.
             if f.len == 0 {
                 self.heads[l] = key;
                 self.free &= !(1 << l);
+                self.best = self.best.min(key);
             }
             f.push(key, payload);
         } else {
             self.heap_push(((key as u128) << 64) | payload as u128);
+            self.best = self.best.min(key);
         }
-        self.best = self.best.min(key);
     }
 
     /// The lane that holds (or last held) delay `d`, else an empty lane
