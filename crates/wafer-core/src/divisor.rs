@@ -47,7 +47,20 @@ mod tests {
     #[test]
     fn equals_hardware_division() {
         let mut rng = crate::rng::Rng::new(11);
-        let edges = [0, 1, 2, 3, 7, 1000, 3840, 65535, 65536, 1 << 31, u32::MAX - 1, u32::MAX];
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            7,
+            1000,
+            3840,
+            65535,
+            65536,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
         let mut ds: Vec<u32> = edges.iter().copied().filter(|&d| d > 0).collect();
         ds.extend((0..200).map(|_| 1 + rng.below(u32::MAX as u64) as u32));
         ds.extend((1..=64).map(|k| k * 3840));

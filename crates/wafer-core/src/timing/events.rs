@@ -274,7 +274,12 @@ impl EventQueue {
             let mask = f.key.len() - 1;
             all.extend((0..f.len).map(|k| (f.key[(f.head + k) & mask], l, (f.head + k) & mask)));
         }
-        all.extend(self.heap.iter().enumerate().map(|(i, &e)| ((e >> 64) as u64, LANES, i)));
+        all.extend(
+            self.heap
+                .iter()
+                .enumerate()
+                .map(|(i, &e)| ((e >> 64) as u64, LANES, i)),
+        );
         all.sort_unstable_by_key(|e| e.0);
         let old = self.epoch;
         let key = |time: u64, rank: u64, lane: usize| {
@@ -422,9 +427,15 @@ impl Fifo {
     #[cold]
     fn grow(&mut self) {
         let n = self.key.len();
-        let order = |v: &[u64]| (0..n).map(|k| v[(self.head + k) & (n - 1)]).collect::<Vec<_>>();
+        let order = |v: &[u64]| {
+            (0..n)
+                .map(|k| v[(self.head + k) & (n - 1)])
+                .collect::<Vec<_>>()
+        };
         let mut key = order(&self.key);
-        let mut pay: Vec<u32> = (0..n).map(|k| self.pay[(self.head + k) & (n - 1)]).collect();
+        let mut pay: Vec<u32> = (0..n)
+            .map(|k| self.pay[(self.head + k) & (n - 1)])
+            .collect();
         key.resize(2 * n, 0);
         pay.resize(2 * n, 0);
         self.key = key;
@@ -512,8 +523,11 @@ mod tests {
 
     /// Pops against a sorted reference: (time, payload).
     fn check_against_reference(q: &mut EventQueue, events: &[(u64, u32)]) {
-        let mut want: Vec<(u64, usize, u32)> =
-            events.iter().enumerate().map(|(i, &(t, p))| (t, i, p)).collect();
+        let mut want: Vec<(u64, usize, u32)> = events
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, p))| (t, i, p))
+            .collect();
         want.sort();
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         let want: Vec<_> = want.into_iter().map(|(t, _, p)| (t, p)).collect();

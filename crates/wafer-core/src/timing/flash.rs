@@ -35,8 +35,6 @@
 //!   is one erase.) A copyback
 //!   is a GC read and program on one die that move no data over the channel.
 
-use std::collections::VecDeque;
-
 use super::config::{SsdConfig, Suspend};
 use super::events::EventQueue;
 use super::layout::{Layout, Loc};
@@ -243,16 +241,17 @@ struct Susp {
     array_start: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Channel {
     free_at: u64,
-    /// Dies waiting to move read data out, by priority (mapping, user,
-    /// GC reads), each in the order their arrays finished: served before
-    /// any command, as MQSim's PHY serves its waiting read transfers.
-    outs: [VecDeque<u32>; 3],
-    /// Dies waiting to send a command (and a program's data), in order.
-    waiters: VecDeque<u32>,
-    /// Dies in `outs`, and in all.
+    /// Dies waiting, in four lines served in order: read data out by
+    /// priority (mapping, user, GC reads; before any command, as MQSim's
+    /// PHY serves its waiting read transfers), then commands (and a
+    /// program's data). Each line is a list through `Flash::wait_next`, in
+    /// the order the dies came.
+    head: [u32; 4],
+    tail: [u32; 4],
+    /// Dies in the data-out lines, and in all.
     outs_waiting: u32,
     waiting: u32,
     event: bool,
@@ -260,29 +259,54 @@ struct Channel {
 }
 
 impl Channel {
+    fn new() -> Channel {
+        Channel {
+            free_at: 0,
+            head: [NONE; 4],
+            tail: [NONE; 4],
+            outs_waiting: 0,
+            waiting: 0,
+            event: false,
+            busy_ns: 0,
+        }
+    }
+
     /// Die `die` waits: for a data out of priority `line` (0-2), or
     /// (`line` 3) to send a command.
     #[inline]
-    fn wait(&mut self, die: u32, line: usize) {
+    fn wait(&mut self, next: &mut [u32], die: u32, line: usize) {
         self.waiting += 1;
         if line < 3 {
             self.outs_waiting += 1;
-            self.outs[line].push_back(die);
-        } else {
-            self.waiters.push_back(die);
         }
+        next[die as usize] = NONE;
+        match self.tail[line] {
+            NONE => self.head[line] = die,
+            t => next[t as usize] = die,
+        }
+        self.tail[line] = die;
     }
 
     /// The die the channel goes to next.
     #[inline]
-    fn next_waiter(&mut self) -> Option<u32> {
-        if self.outs_waiting > 0 {
-            self.outs_waiting -= 1;
-            self.waiting -= 1;
-            return self.outs.iter_mut().find_map(VecDeque::pop_front);
+    fn next_waiter(&mut self, next: &[u32]) -> Option<u32> {
+        if self.waiting == 0 {
+            return None;
         }
-        let d = self.waiters.pop_front()?;
         self.waiting -= 1;
+        let line = if self.outs_waiting > 0 {
+            self.outs_waiting -= 1;
+            (0..3)
+                .find(|&l| self.head[l] != NONE)
+                .expect("a data-out waiter")
+        } else {
+            3
+        };
+        let d = self.head[line];
+        self.head[line] = next[d as usize];
+        if self.head[line] == NONE {
+            self.tail[line] = NONE;
+        }
         Some(d)
     }
 }
@@ -421,6 +445,8 @@ pub struct Flash {
     /// Suspension state per die.
     susp: Vec<Susp>,
     chans: Vec<Channel>,
+    /// The die after each in its channel's waiting line.
+    wait_next: Vec<u32>,
     chip_active: Vec<u32>,
     chip_since: Vec<u64>,
     chip_busy: Vec<u64>,
@@ -501,7 +527,8 @@ impl Flash {
             tails: vec![[NONE; CLASSES]; layout.dies as usize],
             susp: vec![susp; layout.dies as usize],
             dies,
-            chans: vec![Channel::default(); layout.channels as usize],
+            chans: vec![Channel::new(); layout.channels as usize],
+            wait_next: vec![NONE; layout.dies as usize],
             chip_active: vec![0; chips],
             chip_since: vec![0; chips],
             chip_busy: vec![0; chips],
@@ -776,7 +803,7 @@ impl Flash {
             3
         };
         let c = &mut self.chans[ch as usize];
-        c.wait(die, line);
+        c.wait(&mut self.wait_next, die, line);
         if !c.event {
             c.event = true;
             q.push(c.free_at.max(now), payload(EV_CHAN, ch));
@@ -799,7 +826,7 @@ impl Flash {
             q.push(c.free_at, payload(EV_CHAN, ch));
             return;
         }
-        if let Some(die) = c.next_waiter() {
+        if let Some(die) = c.next_waiter(&self.wait_next) {
             if c.waiting > 0 && self.dies[die as usize].phase == Phase::WantDataOut {
                 c.event = true;
                 self.grant_data_out(die, now, q, EV_OUT_CHAN);
