@@ -264,8 +264,8 @@ impl EventQueue {
     }
 
     /// Renumber the pending keys in their order from epoch `epoch` (not
-    /// before the present epoch nor after a pending event), then move in
-    /// the side list's events that fit, after them.
+    /// before the present epoch, not after the earliest pending event),
+    /// then move in the side list's events that fit, after them.
     #[cold]
     fn renumber(&mut self, epoch: u64) {
         let epoch = epoch.max(self.epoch);
@@ -282,6 +282,11 @@ impl EventQueue {
         );
         all.sort_unstable_by_key(|e| e.0);
         let old = self.epoch;
+        // Never past a pending event (none is before the present, but a
+        // wrapped time must not reorder the queue).
+        let epoch = all
+            .first()
+            .map_or(epoch, |e| epoch.min(old + (e.0 >> TIME_SHIFT)));
         let key = |time: u64, rank: u64, lane: usize| {
             ((time - epoch) << TIME_SHIFT) | (rank << LANE_BITS) | lane as u64
         };
