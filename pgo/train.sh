@@ -5,7 +5,7 @@
 # trace parsing, the timing benchmark) and the timing benchmark again,
 # merge the counts of what ran
 # (--sparse: code that did not run is compiled as without a profile), then
-# rebuild. Run it in a venv with wafer's build tools (maturin) after changing
+# reinstall. Run it in a venv where wafer is installed after changing
 # a hot path: a function whose code changed loses its profile until then.
 # Needs llvm-profdata of rustc's LLVM version: `rustup component add
 # llvm-tools`, or Debian's llvm-N package.
@@ -20,8 +20,11 @@ if [ -z "$profdata" ]; then
 fi
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
-# Its own target directory: cargo does not see the wrapper's flags change.
-WAFER_PGO="generate:$raw" CARGO_TARGET_DIR=target/pgo-generate maturin develop --release --quiet
+# Built as `pip install .` builds it: a profile names functions by their
+# symbols, whose crate hashes differ between that build and `maturin
+# develop`'s. Its own target directory: cargo does not see the wrapper's
+# flags change.
+WAFER_PGO="generate:$raw" CARGO_TARGET_DIR=target/pgo-generate pip install . --no-deps --force-reinstall --quiet
 LLVM_PROFILE_FILE="$raw/bench-%p.profraw" wafer bench --quick --repeat 1 > "$raw/bench.txt"
 # The timing model's benchmark once more, weighted: in the bench's counts the
 # engine's WAF-mode runs outweigh it so far that its hot paths would not count
@@ -35,5 +38,5 @@ LLVM_PROFILE_FILE="$raw/timing-%p.profraw" wafer replay --workload uniform --log
 echo "$llvm" > pgo/llvm-version
 # Cargo does not track the profile: recompile wafer's crates with it.
 touch crates/*/src/lib.rs
-maturin develop --release --quiet
+pip install . --no-deps --force-reinstall --quiet
 echo "pgo/wafer.profdata: $(wc -c < pgo/wafer.profdata) bytes from $(ls "$raw"/*.profraw | wc -l) runs"
