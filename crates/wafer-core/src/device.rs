@@ -28,7 +28,7 @@ pub enum GcMode {
     /// so it never runs out (OP is not used). This is the replayer's trigger
     /// only; its other conventions (no prefill, garbage counted at seal, one
     /// victim per request) are the `sepbit-replayer` setup
-    /// ([`crate::setup::Setup`]).
+    /// ([`crate::run::Setup`]).
     GarbageProportion,
 }
 

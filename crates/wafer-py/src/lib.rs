@@ -199,11 +199,11 @@ impl Simulation {
 /// returns True, then `result_json()`.
 #[pyclass(module = "wafer._core")]
 struct MultiSimulation {
-    inner: Mutex<wafer_core::multi::MultiSimulation>,
+    inner: Mutex<wafer_core::run::multi::MultiSimulation>,
 }
 
 impl MultiSimulation {
-    fn sim(&self) -> MutexGuard<'_, wafer_core::multi::MultiSimulation> {
+    fn sim(&self) -> MutexGuard<'_, wafer_core::run::multi::MultiSimulation> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -212,10 +212,10 @@ impl MultiSimulation {
 impl MultiSimulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let cfg: wafer_core::multi::MultiConfig = serde_json::from_str(config_json)
+        let cfg: wafer_core::run::multi::MultiConfig = serde_json::from_str(config_json)
             .map_err(|e| ConfigError::new_err(format!("bad multi-volume configuration: {e}")))?;
         let inner = py
-            .detach(|| wafer_core::multi::MultiSimulation::new(cfg))
+            .detach(|| wafer_core::run::multi::MultiSimulation::new(cfg))
             .map_err(to_py)?;
         Ok(MultiSimulation {
             inner: Mutex::new(inner),
@@ -254,7 +254,7 @@ fn registry_json() -> String {
         .iter()
         .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
         .collect();
-    let setups: Vec<_> = wafer_core::setup::SETUPS
+    let setups: Vec<_> = wafer_core::run::setup::SETUPS
         .iter()
         .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
         .collect();
@@ -458,7 +458,7 @@ fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u6
 #[pyfunction]
 fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
     let cfg = run_config(config_json)?;
-    let (_, info) = py.detach(|| future::annotate(&cfg)).map_err(to_py)?;
+    let (_, info) = py.detach(|| cfg.annotate()).map_err(to_py)?;
     Ok(serde_json::to_string(&info).expect("serialises"))
 }
 
@@ -480,8 +480,6 @@ fn oracle_search_json(
         max_groups,
     };
     py.detach(|| {
-        let (ann, info) = future::annotate(&cfg)?;
-        let ann = Arc::new(ann);
         let mut report = |t: &search::Trial| {
             if let Some(cb) = &progress {
                 let json = serde_json::to_string(t).expect("serialises");
@@ -489,7 +487,7 @@ fn oracle_search_json(
                 Python::attach(|py| cb.call1(py, (json,)).map(|_| ()).unwrap_or(()));
             }
         };
-        let r = search::search(&cfg, &ann, &opts, &mut report)?;
+        let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
         Ok(serde_json::json!({"search": r, "annotation": info}).to_string())
     })
     .map_err(to_py)

@@ -32,15 +32,15 @@
 //! takes it, as in the paper: the hot/non-hot policies predict no lifetime
 //! classes to map, and DOGI's GC groups share ids with NoDaP's.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
 use super::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
-use crate::sim::{RunConfig, Simulation};
+use crate::future::{accuracy::class_of, remaining, NEVER};
 
 /// A policy with NoDaP's user placement and/or GC relocation. Its bins come
 /// from the measuring replay in `prepare` (run again on resume); its
@@ -226,12 +226,12 @@ impl Assisted {
     }
 
     /// `+ngrp`: NoDaP's configuration for this stream.
-    fn prepare_groups(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
+    fn prepare_groups(&mut self, run: &dyn RunService) -> Result<()> {
         let opts = super::nodap::search::Options {
             min_gain: 0.05,
             max_groups: 10,
         };
-        let r = super::nodap::search::search(run, ann, &opts, &mut |_| {})?;
+        let r = super::nodap::search::search(run, &opts, &mut |_| {})?;
         self.grp = Some(r.birs);
         Ok(())
     }
@@ -257,17 +257,12 @@ impl Placement for Assisted {
         true
     }
 
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.inner.prepare(run, ann)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.inner.prepare(run)?;
         if self.grp.is_some() {
-            return self.prepare_groups(run, ann);
+            return self.prepare_groups(run);
         }
-        let mut c = run.clone();
-        c.policy = self.base.clone();
-        c.accuracy = false;
-        let mut sim = Simulation::with_annotation(c, Some(ann.clone()))?;
-        sim.run()?;
-        let r = sim.result();
+        let r = run.replay(&self.base, None, &mut |p| p)?;
         let medians: Vec<Option<u64>> = r
             .groups
             .iter()
@@ -347,9 +342,6 @@ impl Placement for Assisted {
     super::forward_block_hooks!();
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
-    }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        self.inner.prepare_stream(run)
     }
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.inner.on_workload_start(ctx);

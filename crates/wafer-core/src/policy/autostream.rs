@@ -169,8 +169,8 @@ const NIL: u32 = u32::MAX;
 /// Multi-queue state over flat per-chunk arrays.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct AutoStream {
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     chunk_blocks: u32,
     lifetime: u64,
     base: u32,

@@ -39,12 +39,12 @@ use super::fios::{dictionary::Dictionary, matrix::FeatureSet};
 use super::streams::Clock;
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::Request;
-use crate::sim::RunConfig;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "ofios",
@@ -377,7 +377,7 @@ impl Placement for Ofios {
     fn groups(&self) -> usize {
         self.cfg.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
         self.clock.check_fits("ofios", "the run window", run)?;
         Ok(())
     }

@@ -19,14 +19,13 @@
 use serde_json::Value;
 
 use super::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::Annotation;
 use crate::model::train::TrainingStats;
 use crate::model::Tensors;
 use crate::request::Request;
-use crate::sim::RunConfig;
-use std::sync::Arc;
+pub use crate::source::Span;
 
 /// Bytes of one sector, the unit FIOS counts chunks in.
 pub const SECTOR_BYTES: u32 = 512;
@@ -116,11 +115,8 @@ impl Placement for StreamLimit {
     fn state(&self) -> Option<Value> {
         self.inner.state()
     }
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.inner.prepare(run, ann)
-    }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        self.inner.prepare_stream(run)
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.inner.prepare(run)
     }
     fn needs_future(&self) -> bool {
         self.inner.needs_future()
@@ -265,11 +261,11 @@ impl Clock {
         }
     }
 
-    /// Check that one window fits in the run `cfg` describes: its trace
-    /// span (read from the stream, one pass over the timestamps) or its
-    /// user writes. A window longer than the run would never close.
-    pub fn check_fits(&self, policy: &str, what: &str, cfg: &RunConfig) -> Result<Span> {
-        let span = Span::of(cfg)?;
+    /// Check that one window fits in `run`: its trace span (read from the
+    /// stream, one pass over the timestamps) or its user writes. A window
+    /// longer than the run would never close.
+    pub fn check_fits(&self, policy: &str, what: &str, run: &dyn RunService) -> Result<Span> {
+        let span = run.span()?;
         let (have, unit, need) = match *self {
             Clock::Seconds(n) => (span.duration_ns(), "s of trace time", n),
             Clock::Blocks(n) => (span.writes, "user blocks", n),
@@ -290,43 +286,6 @@ impl Clock {
             });
         }
         Ok(span)
-    }
-}
-
-/// What one pass over a run's request stream found out.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Span {
-    /// Timestamp of the first request [ns].
-    pub first_ns: u64,
-    /// Timestamp of the last request [ns].
-    pub last_ns: u64,
-    /// User blocks written.
-    pub writes: u64,
-    /// Requests.
-    pub requests: u64,
-}
-
-impl Span {
-    /// Read `cfg`'s stream once (timestamps and write counts only).
-    pub fn of(cfg: &RunConfig) -> Result<Self> {
-        let mut s = Span::default();
-        crate::source::replay_requests(cfg, |r| {
-            if s.requests == 0 {
-                s.first_ns = r.time_ns;
-            }
-            s.requests += 1;
-            s.last_ns = r.time_ns;
-            if r.op == crate::request::Op::Write {
-                s.writes += r.blocks as u64;
-            }
-            true
-        })?;
-        Ok(s)
-    }
-
-    /// Time from the first to the last request [ns].
-    pub fn duration_ns(&self) -> u64 {
-        self.last_ns - self.first_ns
     }
 }
 

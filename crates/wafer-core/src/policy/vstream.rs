@@ -36,12 +36,12 @@ use super::fios::kmeans::{kmeans, Init};
 use super::streams::{rank_map, Clock};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::Request;
-use crate::sim::RunConfig;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "vstream",
@@ -273,7 +273,7 @@ impl Placement for VStream {
     fn groups(&self) -> usize {
         self.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
         self.clock
             .check_fits("vstream", "the remapping period", run)?;
         Ok(())

@@ -12,21 +12,19 @@ use std::time::Instant;
 
 use super::cache::{Cmt, Lru};
 use super::config::{CacheMode, Interface, SsdConfig};
-use super::events::EventQueue;
-use super::flash::{self, Class, Flash, Kind, Op, CLASS_NAMES, NONE};
+use super::events::{Event, EventQueue};
+use super::flash::{Class, Flash, Kind, Op, CLASS_NAMES, NONE};
 use super::hist::Histogram;
 use super::host::{Dram, Host};
 use super::layout::Layout;
 use super::result::*;
 use super::{Arrival, Fit, TimingRun};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::ftl::{Engine, FlashOp};
+use crate::ftl::FlashOp;
 use crate::request::{Op as ReqOp, Request};
 use crate::source::Source;
 use crate::trace::Extent;
-
-const EV_FETCHED: u32 = 2;
-const EV_DONE: u32 = 3;
 
 /// What ends a run of events in the driver's inner loop.
 enum Next {
@@ -579,13 +577,12 @@ impl Driver {
                 } else if self.flash.urgent_stale {
                     self.update_urgent(eng);
                 }
-                let kind = p >> flash::ID_BITS;
-                if kind == flash::EV_OUT_CHAN {
+                let ev = Event::of(p);
+                if let Event::DieOutChannel(id) = ev {
                     // The channel's event it carries (it finishes nothing).
-                    let id = p & ((1 << flash::ID_BITS) - 1);
                     self.flash.hand_over(id, self.now, &mut self.q);
                 }
-                if kind == EV_DONE {
+                if let Event::Done(_) = ev {
                     // A completion may set the next issue time.
                     break Next::Look;
                 }
@@ -638,13 +635,13 @@ impl Driver {
     }
 
     fn dispatch(&mut self, eng: &mut Engine, p: u32) -> Result<()> {
-        let id = p & ((1 << flash::ID_BITS) - 1);
-        match p >> flash::ID_BITS {
-            flash::EV_DIE | flash::EV_OUT_CHAN => self.flash.on_die(id, self.now, &mut self.q),
-            flash::EV_CHAN => self.flash.on_channel(id, self.now, &mut self.q),
-            EV_FETCHED => self.on_fetched(eng, id)?,
-            EV_DONE => self.on_done(id),
-            k => unreachable!("event kind {k}"),
+        match Event::of(p) {
+            Event::Die(id) | Event::DieOutChannel(id) => {
+                self.flash.on_die(id, self.now, &mut self.q)
+            }
+            Event::Channel(id) => self.flash.on_channel(id, self.now, &mut self.q),
+            Event::Fetched(id) => self.on_fetched(eng, id)?,
+            Event::Done(id) => self.on_done(id),
         }
         Ok(())
     }
@@ -715,7 +712,7 @@ impl Driver {
         if r.op == ReqOp::Write {
             t = self.host.write_data(t, r.bytes);
         }
-        self.q.push(t, flash::payload(EV_FETCHED, id));
+        self.q.push(t, Event::Fetched(id).payload());
     }
 
     /// Sectors of page `k` of a request that it covers.
@@ -1239,7 +1236,7 @@ impl Driver {
             t
         };
         self.q
-            .push(t + self.host.complete_ns, flash::payload(EV_DONE, id));
+            .push(t + self.host.complete_ns, Event::Done(id).payload());
     }
 
     fn on_done(&mut self, id: u32) {

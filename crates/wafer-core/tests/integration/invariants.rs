@@ -2,7 +2,7 @@
 //! reads, under every policy (the learned ones: wafer-learn's tests) and victim selector; WAF >= 1; accounting adds up.
 
 use proptest::prelude::*;
-use wafer_core::ftl::Engine;
+use wafer_core::engine::Engine;
 use wafer_core::{policy, victim, DeviceConfig, GcMode, Op, Request};
 
 fn op() -> impl Strategy<Value = (u8, u64, u32)> {

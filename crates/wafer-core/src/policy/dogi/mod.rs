@@ -328,8 +328,8 @@ struct Period {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Dogi {
     p: Params,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     capacity: u64,
     segment: u32,
     /// The features' tables; beside each LBA's access bitmap, its
@@ -381,7 +381,7 @@ pub struct Dogi {
     victims: Victims,
     fallbacks: u64,
     live_accuracy: Option<f64>,
-    #[serde(with = "crate::checkpoint::as_json")]
+    #[serde(with = "crate::codec::as_json")]
     history: Vec<Value>,
     placed: [u64; 3],
 }

@@ -50,15 +50,15 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::streams::{Chunking, Span};
+use super::streams::Chunking;
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::{Op, Request};
-use crate::sim::RunConfig;
 
 use dictionary::{ClusterStats, Dictionary, Footprint, Rows};
 use features::{Accumulator, Adjacent};
@@ -529,8 +529,8 @@ impl Placement for Fios {
     fn groups(&self) -> usize {
         self.cfg.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        let span = Span::of(run)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        let span = run.span()?;
         let bad = |reason: String| Error::Parameter {
             policy: "fios".into(),
             reason,
@@ -568,7 +568,7 @@ impl Placement for Fios {
         let mut t = Training::new(&self.cfg, span.first_ns, train_ns.max(1), lambda_span);
         let mut written = 0u64;
         let chunk_blocks = self.cfg.chunking.blocks;
-        crate::source::replay_requests(run, |r| {
+        run.requests(&mut |r| {
             if written >= end_writes || r.time_ns >= end_ns {
                 return false;
             }

@@ -60,6 +60,7 @@ use super::fios::kmeans::{kmeans, Init};
 use super::streams::{rank_map, Chunking, Clock, Span};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::{self, LstmShape, TrainSpec, TrainingStats};
@@ -67,7 +68,6 @@ use crate::model::{Dense, LstmCell, Tensors};
 use crate::params;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::sim::RunConfig;
 
 pub use records::CANDIDATES;
 use records::{pearson, Period, T, WIDTH};
@@ -839,7 +839,7 @@ impl Placement for LstmKm {
     fn groups(&self) -> usize {
         self.p.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
         let span: Span = self.clock.check_fits("lstm-km", "the period", run)?;
         let total = match self.clock {
             Clock::Seconds(n) => span.duration_ns() / n,

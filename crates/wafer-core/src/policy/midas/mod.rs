@@ -85,8 +85,9 @@ use serde_json::{json, Value};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
-use crate::ftl::{prefetch, GroupId, SegState, SegmentId};
+use crate::ftl::{GroupId, SegState, SegmentId};
 use crate::params;
+use crate::prefetch;
 use crate::victim::{cost_benefit_score, cost_benefit_sqrt_score, top_by_score};
 use model::{Config, Limits, Model, Prediction, Uid};
 
@@ -239,8 +240,8 @@ enum LastVictim {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Midas {
     /// Registry name (`midas`, or `midas-ng`).
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     p: Params,
     last_victim: LastVictim,
     /// Chain positions besides the hot group that labels may take

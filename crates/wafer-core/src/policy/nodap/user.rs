@@ -33,12 +33,12 @@ use serde_json::{json, Value};
 
 use super::NoDap;
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
+use crate::future::{accuracy::class_of, remaining, NEVER};
 use crate::model::train::TrainingStats;
 use crate::policy::{self, Ctx, Event, GcBlock, Placement, UserWrite};
-use crate::sim::{RunConfig, Simulation};
 
 /// No class predicted for a write.
 const NONE: u8 = u8::MAX;
@@ -175,10 +175,10 @@ impl Placement for Recorder {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct NoDapUser {
     nodap: NoDap,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     predictor: String,
-    #[serde(with = "crate::checkpoint::as_json")]
+    #[serde(with = "crate::codec::as_json")]
     predictor_params: Value,
     /// The predictor's class of each user write, by logical time.
     classes: Vec<u8>,
@@ -247,23 +247,21 @@ impl Placement for NoDapUser {
         true
     }
 
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.nodap.prepare(run, ann)?;
-        let mut c = run.clone();
-        c.policy = self.predictor.clone();
-        c.params = self.predictor_params.clone();
-        c.accuracy = false;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.nodap.prepare(run)?;
         let rec = Arc::new(Mutex::new(Recording::default()));
-        let out = rec.clone();
-        let mut sim = Simulation::with_builder(c, Some(ann.clone()), move |cfg, geo| {
-            let inner = policy::build(&cfg.policy, &cfg.params, geo)?;
-            Ok(Box::new(Recorder { inner, out }) as Box<dyn Placement>)
-        })?;
-        sim.run()?;
-        let r = sim.result();
+        let r = run.replay(
+            &self.predictor,
+            Some(&self.predictor_params),
+            &mut |inner| {
+                Box::new(Recorder {
+                    inner,
+                    out: rec.clone(),
+                })
+            },
+        )?;
         self.predictor_waf = r.steady_waf.or(r.waf);
         self.predictor_training = r.training;
-        drop(sim);
         let rec = std::mem::take(&mut *rec.lock().unwrap_or_else(|e| e.into_inner()));
         self.medians = rec.medians();
         let last = self.last();

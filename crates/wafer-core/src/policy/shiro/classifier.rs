@@ -63,8 +63,8 @@ pub enum Pred {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Policy name (errors, model files).
-    #[serde(with = "crate::checkpoint::static_str")]
-    pub policy: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    pub policy: crate::codec::Name,
     /// GRU hidden units.
     pub hidden: usize,
     /// Longest training sequence [steps]; 1 also drops the cached state.
@@ -419,9 +419,9 @@ impl Classifier {
         self.last.prefetch(lba);
         let i = lba as usize * self.c.hidden;
         if self.c.int8 {
-            crate::ftl::prefetch::prefetch(&self.h8, i);
+            crate::prefetch::prefetch(&self.h8, i);
         } else {
-            crate::ftl::prefetch::prefetch(&self.h32, i);
+            crate::prefetch::prefetch(&self.h32, i);
         }
     }
 

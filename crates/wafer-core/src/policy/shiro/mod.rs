@@ -351,8 +351,8 @@ const PRED_MASK: u8 = 0b11;
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Shiro {
     p: Params,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     levels: usize,
     segment_blocks: u32,
     classifier: Classifier,
@@ -493,7 +493,7 @@ impl Placement for Shiro {
 
     fn prefetch(&self, lba: u32) {
         self.classifier.prefetch(lba);
-        crate::ftl::prefetch::prefetch(&self.page, lba as usize);
+        crate::prefetch::prefetch(&self.page, lba as usize);
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
