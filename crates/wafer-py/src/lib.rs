@@ -3,7 +3,7 @@
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use wafer_core::policy::fios::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
-use wafer_core::{future, policy, victim, workload, Error, RunConfig};
+use wafer_core::{policy, victim, workload, Error, RunConfig};
 
 create_exception!(
     wafer._core,

@@ -2,7 +2,7 @@
 //! (§6, Fig. 11) compares against: the logical address space is cut into
 //! `streams` equal ranges and a block's stream is the range it falls in.
 //!
-//! Host-side streams on a multi-stream SSD (DESIGN.md): GC keeps a block in
+//! Host-side streams on a multi-stream SSD (docs/ARCHITECTURE.md): GC keeps a block in
 //! its stream's group. Default 8 streams (FIOS notes 16 on recent drives;
 //! set `streams` to match the device studied).
 

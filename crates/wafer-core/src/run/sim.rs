@@ -21,6 +21,7 @@ use crate::future::{AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::request::{Op, Request};
 use crate::source::Source;
 use crate::timing;
+use crate::trace::Extent;
 use crate::{policy, victim};
 
 /// A replay in progress.
@@ -50,6 +51,45 @@ pub struct Simulation {
     /// The configuration as given (before a setup or the sizing changed
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
+}
+
+/// The request source as a timed replay consumes it: requests with the
+/// bytes they cover, counted into the run's position, the write that
+/// reaches the run's length cut short and the last.
+struct Feed<'a> {
+    src: &'a mut Source,
+    written: &'a mut u64,
+    taken: &'a mut u64,
+    total: u64,
+    ended: bool,
+}
+
+impl timing::RequestFeed for Feed<'_> {
+    fn next(&mut self, page_bytes: u32) -> Result<Option<(Request, Extent)>> {
+        let Some((mut r, mut ext)) = self.src.next_extent(page_bytes)? else {
+            return Ok(None);
+        };
+        *self.taken += 1;
+        if r.op == Op::Write {
+            let room = self.total - *self.written;
+            if r.blocks as u64 >= room {
+                if r.blocks as u64 > room {
+                    r.blocks = room as u32;
+                    let end = r.blocks as u64 * page_bytes as u64;
+                    ext.bytes = ext.bytes.min(end - ext.head as u64);
+                }
+                self.ended = true;
+            }
+            *self.written += r.blocks as u64;
+        }
+        Ok(Some((r, ext)))
+    }
+    fn ended(&self) -> bool {
+        self.ended
+    }
+    fn written(&self) -> u64 {
+        *self.written
+    }
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -165,7 +205,7 @@ impl Simulation {
                 Some(Box::new(timing::Driver::new(
                     run.clone(),
                     fit,
-                    &engine,
+                    &engine.ftl.geo,
                     pre,
                 )?))
             }
@@ -317,14 +357,16 @@ impl Simulation {
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timing.as_mut() {
-            Some(d) => d.advance(
-                &mut self.engine,
-                &mut self.source,
-                &mut self.written,
-                &mut self.taken,
-                goal,
-                self.cfg.writes,
-            ),
+            Some(d) => {
+                let mut feed = Feed {
+                    src: &mut self.source,
+                    written: &mut self.written,
+                    taken: &mut self.taken,
+                    total: self.cfg.writes,
+                    ended: false,
+                };
+                d.advance(&mut self.engine, &mut feed, goal, self.cfg.writes)
+            }
             None => self.advance(goal),
         };
         self.elapsed += t.elapsed().as_secs_f64();

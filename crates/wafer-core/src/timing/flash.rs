@@ -1,5 +1,5 @@
 //! The flash back end: channels, dies, the transaction scheduler (TSU) and
-//! the operations in flight (timing-autoblox §2.6, §2.7).
+//! the operations in flight (MQSim's `TSU_Priority_OutOfOrder` and `NVM_PHY_ONFI_NVDDR2`).
 //!
 //! * Operations live in a slab of small records (`Op`), reused through a
 //!   free list: memory grows with the operations in flight, never with the
