@@ -558,38 +558,37 @@ pub struct NameInfo {
 /// What `name` stands for (see [`NameInfo`]); an unknown policy, assist or
 /// predictor is the error [`build`] would give.
 pub fn describe_name(name: &str) -> Result<NameInfo> {
-    let named = |base: &'static str, form: Option<&'static str>, family, needs_future| NameInfo {
-        name: name.into(),
-        base,
-        form,
-        assists: Vec::new(),
-        predictor: None,
-        stage: None,
-        family,
-        needs_future,
+    let named = |base: &str, form: Option<&'static Composite>| -> Result<NameInfo> {
+        let p = info(base)?;
+        Ok(NameInfo {
+            name: name.into(),
+            base: p.name,
+            form: form.map(|c| c.form),
+            assists: Vec::new(),
+            predictor: None,
+            stage: None,
+            family: form.map_or(p.family, |c| c.family),
+            needs_future: form.map_or(p.needs_future, |c| c.needs_future),
+        })
     };
+    let form = |f: &str| COMPOSITES.iter().find(|c| c.form == f);
     if let Some(stage) = dogi::Dogi::stage_of(name) {
-        let c = &COMPOSITES[2];
-        let mut d = named(info("dogi")?.name, Some(c.form), c.family, c.needs_future);
+        let mut d = named("dogi", form("dogi+STAGE"))?;
         d.stage = Some(stage.name());
         return Ok(d);
     }
     if let Some(predictor) = nodap::user::predictor_of(name) {
         let p = nodap::user::check_predictor(name, predictor)?;
-        let c = &COMPOSITES[1];
-        let mut d = named(info("nodap")?.name, Some(c.form), c.family, c.needs_future);
+        let mut d = named("nodap", form("nodap+POLICY-user"))?;
         d.predictor = Some(p.name);
         return Ok(d);
     }
     if let Some((base, assists)) = assisted::parse(name)? {
-        let b = info(base)?;
-        let c = &COMPOSITES[0];
-        let mut d = named(b.name, Some(c.form), c.family, c.needs_future);
+        let mut d = named(base, form("POLICY+ASSIST[+ASSIST...]"))?;
         d.assists = assists.names();
         return Ok(d);
     }
-    let p = info(name)?;
-    Ok(named(p.name, None, p.family, p.needs_future))
+    named(name, None)
 }
 
 /// The registry as JSON: every policy (name, description, family,
