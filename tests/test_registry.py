@@ -59,7 +59,7 @@ def test_every_device_preset_constructs_whole(preset):
 def test_every_timing_preset_constructs(preset):
     t = next(x for x in wafer.timing_presets() if x["name"] == preset)
     assert t["config"] == wafer.timing_config(preset) and t["description"]
-    dev = wafer.Device(logical_blocks=1 << 12, op=preset_op(t["config"]), segment_blocks=16)
+    dev = wafer.Device(capacity="2GiB", op=preset_op(t["config"]))
     cfg = run_config("base", device=dev, writes=1 << 10, timing=preset)
     assert cfg["timing"]["ssd"]["name"] == preset
     _core.Simulation(json.dumps(cfg))
@@ -82,10 +82,17 @@ def test_cli_preset_applies_the_whole_preset_under_explicit_flags():
 
 
 def test_cli_replay_with_a_preset_keeps_every_field(capsys):
-    assert cli.main(["replay", "--preset", "shiro", "--logical-blocks", "4096", "--segment-blocks", "64",
+    """`wafer replay --preset shiro` runs the device Device.preset("shiro") gives (it once dropped
+    gc_low_fraction and prefill=false)."""
+    size = {"logical_blocks": 4096, "segment_blocks": 32}
+    assert cli.main(["replay", "--preset", "shiro", "--logical-blocks", "4096", "--segment-blocks", "32",
                      "--writes", "4096", "--json", "-q"]) == 0
-    dev = json.loads(capsys.readouterr().out)["config"]["device"]
-    assert (dev["gc_low_fraction"], dev["prefill"], dev["block_size"]) == (0.05, False, 16384)
+    out = json.loads(capsys.readouterr().out)
+    api = wafer.replay("base", device=wafer.Device.preset("shiro", **size), writes=4096, victim="cost-benefit")
+    assert out["gc"] == api.raw["gc"] and out["conventions"] == api.raw["conventions"]
+    assert out["conventions"]["prefill"] is False and out["geometry"]["block_size"] == 16384
+    plain = wafer.replay("base", device=wafer.Device(block_size=16384, op=0.07, **size), writes=4096)
+    assert plain.raw["gc"] != api.raw["gc"], "gc_low_fraction changes the watermark"
 
 
 def test_policies_carry_family_and_needs_future():

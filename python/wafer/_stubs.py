@@ -135,15 +135,15 @@ def _defaults(obj: object) -> dict[str, str]:
 
 
 def _def(name: str, obj: object, params: list[tuple[str, str]], ret: str, owner: str | None, indent: str,
-         self_arg: bool) -> list[str]:
+         self_arg: bool, doc: bool = True) -> list[str]:
     defaults = _defaults(obj)
     args = ["self"] if self_arg else []
     for n, t in params:
         a = f"{n}: {py_type(t, owner)}"
         args.append(f"{a} = {defaults[n]}" if n in defaults else a)
     head = f"{indent}def {name}({', '.join(args)}) -> {py_type(ret, owner)}:"
-    doc = _doc(obj, indent + "    ")
-    return [head, *doc] if doc else [head + " ..."]
+    text = _doc(obj, indent + "    ") if doc else []
+    return [head, *text] if text else [head + " ..."]
 
 
 def generate(source: str) -> str:
@@ -171,7 +171,7 @@ def generate(source: str) -> str:
         out += _doc(cls, "    ")
         for m, (params, ret, kind) in sigs[n].items():
             if kind == "new":
-                out += _def("__init__", cls, params, "()", n, "    ", True)
+                out += _def("__init__", cls, params, "()", n, "    ", True, doc=False)
             elif kind == "getter":
                 out.append("    @property")
                 out += _def(m, getattr(cls, m), [], ret, n, "    ", True)
