@@ -147,11 +147,15 @@ REFUSED = {"seeds": "Fig. 13's method replays each of the 512 configurations onc
            "report": "its table ranks configurations, not policies; use --out FILE.json for its numbers"}
 
 
+def runs(quick: bool) -> int:
+    """Replays of the whole experiment."""
+    return len(WORKLOADS) * (1 + (len(QUICK_MASKS) if quick else MASKS))
+
+
 def work(quick: bool) -> int:
     """User writes of the whole experiment (``wafer reproduce --list`` scales its estimate by them)."""
     s = {**SETTINGS, **(QUICK if quick else {})}
-    runs = len(WORKLOADS) * (1 + (len(QUICK_MASKS) if quick else MASKS))
-    return runs * int(s["drive_writes"] * s["logical_blocks"])
+    return runs(quick) * int(s["drive_writes"] * s["logical_blocks"])
 
 
 def reproduce(options) -> dict[str, Any]:

@@ -91,7 +91,10 @@ OPTIONS = {"seeds": "--seeds", "jobs": "--jobs", "store": "--store", "report": "
 #: Seeds per cell when none are given.
 DEFAULT_SEEDS = 3
 #: Where and when the ``quick_seconds`` of the experiments were measured.
-TIMED = "the project's 2-core machine, shared with other builds (2026-11-27)"
+TIMED = "the project's 2-core machine, shared with three other builds (load 10-14; 2026-11-27, commit of issue 31)"
+#: Seconds per user write of a quick run without a measurement of its own: rule-based's measured 303.5 s for 540
+#: runs of 49,152 user writes.
+QUICK_RATE = 303.5 / (540 * 49_152)
 
 
 class Runner(Protocol):
@@ -295,9 +298,11 @@ class Experiment:
     gap: list[str] = field(default_factory=list)
     #: A module with the runner protocol (:class:`Runner`), for an experiment that is not a sweep.
     runner: str | None = None
-    #: Wall time of ``wafer reproduce NAME --quick`` [s], measured (see :data:`TIMED`).
+    #: Wall time of ``wafer reproduce NAME --quick --jobs 2`` [s] where it was measured (see :data:`TIMED`); else
+    #: ``--list`` estimates it from the number of runs.
     quick_seconds: float | None = None
-    #: Wall time of the full run [s] where one was measured, and where (else ``--list`` estimates it).
+    quick_source: str = "measured"
+    #: Wall time of the full run [s] where a doc measured it, and where; else ``--list`` scales the quick run.
     full_seconds: float | None = None
     full_source: str = ""
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
@@ -322,15 +327,28 @@ class Experiment:
         s = self.settings(quick)
         return self.replays(seeds) * int(s["drive_writes"] * s["logical_blocks"])
 
+    def quick_estimate(self) -> tuple[float | None, str]:
+        """The quick run's wall time [s] and how it is known: measured, or estimated from its runs and their
+        user writes at the rate of the measured rule-based sweep (:data:`QUICK_RATE`; learned policies, NoDaP's
+        searches and timed runs take longer per write, so this is a lower bound)."""
+        if self.quick_seconds is not None:
+            return self.quick_seconds, self.quick_source
+        runs = self.replays() if not self.runner else getattr(runner(self), "runs", lambda quick: 0)(True)
+        work = self.work(True)
+        if runs and work:
+            return work * QUICK_RATE, f"estimated: {runs} runs, {work:,} user writes at rule-based's rate"
+        return None, "not measured"
+
     def full_estimate(self) -> tuple[float | None, str]:
-        """The full run's wall time [s] and how it is known: measured, or scaled from the measured quick run
-        by the user writes (an upper bound: the quick run's fixed costs are scaled too)."""
+        """The full run's wall time [s] and how it is known: measured, or scaled from the quick run by the user
+        writes (an upper bound: the quick run's fixed costs are scaled too)."""
         if self.full_seconds is not None:
             return self.full_seconds, f"measured, {self.full_source}"
+        seconds, _ = self.quick_estimate()
         quick, full = self.work(True), self.work(False)
-        if self.quick_seconds is None or not quick or not full:
+        if seconds is None or not quick or not full:
             return None, "not measured"
-        return self.quick_seconds * full / quick, f"estimated from the quick run x {full / quick:.0f} (user writes)"
+        return seconds * full / quick, f"estimated: the quick run x {full / quick:.0f} (user writes)"
 
     def study(self, name: str, quick: bool = False, seeds: int = 3) -> dict[str, Any]:
         """The experiment as a study (see :mod:`wafer.sweep.study`)."""
@@ -369,6 +387,8 @@ EXPERIMENTS = {
             Claim("Cost-benefit beats greedy for SepBIT on skewed workloads at every OP (LFS; SepBIT and Shiro "
                   "evaluate with cost-benefit)", better_victim("sepbit", SKEWED, "cost-benefit", "greedy")),
         ],
+        quick_seconds=303.5, full_seconds=32 * 60.0,
+        full_source="docs/FIDELITY.md: 540 runs in 32 min on one core of the shared machine, 2026-11-23",
     ),
     "oracle": Experiment(
         description="Future knowledge (DOGI §3, Figs. 2-4): NoDaP (searched per workload and OP) against the simple "
@@ -422,6 +442,8 @@ EXPERIMENTS = {
                   "for every misprediction)", highest_of("ml-dt", ["phftl", "ml-dt", "dogi"], ["zipf:1.0"])),
         ],
         quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
+        full_seconds=12 * 60 + 49.0,
+        full_source="docs/FIDELITY.md: 216 runs in 12 min 49 s with --jobs 2, 2026-11-24",
     ),
     "gap": Experiment(
         description="Where the distance to NoDaP comes from (DOGI §3.2, Fig. 3): SepBIT and MiDAS with NoDaP's user "
@@ -440,6 +462,8 @@ EXPERIMENTS = {
             Claim("Oracle GC relocation lowers SepBIT's WAF on every skewed workload (DOGI Fig. 3(a))",
                   lowers("sepbit+ngc", "sepbit", SKEWED, 0.10)),
         ],
+        quick_seconds=304.6, full_seconds=12 * 60.0,
+        full_source="docs/FIDELITY.md: 81 runs in 12 min on two cores, 2026-11-24",
     ),
     "streams": Experiment(
         description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
@@ -454,6 +478,8 @@ EXPERIMENTS = {
         ops=[0.11],
         runner="repro_streams",
         figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8 (spec streams.md §8)",
+        quick_seconds=79.0 / 4, quick_source="estimated: the full run's 79 s on a quarter of the device",
+        full_seconds=79.0, full_source="docs/FIDELITY.md: seeds 1-3 in 79 s on two cores, 2026-11-24",
     ),
     "oracle-assist": Experiment(
         description="DOGI Fig. 2(a): NoDaP with each policy's user-write predictions (NoDaP^{+SeU}, ^{+MiU}, "
@@ -485,6 +511,8 @@ EXPERIMENTS = {
         workloads=[],
         ops=[0.2],
         runner="repro_autoblox",
+        full_seconds=976.0,
+        full_source="docs/PERFORMANCE.md: five searches of 40 iterations in 976 s with --jobs 2, 2026-11-24",
     ),
     "timing": Experiment(
         description="Timing mode: latency vs queue depth on intel750; GC's effect on tail latency by placement "
@@ -727,9 +755,10 @@ def _duration(seconds: float | None) -> str:
 
 
 def durations(e: Experiment) -> dict[str, Any]:
-    """``quick_seconds`` (measured), ``full_seconds`` and how the latter is known."""
-    full, how = e.full_estimate()
-    return {"quick_seconds": e.quick_seconds, "full_seconds": full, "full_how": how}
+    """``quick_seconds``, ``full_seconds`` and how each is known (measured or estimated)."""
+    quick, quick_how = e.quick_estimate()
+    full, full_how = e.full_estimate()
+    return {"quick_seconds": quick, "quick_how": quick_how, "full_seconds": full, "full_how": full_how}
 
 
 def options(e: Experiment) -> dict[str, str | None]:
@@ -741,7 +770,8 @@ def options(e: Experiment) -> dict[str, str | None]:
 def listing() -> str:
     """Every experiment with the figure it stands for, its runs, how long it takes, the options it honours and
     its claims."""
-    out = [f"Times: wall time on {TIMED} (the full run measured where a doc says so, else estimated)."]
+    out = [f"Times: wall time with --jobs 2 on {TIMED}; the full run measured where a doc says so, else "
+           "estimated."]
     for name, e in EXPERIMENTS.items():
         d = durations(e)
         runs = (f"{len(e.policies)} policies x {len(e.victims)} victims x {len(e.workloads)} workloads x "
@@ -749,8 +779,8 @@ def listing() -> str:
             f"its own runner ({e.runner}.py)"
         refused = [OPTIONS[k] for k, why in options(e).items() if why]
         out.append(f"{name}\n  figure:  {e.figure}\n  runs:    {runs}\n"
-                   f"  time:    --quick {_duration(d['quick_seconds'])}; full ~{_duration(d['full_seconds'])} "
-                   f"({d['full_how']})\n"
+                   f"  time:    --quick {_duration(d['quick_seconds'])} ({d['quick_how']}); "
+                   f"full ~{_duration(d['full_seconds'])} ({d['full_how']})\n"
                    f"  options: " + ("every one (--seeds --jobs --store --report)" if not refused else
                                      f"refuses {', '.join(refused)}") + "\n  claims:")
         out += [f"    - {c.text}" for c in e.claims]

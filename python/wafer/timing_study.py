@@ -194,6 +194,11 @@ REFUSED = {"seeds": "each of its timed runs is one replay on seed 1",
            "report": "its tables are latency studies, not runs of one sweep; use --out FILE.json for its numbers"}
 
 
+def runs(quick: bool) -> int:
+    """Timed replays of the whole experiment."""
+    return len(TIMING.depths[:4] if quick else TIMING.depths) + len(TIMING.gc_policies) + 1 + len(STREAM_POLICIES)
+
+
 def work(quick: bool) -> int:
     """User blocks of the whole experiment, preconditioning included (``wafer reproduce --list`` scales its
     estimate by them): 16 KiB femu pages, 4 KiB intel750 blocks."""

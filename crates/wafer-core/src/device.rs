@@ -261,7 +261,11 @@ const fn field(
     }
 }
 
-const fn choice(name: &'static str, choices: &'static [&'static str], doc: &'static str) -> FieldInfo {
+const fn choice(
+    name: &'static str,
+    choices: &'static [&'static str],
+    doc: &'static str,
+) -> FieldInfo {
     FieldInfo {
         name,
         kind: "str",
@@ -304,7 +308,8 @@ pub const FIELDS: &[FieldInfo] = &[
 
 /// [`FIELDS`] as JSON, each with its default (from [`DeviceConfig::default`]).
 pub fn fields_json() -> serde_json::Value {
-    let defaults = serde_json::to_value(DeviceConfig::default()).expect("a device config serialises");
+    let defaults =
+        serde_json::to_value(DeviceConfig::default()).expect("a device config serialises");
     serde_json::Value::Array(
         FIELDS
             .iter()
@@ -649,19 +654,30 @@ mod tests {
                 "str" => d.as_str().is_some_and(|s| f.choices.contains(&s)),
                 _ => false,
             };
-            assert!(ok || (f.optional && d.is_null()), "{}: {} default {d}", f.name, f.kind);
+            assert!(
+                ok || (f.optional && d.is_null()),
+                "{}: {} default {d}",
+                f.name,
+                f.kind
+            );
             assert_eq!(f.optional && d.is_null(), d.is_null(), "{}", f.name);
             assert_eq!(f.kind == "str", !f.choices.is_empty(), "{}", f.name);
             // Every choice parses, and an optional field takes a value of its type.
             for c in f.choices {
                 let mut w = v.clone();
                 w[f.name] = serde_json::json!(c);
-                serde_json::from_value::<DeviceConfig>(w).unwrap_or_else(|e| panic!("{}={c}: {e}", f.name));
+                serde_json::from_value::<DeviceConfig>(w)
+                    .unwrap_or_else(|e| panic!("{}={c}: {e}", f.name));
             }
             if f.optional {
                 let mut w = v.clone();
-                w[f.name] = if f.kind == "int" { serde_json::json!(3) } else { serde_json::json!(0.5) };
-                serde_json::from_value::<DeviceConfig>(w).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+                w[f.name] = if f.kind == "int" {
+                    serde_json::json!(3)
+                } else {
+                    serde_json::json!(0.5)
+                };
+                serde_json::from_value::<DeviceConfig>(w)
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.name));
             }
         }
         assert_eq!(fields_json().as_array().unwrap().len(), FIELDS.len());

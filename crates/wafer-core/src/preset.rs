@@ -84,8 +84,10 @@ pub fn registry() -> Result<Value> {
         .iter()
         .map(|p| {
             let config = apply(p.name, &DeviceConfig::default())?;
-            Ok(json!({"name": p.name, "description": p.description, "device": (p.device)(),
-                      "config": config, "victim": p.victim}))
+            Ok(
+                json!({"name": p.name, "description": p.description, "device": (p.device)(),
+                      "config": config, "victim": p.victim}),
+            )
         })
         .collect::<Result<Vec<_>>>()
         .map(Value::Array)

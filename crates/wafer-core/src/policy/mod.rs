@@ -659,7 +659,11 @@ mod tests {
     /// as NoDaP's predictor.
     fn names() -> Vec<String> {
         let mut v: Vec<String> = REGISTRY.iter().map(|p| p.name.to_string()).collect();
-        v.extend(COMPOSITES.iter().flat_map(|c| c.examples.iter().map(|e| e.to_string())));
+        v.extend(
+            COMPOSITES
+                .iter()
+                .flat_map(|c| c.examples.iter().map(|e| e.to_string())),
+        );
         for p in REGISTRY.iter().filter(|p| !p.needs_future) {
             v.push(format!("{}+nu", p.name));
             v.push(format!("{}+ngc", p.name));
@@ -673,8 +677,8 @@ mod tests {
         let g = geo();
         for name in names() {
             let d = describe_name(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let built = build(&name, &serde_json::json!({}), &g)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let built =
+                build(&name, &serde_json::json!({}), &g).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(d.needs_future, built.needs_future(), "{name}");
             assert_eq!(d.name, name);
             if d.form.is_none() {
@@ -689,7 +693,11 @@ mod tests {
             for e in c.examples {
                 let d = describe_name(e).unwrap();
                 assert_eq!(d.form, Some(c.form), "{e}");
-                assert_eq!((d.family, d.needs_future), (c.family, c.needs_future), "{e}");
+                assert_eq!(
+                    (d.family, d.needs_future),
+                    (c.family, c.needs_future),
+                    "{e}"
+                );
                 if !c.applies_to.is_empty() {
                     assert!(c.applies_to.contains(&d.base), "{e}");
                 }
@@ -700,9 +708,15 @@ mod tests {
         let d = describe_name("nodap+ml-dt-user").unwrap();
         assert_eq!((d.base, d.predictor), ("nodap", Some("ml-dt")));
         let d = describe_name("DOGI+user").unwrap();
-        assert_eq!((d.base, d.stage, d.family), ("dogi", Some("user"), Family::Learned));
+        assert_eq!(
+            (d.base, d.stage, d.family),
+            ("dogi", Some("user"), Family::Learned)
+        );
         let d = describe_name("fk").unwrap();
-        assert_eq!((d.family, d.needs_future, d.form), (Family::Oracle, true, None));
+        assert_eq!(
+            (d.family, d.needs_future, d.form),
+            (Family::Oracle, true, None)
+        );
         assert_eq!(describe_name("base").unwrap().family, Family::Trivial);
     }
 
@@ -721,7 +735,9 @@ mod tests {
             "nodap+nope-user",
             "nodap+dogi+User-user",
         ] {
-            let e = describe_name(bad).err().unwrap_or_else(|| panic!("{bad} described"));
+            let e = describe_name(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad} described"));
             let b = build(bad, &serde_json::json!({}), &g).err().unwrap();
             assert_eq!(e.to_string(), b.to_string(), "{bad}");
         }
@@ -735,7 +751,10 @@ mod tests {
         let families: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
         for p in ps {
             assert!(families.contains(&p["family"].as_str().unwrap()), "{p}");
-            assert!(p["needs_future"].is_boolean() && p["defaults"].is_object(), "{p}");
+            assert!(
+                p["needs_future"].is_boolean() && p["defaults"].is_object(),
+                "{p}"
+            );
         }
         assert_eq!(v["composites"].as_array().unwrap().len(), COMPOSITES.len());
         // Oracles and only they need the future.

@@ -57,7 +57,9 @@ pub fn check_predictor(name: &str, predictor: &str) -> Result<&'static policy::P
     if predictor.contains('+') {
         return Err(Error::Parameter {
             policy: name.into(),
-            reason: format!("the predictor must be a registered policy, not a composite: '{predictor}'"),
+            reason: format!(
+                "the predictor must be a registered policy, not a composite: '{predictor}'"
+            ),
         });
     }
     let p = policy::info(predictor)?;
