@@ -95,6 +95,9 @@ TIMED = "the project's 2-core machine, shared with three other builds (load 10-1
 #: Seconds per user write of a quick run without a measurement of its own: rule-based's measured 303.5 s for 540
 #: runs of 49,152 user writes.
 QUICK_RATE = 303.5 / (540 * 49_152)
+#: A full run's time per run over a quick run's, where a doc has no full run: rule-based's, whose both are measured
+#: (32 min / 303.5 s; its runs write 43 times more, but a quick run's fixed costs weigh more).
+FULL_FACTOR = 32 * 60 / 303.5
 
 
 class Runner(Protocol):
@@ -319,6 +322,12 @@ class Experiment:
         """Runs of the sweep (0 for a runner of its own)."""
         return 0 if self.runner else len(self.policies) * len(self.victims) * len(self.workloads) * len(self.ops) * seeds
 
+    def runs(self, quick: bool) -> int:
+        """Runs of the whole experiment (0 if its runner does not say)."""
+        if self.runner:
+            return getattr(runner(self), "runs", lambda quick: 0)(quick)
+        return self.replays()
+
     def work(self, quick: bool, seeds: int = DEFAULT_SEEDS) -> int | None:
         """User writes of the whole experiment (None if its runner does not say)."""
         if self.runner:
@@ -333,22 +342,24 @@ class Experiment:
         searches and timed runs take longer per write, so this is a lower bound)."""
         if self.quick_seconds is not None:
             return self.quick_seconds, self.quick_source
-        runs = self.replays() if not self.runner else getattr(runner(self), "runs", lambda quick: 0)(True)
+        runs = self.runs(True)
         work = self.work(True)
         if runs and work:
             return work * QUICK_RATE, f"estimated: {runs} runs, {work:,} user writes at rule-based's rate"
         return None, "not measured"
 
     def full_estimate(self) -> tuple[float | None, str]:
-        """The full run's wall time [s] and how it is known: measured, or scaled from the quick run by the user
-        writes (an upper bound: the quick run's fixed costs are scaled too)."""
+        """The full run's wall time [s] and how it is known: measured, or the quick run's scaled by the number
+        of runs and rule-based's measured full/quick time per run (:data:`FULL_FACTOR`)."""
         if self.full_seconds is not None:
             return self.full_seconds, f"measured, {self.full_source}"
         seconds, _ = self.quick_estimate()
-        quick, full = self.work(True), self.work(False)
+        quick, full = self.runs(True), self.runs(False)
         if seconds is None or not quick or not full:
             return None, "not measured"
-        return seconds * full / quick, f"estimated: the quick run x {full / quick:.0f} (user writes)"
+        scale = full / quick * FULL_FACTOR
+        return seconds * scale, (f"estimated: the quick run x {scale:.1f} ({full} runs for {quick}, x "
+                                 f"{FULL_FACTOR:.1f} per run as rule-based measured)")
 
     def study(self, name: str, quick: bool = False, seeds: int = 3) -> dict[str, Any]:
         """The experiment as a study (see :mod:`wafer.sweep.study`)."""
@@ -412,6 +423,8 @@ EXPERIMENTS = {
             Claim("SepBIT's user-write predictions are right 76% of the time or more on Zipf (DOGI Fig. 2(b): 76-87%)",
                   accuracy_at_least("sepbit", "user", ["zipf:0.8", "zipf:1.0"], 0.76)),
         ],
+        quick_seconds=1460.0,
+        quick_source="extrapolated: 349 of its 405 runs (45 NoDaP searches among them) took 21 min, then stopped",
     ),
     "learned": Experiment(
         description="Learned placement (DOGI §5.2-5.3, Figs. 10-14): WAF and lifetime-prediction accuracy of base, "
@@ -511,6 +524,9 @@ EXPERIMENTS = {
         workloads=[],
         ops=[0.2],
         runner="repro_autoblox",
+        quick_seconds=976.0 * 24 / 200,
+        quick_source="estimated: the full run's 976 s x 24 of its 200 search iterations (an upper bound: a quick "
+                     "validation writes 10 times less)",
         full_seconds=976.0,
         full_source="docs/PERFORMANCE.md: five searches of 40 iterations in 976 s with --jobs 2, 2026-11-24",
     ),
