@@ -17,6 +17,8 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "equal-partition",
     description:
         "FIOS baseline: stream = which of N equal LBA ranges a block is in; GC keeps streams apart",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("equal-partition", p)?;

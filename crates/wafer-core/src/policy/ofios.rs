@@ -49,6 +49,8 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "ofios",
     description: "OFIOS (ACM TOS 2022 §3.7): FIOS rebuilt every run window (100 s) from a trace of its last part, features chosen per window, applied from the next window",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("ofios", p)?;

@@ -46,6 +46,8 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "vstream",
     description: "vStream (HotStorage'18, as FIOS §6.4 compares it; reconstructed): virtual streams (tenant or region) with sampled dead-page lifetimes, 1-D K-means onto physical streams every 100 s",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("vstream", p)?;

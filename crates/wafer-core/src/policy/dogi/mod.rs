@@ -131,6 +131,8 @@ use pool::PoolIndex;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "dogi",
     description: "DOGI (FAST'26): hot filter + 10-class MLP, PLog/Markov-chain group configuration, frozen filter, ML relocation, expired victims",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Dogi::new(params::parse("dogi", p)?, geo)?)),
 };
@@ -145,6 +147,17 @@ pub enum Stage {
     Grp,
     /// + the frozen filter and ML-Reloc: DOGI.
     Full,
+}
+
+impl Stage {
+    /// The stage's name, as in the `stage` parameter.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::User => "user",
+            Stage::Grp => "grp",
+            Stage::Full => "full",
+        }
+    }
 }
 
 /// How a victim is chosen among the pool's segments (GN, G_frzn and the

@@ -68,6 +68,8 @@ use selection::{AttributeAccumulator, Attributes, Cutoffs, Fallback};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fios",
     description: "FIOS (ACM TOS 2022): per-chunk features F/S/A/C, weighted K-means into K streams, chunk->stream dictionary; features by hand or auto-selected from the workload's attributes",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("fios", p)?;

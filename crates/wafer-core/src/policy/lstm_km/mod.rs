@@ -75,6 +75,8 @@ use records::{pearson, Period, T, WIDTH};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "lstm-km",
     description: "LSTM+KM (HotStorage'19): per-chunk temperature records every 5 s, an LSTM over 5 periods predicts the next temperatures, 1-D K-means into 8 streams; predictor=last is T'(t+1)=T(t)",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("lstm-km", p)?;

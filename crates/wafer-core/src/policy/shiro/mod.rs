@@ -83,6 +83,8 @@ use qlearn::{Agent, State};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "shiro",
     description: "Shiro (TCAD'25): GRU page classifier (cached state, hex features, Algorithm 1 threshold) into SHORT/LONG/UNSEEN, Q-learning GC migration over 5 levels, Adjusted Greedy victims",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Shiro::new(params::parse("shiro", p)?, geo, false)?)),
 };
@@ -91,6 +93,8 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "shiro-ng",
     description:
         "Shiro-NG (Shiro Fig. 9): Shiro's user separation and Adjusted Greedy, one GC group",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         Ok(Box::new(Shiro::new(
