@@ -94,6 +94,9 @@ pub struct Hits {
     pub cmt_hits: u64,
     /// Lookups that missed.
     pub cmt_misses: u64,
+    /// Of the misses, those that joined a read of their translation page
+    /// already in flight (no read of their own).
+    pub cmt_merged_misses: u64,
     /// hits / lookups.
     pub cmt_hit_rate: Option<f64>,
 }
@@ -115,6 +118,13 @@ pub struct FlashCounts {
     pub mapping_programs: u64,
     /// Translation pages read.
     pub mapping_reads: u64,
+    /// Write-backs of evicted dirty mapping entries (one translation
+    /// program each, carrying every dirty cached entry of its page).
+    pub mapping_write_backs: u64,
+    /// Dirty mapping entries those write-backs carried.
+    pub mapping_entries_written_back: u64,
+    /// Translation pages the translation area's cleaning moved.
+    pub mapping_cleaning_moves: u64,
     /// Erases (one per plane slice).
     pub erases: u64,
     /// GC moves done as copyback (no channel transfer).

@@ -7,7 +7,8 @@
 //! to the host; statistics are kept per window ([`report`] gathers them).
 //!
 //! Operations carry their owner in their `owner` word: a request slot
-//! (`OWN_REQ`), the cache's flush (`OWN_FLUSH`), or none.
+//! (`OWN_REQ`), the cache's flush (`OWN_FLUSH`), a translation-page read
+//! that accesses wait for (`OWN_MAP`), or none.
 
 mod report;
 
@@ -20,7 +21,7 @@ use super::hist::Histogram;
 use super::host::{Dram, Host};
 use super::intake::Intake;
 use super::layout::Layout;
-use super::mapping::{Access, MappingTable};
+use super::mapping::{self, Access, MappingTable};
 use super::port::{FtlPort, RequestFeed};
 use super::result::TimingWindow;
 use super::write_cache::{Place, WriteCache};
@@ -44,6 +45,7 @@ enum Next {
 const OWN_KIND: u32 = 3 << 30;
 const OWN_REQ: u32 = 1 << 30;
 const OWN_FLUSH: u32 = 2 << 30;
+const OWN_MAP: u32 = mapping::OWNER;
 const OWN_ID: u32 = (1 << 30) - 1;
 
 /// Which writer's flash operations the engine just logged.
@@ -520,7 +522,8 @@ impl Driver {
         Ok(())
     }
 
-    /// Submit `op` after its optional mapping read and read-modify-write read.
+    /// Submit `op` after its optional read-modify-write read, once the
+    /// read of translation page `map` it waits for (if any) ends.
     #[inline]
     fn start_chain(&mut self, map: Option<u32>, rmw: u32, op: u32) {
         let mut head = op;
@@ -528,11 +531,10 @@ impl Driver {
             self.flash.chain(rmw, op);
             head = rmw;
         }
-        if let Some(m) = map {
-            self.flash.chain(m, head);
-            head = m;
+        match map {
+            Some(m) => self.map.wait(m, head),
+            None => self.flash.submit(head, self.now, &mut self.q),
         }
-        self.flash.submit(head, self.now, &mut self.q);
     }
 
     /// A read of the old copy of a partially written page, or NONE.
@@ -733,6 +735,10 @@ impl Driver {
                 match owner & OWN_KIND {
                     OWN_REQ => self.page_done(owner & OWN_ID),
                     OWN_FLUSH => self.flush_done(ftl)?,
+                    OWN_MAP => {
+                        self.map
+                            .read_done(owner & OWN_ID, &mut self.flash, &mut self.q, self.now)
+                    }
                     _ => unreachable!("owner tag"),
                 }
             }

@@ -156,6 +156,7 @@ impl Driver {
                 }),
                 cmt_hits: self.map.hits,
                 cmt_misses: self.map.misses,
+                cmt_merged_misses: self.map.merged_misses,
                 cmt_hit_rate: (cmt_total > 0).then(|| self.map.hits as f64 / cmt_total as f64),
             },
             flash: FlashCounts {
@@ -165,6 +166,9 @@ impl Driver {
                 gc_programs: fs.ops[Class::GcWrite as usize],
                 mapping_programs: self.map.programs,
                 mapping_reads: self.map.reads,
+                mapping_write_backs: self.map.write_backs,
+                mapping_entries_written_back: self.map.entries_written_back,
+                mapping_cleaning_moves: self.map.cleaning_moves,
                 erases: fs.erases,
                 copybacks: self.c.copybacks,
                 multiplane_batches: fs.multiplane,
