@@ -199,12 +199,6 @@ impl MappingTable {
         self.rows
     }
 
-    /// Mapping entries per translation page.
-    #[cfg(test)]
-    pub fn entries_per_page(&self) -> u32 {
-        self.per_tpage
-    }
-
     /// Before timing starts: `lpn` was accessed (its entry is cached,
     /// clean: the translation pages are written when timing starts).
     pub fn warm(&mut self, lpn: u32) {
