@@ -17,6 +17,7 @@ use crate::device::{Geometry, MAX_BLOCKS};
 use crate::error::{Error, Result};
 use crate::request::Request;
 use crate::sim::RunConfig;
+use crate::trace::extend::{ContinuationStats, Plan};
 use crate::trace::{self, BlockSource, Extent, ReadStats, Remap, Selection};
 use crate::workload::{self, Workload};
 
@@ -44,6 +45,10 @@ pub struct TraceConfig {
     /// Replay the selected trace this many times in a row, each pass's
     /// timestamps shifted to follow the previous pass [passes, >= 1].
     pub repeat: u32,
+    /// Extend the trace to this many drive-writes in all with a
+    /// continuation that keeps its lifetimes, sizes, mix and locality
+    /// ([`trace::extend`], seeded by the run's seed); `None`: as it is.
+    pub extend: Option<f64>,
     /// The footprint pass, once [`resolve`] has run (not part of the
     /// configuration; leave `None`).
     #[serde(skip)]
@@ -60,6 +65,7 @@ impl Default for TraceConfig {
             capacity_from_trace: false,
             address_space: false,
             repeat: 1,
+            extend: None,
             resolved: None,
         }
     }
@@ -88,6 +94,8 @@ pub struct Resolved {
     address_space: u64,
     sizing: Sizing,
     format: String,
+    /// The continuation after the trace, when extended.
+    extension: Option<Plan>,
 }
 
 /// Figures of the trace a run replays, reported with its result.
@@ -111,6 +119,8 @@ pub struct TraceSummary {
     pub duration_seconds: f64,
     /// Longest gap between two consecutive requests [s].
     pub max_gap_seconds: f64,
+    /// The continuation replayed after the trace (`extend`), if any.
+    pub extension: Option<ContinuationStats>,
 }
 
 /// A trace's requests, pass after pass.
@@ -189,6 +199,7 @@ impl TraceStream {
             address_space_blocks: r.address_space,
             duration_seconds: self.duration_ns as f64 * 1e-9,
             max_gap_seconds: self.max_gap_ns as f64 * 1e-9,
+            extension: self.src.continuation_stats(),
         }
     }
 }
@@ -201,11 +212,13 @@ fn add(total: &mut ReadStats, s: &ReadStats) {
     total.backwards_timestamps += s.backwards_timestamps;
     total.filtered += s.filtered;
     total.truncated |= s.truncated;
+    total.unkept_events += s.unkept_events;
 }
 
 fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {
     let (sel, _) = trace::open_selected(&t.path, Some(&r.format), &t.selection)?;
-    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path))
+    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path)
+        .with_continuation(r.extension.as_ref().map(Plan::continuation)))
 }
 
 /// Where requests come from.
@@ -304,6 +317,12 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
             "must be at least 1 (passes over the trace)",
         ));
     }
+    if t.extend.is_some() && t.repeat > 1 {
+        return Err(Error::config(
+            "extend",
+            "give repeat or extend, not both (extend continues the trace with its own lifetimes)",
+        ));
+    }
     let bs = cfg.device.block_size;
     if !bs.is_power_of_two() || bs < 512 {
         cfg.device.geometry()?;
@@ -372,12 +391,25 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
         }
     }
     t.remap = dense;
+    let extension = match t.extend {
+        Some(n) => Some(Plan::new(
+            &t.path,
+            Some(&format),
+            &t.selection,
+            bs,
+            cfg.device.logical_blocks,
+            n,
+            cfg.seed,
+        )?),
+        None => None,
+    };
     t.resolved = Some(Arc::new(Resolved {
         remap: dense.then_some(map),
         footprint,
         address_space,
         sizing,
         format,
+        extension,
     }));
     Ok(())
 }
