@@ -21,8 +21,13 @@
 //!   so sizes, sequential runs and the addresses written stay the trace's.
 //!   Blocks trimmed and not written again belong to no unit.
 //! * **Classes and laws** (lifetimes). A block's class is its number of
-//!   writes in the trace, in powers of two (1, 2, 3-4, 5-8, ...): how hot
-//!   the trace shows it. A class's law is the Kaplan-Meier estimate
+//!   writes in the trace, in powers of two (1-2, 3-4, 5-8, ...): how hot
+//!   the trace shows it. Blocks written once share the class of those
+//!   written twice: a block written once may be one whose next write falls
+//!   just past the trace's end (a sequential log the trace sees wrap once
+//!   has half its blocks written twice, half once, all with one period),
+//!   and its class's intervals are the nearest evidence of when that comes.
+//!   A class's law is the Kaplan-Meier estimate
 //!   (Kaplan & Meier, "Nonparametric estimation from incomplete
 //!   observations", JASA 1958) of the update intervals of its blocks: the
 //!   intervals the trace shows are events, and each block's time from its
@@ -31,20 +36,24 @@
 //!   intervals. The law's mass beyond its longest interval is the chance
 //!   that a rewrite comes later than the trace can show (*beyond the
 //!   horizon*). A unit's class is that of its blocks' mean write count.
-//!   Blocks written once have no interval: all their mass is beyond the
-//!   horizon.
 //! * **Renewal.** Each unit is rewritten again and again, each interval a
 //!   fresh draw from its class's law. The first draw after the trace is
 //!   conditioned on the unit having already lived from its last write to
 //!   the trace's end (its censored time). A draw beyond the horizon makes
-//!   the rewrite *cold*: it comes after `L x (1 +- COLD_JITTER / 2)`
-//!   (uniform), once per trace length, the rate at which the trace writes
-//!   the blocks it does not rewrite, in an order shuffled by the jitter.
+//!   the rewrite *cold*.
+//! * **Cold rewrites.** The trace shows a cold unit written once in a
+//!   window of its length `L`, and such writes are its share of the
+//!   traffic. The continuation keeps both: its clock is cut into *cycles* of
+//!   `L` blocks after the trace (`[L, 2L)`, `[2L, 3L)`, ...), and a unit that
+//!   goes cold in one cycle is rewritten in the next, at a place drawn
+//!   afresh for each cycle. So cold units never die in the trace's order
+//!   (`repeat`'s artefact) and never twice within a cycle (which the trace
+//!   never shows).
 //! * **Order.** The clock advances by the blocks of each unit written. A
 //!   unit is written when its rewrite is due (earliest due first); when none
-//!   is due, the cold unit due first fills the gap (cold traffic fills what
-//!   the hot units leave, as in the trace); when no cold unit is left, the
-//!   next hot one comes early.
+//!   is due, the next cold unit of the cycle (or of an earlier one) fills
+//!   the gap: cold traffic fills what the hot units leave, as in the trace.
+//!   When the cycle has no cold unit left, the next hot unit comes early.
 //! * **Reads, time.** After each write request, read requests are added at
 //!   the trace's ratio of read to write requests, each drawn from the
 //!   trace's reads (a uniform sample of up to [`SAMPLES`]), addresses and
@@ -77,15 +86,14 @@ use crate::request::Op;
 use crate::rng::Rng;
 
 /// Requests a write run holds at most.
-pub const MAX_RUN_REQUESTS: usize = 64;
-/// Blocks a write run spans at most.
-pub const MAX_RUN_BLOCKS: u64 = 1024;
+pub const MAX_RUN_REQUESTS: usize = 32;
+/// Blocks a write run spans at most (1 MiB of 4 KiB blocks): longer
+/// sequential writes are several units, rewritten apart.
+pub const MAX_RUN_BLOCKS: u64 = 256;
 /// Intervals (and censored times) kept per class: a uniform sample.
 pub const RESERVOIR: usize = 1 << 15;
 /// Read requests and inter-arrival gaps kept: a uniform sample.
 pub const SAMPLES: usize = 1 << 16;
-/// Width of the cold rewrite interval, as a share of the trace's length.
-pub const COLD_JITTER: f64 = 0.5;
 /// The gap between requests when the trace has a single one [ns].
 const DEFAULT_GAP_NS: u64 = 1_000_000;
 /// Seed of the measurement's samples (the model is a function of the trace).
@@ -232,9 +240,10 @@ struct BlockState {
     run: u32,
 }
 
-/// Class of a block written `k` times: 1, 2, 3-4, 5-8, ... -> 0, 1, 2, 3, ...
+/// Class of a block written `k` times: 1-2, 3-4, 5-8, 9-16, ... -> 0, 1,
+/// 2, 3, ...
 fn class_of(k: u64) -> usize {
-    (64 - k.max(1).saturating_sub(1).leading_zeros()) as usize
+    (64 - k.max(2).saturating_sub(1).leading_zeros()) as usize - 1
 }
 
 /// What a continuation is generated from: the trace's units, laws, reads
@@ -401,7 +410,7 @@ impl Model {
                 .iter()
                 .filter_map(|&(o, s)| {
                     let (a, z) = (o.max(lo), o.saturating_add(s).min(hi));
-                    (a < z).then_some((a, z - a))
+                    (a < z).then(|| (a, z - a))
                 })
                 .collect();
             let blocks = end - start;
@@ -520,10 +529,11 @@ pub struct ContinuationStats {
 pub struct Continuation {
     model: Arc<Model>,
     rng: Rng,
-    /// Units by due clock: hot (rewrite drawn from the law) and cold
-    /// (beyond the horizon).
+    /// Units by due clock (rewrite drawn from the law).
     hot: BinaryHeap<Reverse<(u64, u32)>>,
-    cold: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Cold units by cycle (of `L` blocks; the trace is cycle 0) and a
+    /// random place in it.
+    cold: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Clock [user blocks since the trace's start] and where to stop.
     clock: u64,
     end: u64,
@@ -559,19 +569,17 @@ impl Continuation {
             let lived = m.written - u.last;
             match m.laws[u.class].draw_after(lived, &mut c.rng) {
                 Some(d) => c.hot.push(Reverse((u.last + d, id as u32))),
-                None => {
-                    let due = u.last + c.cold_interval();
-                    c.cold.push(Reverse((due, id as u32)));
-                }
+                None => c.go_cold(0, id as u32),
             }
         }
         c
     }
 
-    /// A cold rewrite interval: the trace's length, jittered.
-    fn cold_interval(&mut self) -> u64 {
-        let jitter = 1.0 - COLD_JITTER / 2.0 + COLD_JITTER * self.rng.next_f64();
-        ((self.model.written as f64 * jitter).round() as u64).max(1)
+    /// Unit `id`, written in cycle `cycle`, goes cold: rewritten in the next
+    /// cycle at a random place.
+    fn go_cold(&mut self, cycle: u64, id: u32) {
+        let place = self.rng.next_u64();
+        self.cold.push(Reverse((cycle + 1, place, id)));
     }
 
     fn gap(&mut self) -> u64 {
@@ -581,15 +589,20 @@ impl Continuation {
         }
     }
 
-    /// The unit to write next.
+    /// The unit to write next: a hot one due, else a cold one of this cycle
+    /// (or an earlier one), else the next hot one early, else the next
+    /// cycle's cold one.
     fn pick(&mut self) -> Option<u32> {
-        let due_now = matches!(self.hot.peek(), Some(Reverse((due, _))) if *due <= self.clock);
-        let from = if due_now || self.cold.is_empty() {
-            &mut self.hot
+        let cycle = self.clock / self.model.written;
+        let hot_due = matches!(self.hot.peek(), Some(Reverse((due, _))) if *due <= self.clock);
+        let cold_now = matches!(self.cold.peek(), Some(Reverse((c, _, _))) if *c <= cycle);
+        let hot = |s: &mut Self| s.hot.pop().map(|Reverse((_, id))| id);
+        let cold = |s: &mut Self| s.cold.pop().map(|Reverse((_, _, id))| id);
+        if hot_due || (!cold_now && !self.hot.is_empty()) {
+            hot(self)
         } else {
-            &mut self.cold
-        };
-        from.pop().map(|Reverse((_, id))| id)
+            cold(self)
+        }
     }
 
     /// The next request, `None` once the continuation has written its blocks.
@@ -632,10 +645,7 @@ impl Continuation {
         self.stats.requests += self.pending.len() as u64;
         match m.laws[u.class].draw_after(0, &mut self.rng) {
             Some(d) => self.hot.push(Reverse((at + d, id))),
-            None => {
-                let due = at + self.cold_interval();
-                self.cold.push(Reverse((due, id)));
-            }
+            None => self.go_cold(at / m.written, id),
         }
         self.pending.pop_front()
     }
@@ -726,7 +736,7 @@ mod tests {
     #[test]
     fn classes_are_powers_of_two_of_the_write_count() {
         let c: Vec<usize> = [1, 2, 3, 4, 5, 8, 9].iter().map(|&k| class_of(k)).collect();
-        assert_eq!(c, [0, 1, 2, 2, 3, 3, 4]);
+        assert_eq!(c, [0, 0, 1, 1, 2, 2, 3]);
     }
 
     #[test]

@@ -9,11 +9,12 @@ use wafer_core::trace::{self, blocks_of, extend, Record, Selection};
 use wafer_core::workload;
 use wafer_core::{DeviceConfig, RunConfig, RunResult, Simulation};
 
-/// A short MSR Cambridge CSV: `n` requests of a skewed workload with
-/// reads (Zipf 1.0 over `blocks` 4 KiB blocks, 1-16 blocks per request, 30%
-/// reads), 100 us apart.
+/// A short MSR Cambridge CSV, as a day of a real volume looks: `n`
+/// requests, skewed writes of 1-8 blocks (Zipf 0.8) to 30% of `blocks` 4
+/// KiB blocks, reads of 8 blocks anywhere in the rest, 100 us apart.
 fn short_msr(blocks: u64, n: usize, seed: u64) -> String {
-    let mut w = workload::parse("zipf:1.0,size=1-16,reads=0.3", blocks, 4096, seed).unwrap();
+    let spec = "mix:zipf:0.8,size=1-8,region=0.3+uniform,reads=1.0,size=8,region=0.7";
+    let mut w = workload::parse(spec, blocks, 4096, seed).unwrap();
     (0..n)
         .map(|i| {
             let r = w.next_request();
@@ -87,7 +88,7 @@ fn write_sizes(records: &[Record]) -> Vec<u64> {
 #[test]
 fn the_continuation_keeps_lifetimes_sizes_and_mix() {
     let dir = Scratch::new("extend");
-    let src = dir.file("hm_short.csv", short_msr(1 << 15, 6000, 3));
+    let src = dir.file("hm_short.csv", short_msr(1 << 16, 3000, 3));
     let out = dir.join("hm_long.arrow");
     let w = extend::write_extended(&src, None, &Selection::default(), 4096, 8.0, 1, &out).unwrap();
     assert_eq!(w.format, "msr");
@@ -110,8 +111,10 @@ fn the_continuation_keeps_lifetimes_sizes_and_mix() {
     );
     assert!(d < 0.1, "KS distance {d:.3}");
     // Sizes and the read/write mix.
+    // (a unit is a run's requests clipped to the blocks it still holds at
+    // the trace's end: a little smaller than the trace's requests)
     let d = ks(write_sizes(&t), write_sizes(cont));
-    assert!(d < 0.1, "write sizes: KS {d:.3}");
+    assert!(d < 0.15, "write sizes: KS {d:.3}");
     let reads = |v: &[Record]| v.iter().filter(|r| r.op == Op::Read).count() as f64 / v.len() as f64;
     assert!((reads(&t) - reads(cont)).abs() < 0.02, "{} vs {}", reads(&t), reads(cont));
     // Locality: only the blocks the trace touches, so the footprint stays.
@@ -163,7 +166,7 @@ fn replay(path: &str, policy: &str, repeat: u32, extend: Option<f64>) -> RunResu
 #[test]
 fn an_extended_trace_ends_the_tie_that_repeat_gives() {
     let dir = Scratch::new("extend");
-    let src = dir.file("hm_short.csv", short_msr(1 << 15, 6000, 3));
+    let src = dir.file("hm_short.csv", short_msr(1 << 16, 3000, 3));
     let policies = ["two-r", "sepbit", "nodap"];
     let repeated: Vec<f64> = policies
         .iter()
@@ -175,13 +178,14 @@ fn an_extended_trace_ends_the_tie_that_repeat_gives() {
         .collect();
     let steady: Vec<f64> = extended.iter().map(|r| r.steady_waf.unwrap()).collect();
     eprintln!("repeat {repeated:?} extend {steady:?}");
-    // --repeat: each pass rewrites the same blocks in the same order.
-    assert!(repeated.iter().all(|w| *w < 1.01), "{repeated:?}");
-    // --extend: lifetimes drawn from the trace's own laws separate them.
-    let (lo, hi) = steady
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-    assert!(hi > 1.05 && hi - lo > 0.02, "{steady:?}");
+    // --repeat: each pass rewrites the same blocks in the same order, so
+    // every block lives one pass and all three reach WAF 1.000.
+    assert!(repeated.iter().all(|w| *w < 1.001), "{repeated:?}");
+    // --extend: lifetimes drawn from the trace's own laws; the oracle stays
+    // below the others.
+    let [two_r, sepbit, nodap] = [steady[0], steady[1], steady[2]];
+    assert!(two_r > 1.02 && sepbit > 1.02, "{steady:?}");
+    assert!(nodap < two_r.min(sepbit) - 0.02, "{steady:?}");
     let ext = extended[0].trace.as_ref().unwrap().extension.unwrap();
     assert!(ext.requests > 0 && ext.write_blocks >= ext.planned_write_blocks);
     let codes: Vec<&str> = extended[0].warnings.iter().map(|w| w.code).collect();
@@ -197,7 +201,7 @@ fn an_extended_trace_ends_the_tie_that_repeat_gives() {
 #[test]
 fn extension_errors_name_the_field() {
     let dir = Scratch::new("extend");
-    let src = dir.file("hm_short.csv", short_msr(1 << 12, 200, 1));
+    let src = dir.file("hm_short.csv", short_msr(1 << 14, 200, 1));
     for (repeat, extend, want) in [(2, Some(4.0), "repeat or extend"), (1, Some(-1.0), "extend")] {
         let e = Simulation::new(RunConfig {
             trace: Some(TraceConfig {
