@@ -63,11 +63,14 @@ pub const MIN_ISSUE_SHARE: f64 = 0.1;
 /// of 1970: the year 2100].
 const LATEST_PLAUSIBLE_NS: u64 = 4_102_444_800_000_000_000;
 /// A sample whose requests are closer than this on average is implausibly
-/// dense (over 200,000 requests per second sustained) [ns].
-const DENSEST_PLAUSIBLE_GAP_NS: u64 = 5_000;
+/// dense (over 500,000 requests per second sustained) [ns].
+const DENSEST_PLAUSIBLE_GAP_NS: u64 = 2_000;
 /// A sample whose requests are further apart than this on average is
-/// implausibly sparse (one request an hour) [ns].
-const SPARSEST_PLAUSIBLE_GAP_NS: u64 = 3_600_000_000_000;
+/// implausibly sparse (its 200 lines would span over 5 hours) [ns]. With
+/// the densest gap, a time column read in seconds or in microseconds is
+/// told apart unless its mean gap is 2 to 100 units: then both readings
+/// are plausible and detection asks.
+const SPARSEST_PLAUSIBLE_GAP_NS: u64 = 100_000_000_000;
 
 /// One layout's reading of the sample.
 #[derive(Clone, Debug)]
@@ -138,8 +141,8 @@ fn queue_events_if_few_issues(issue: Candidate, lines: &[&str]) -> Candidate {
 }
 
 /// How plausible the times of a reading are, 0..=1: times past the year
-/// 2100, or requests denser than 200,000 per second or sparser than one an
-/// hour on average, are implausible (a time column read in the wrong unit).
+/// 2100, or requests denser than 500,000 per second or sparser than one in
+/// 100 s on average, are implausible (a time column read in the wrong unit).
 /// A sample whose times do not move (a coarse clock) says nothing.
 pub fn time_plausibility(records: &[Record]) -> f64 {
     let (Some(lo), Some(hi)) = (

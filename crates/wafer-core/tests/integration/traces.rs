@@ -877,16 +877,14 @@ fn a_binary_file_is_not_a_text_trace() {
         .unwrap_err()
         .to_string()
         .contains("empty file"));
-    // a tar archive of something else
+    // a tar archive of something else: its text, which no reader takes
     let mut b = tar::Builder::new(Vec::new());
     let mut h = tar::Header::new_gnu();
     h.set_size(5);
     b.append_data(&mut h, "notes.txt", &b"hello"[..]).unwrap();
     let p = d.file("other.tar", b.into_inner().unwrap());
-    assert!(trace::detect(&p)
-        .unwrap_err()
-        .to_string()
-        .contains("blktrace per-CPU files only"));
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(e.contains("no reader for this layout: first line 'hello'"), "{e}");
 }
 
 /// `struct blk_io_trace` categories and actions (include/uapi/linux/blktrace_api.h).
@@ -1237,7 +1235,7 @@ fn cloudphysics_microseconds_are_detected_and_read() {
         r[..4],
         [
             rec(33_898_000_000_000, 0, Op::Read, 0, 4096),
-            rec(33_898_000_350_000, 0, Op::Write, 7919 * 8 * 512, 4096),
+            rec(33_898_000_350_000, 0, Op::Write, 919 * 8 * 512, 4096),
             rec(33_898_000_700_000, 0, Op::Read, (15838 % 1000) * 8 * 512, 4096),
             rec(33_898_001_050_000, 0, Op::Write, (23757 % 1000) * 8 * 512, 4096),
         ]
@@ -1248,6 +1246,13 @@ fn cloudphysics_microseconds_are_detected_and_read() {
     // minutes, as microseconds 2,900 a second
     let p = d.file("cloudphysics_us0.csv", vscsi_micros(300, 0));
     assert_eq!(trace::detect(&p).unwrap(), "vscsi-us");
+    // 20 units apart: plausible either way, so detection asks
+    let p = d.file(
+        "either.csv",
+        (0..50).map(|i| format!("1,{},2a,4096,{}\n", i * 20, i * 8)).collect::<String>(),
+    );
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(e.contains("ambiguous") && e.contains("--format vscsi-us"), "{e}");
     // the libCacheSim cut in seconds stays vscsi: 30 requests a second
     let mut secs = String::from("version,time,op,size,lbn\n");
     for i in 0..300 {
@@ -1396,16 +1401,16 @@ fn refusals_name_the_flag_that_reads_the_closest_layouts() {
 #[test]
 fn inspect_counts_drive_writes_on_the_footprint_as_replay_does() {
     let d = TempDir::new("traces");
-    // 80 writes of one block each, 40 distinct blocks far apart
-    let text: String = (0..80u64)
-        .map(|i| format!("0,W,{},4096,{}\n", (i % 40) << 30, i))
+    // 200 writes of one block each, 100 distinct blocks far apart
+    let text: String = (0..200u64)
+        .map(|i| format!("0,W,{},4096,{}\n", (i % 100) << 30, i))
         .collect();
     let p = d.file("sparse.csv", text);
     let (mut s, fmt) = trace::open_selected(&p, None, &Selection::default()).unwrap();
     let st = stats::compute(&mut s, &fmt, 4096, None).unwrap();
-    assert_eq!((st.footprint_blocks, st.capacity_blocks), (40, 40));
+    assert_eq!((st.footprint_blocks, st.capacity_blocks), (100, 100));
     assert_eq!(st.drive_writes, Some(2.0));
-    assert_eq!(st.address_space_drive_writes, Some(80.0 / (39.0 * 262144.0 + 1.0)));
+    assert_eq!(st.address_space_drive_writes, Some(200.0 / (99.0 * 262144.0 + 1.0)));
     let r = trace_run(&p, false);
     assert_eq!(r.drive_writes, 2.0, "replay's base is the footprint too");
 }
