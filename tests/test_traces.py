@@ -129,9 +129,11 @@ def test_cli_trace_errors_are_clear(tmp_path):
 
 @pytest.fixture
 def short(tmp_path):
-    """A short MSR trace of a skewed workload: 0.4 drive-writes of its footprint or so."""
+    """A short MSR trace as a day of a volume looks: skewed writes to 30% of the space, reads of the rest;
+    under half a drive-write of its footprint."""
     p = tmp_path / "hm_short.csv"
-    traces.sample(str(p), "zipf:1.0,size=1-16,reads=0.3", requests=3000, logical_blocks=1 << 15)
+    traces.sample(str(p), "mix:zipf:0.8,size=1-8,region=0.3+uniform,reads=1.0,size=8,region=0.7", requests=3000,
+                  logical_blocks=1 << 16)
     return p
 
 

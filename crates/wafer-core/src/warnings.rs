@@ -1,8 +1,10 @@
 //! Warnings every result carries: things about a run that make its numbers
-//! mean less than they seem (GC never ran, too short a steady state, odd
-//! timestamps, a device much larger than what the trace touches, a segment
-//! size the engine chose). A warning never changes a result; it says why
-//! to distrust one and which flag helps.
+//! mean less than they seem (GC never ran, too short a steady state, a
+//! result that is only the prefill's transient, a repeated or exhausted
+//! trace, odd timestamps, a device much larger than what the trace touches,
+//! a segment size the engine chose, a trace read from the wrong events). A
+//! warning never changes a result; it says why to distrust one and which
+//! flag helps.
 
 use serde::Serialize;
 
@@ -95,13 +97,19 @@ pub fn collect(
             &mut out,
             "prefill-transient",
             format!(
-                "{} is only the transient after the {}: {:.2} drive-writes, {:.2} after the \
-                 warm-up of {warmup_drive_writes} (fewer than {MIN_SETTLED_DRIVE_WRITES}), so most \
-                 blocks still hold their first copy or first rewrite; {repeat_hint}",
+                "{} is only the transient after the {}: {:.2} drive-writes, {}, so most blocks \
+                 still hold their first copy or first rewrite; {repeat_hint}",
                 if r.timing.is_some() { "every timing and WAF figure" } else { "the WAF" },
                 if r.conventions.prefill { "prefill" } else { "start on an empty device" },
                 r.drive_writes,
-                settled.max(0.0),
+                if settled > 0.0 {
+                    format!(
+                        "{settled:.2} after the warm-up of {warmup_drive_writes} (fewer than \
+                         {MIN_SETTLED_DRIVE_WRITES})"
+                    )
+                } else {
+                    format!("all inside the warm-up of {warmup_drive_writes}")
+                },
             ),
         );
     }

@@ -64,14 +64,20 @@
 //! What it does not model: trims (the continuation has none; a trim in the
 //! trace only breaks the interval it falls in), correlation between units
 //! beyond their class (units written together in the trace drift apart),
-//! and a block's own interval history beyond its class. Laws are built
-//! from uniform samples of up to [`RESERVOIR`] intervals per class. No
-//! published generator is followed; the lifetime definition is the papers'.
+//! and a block's own interval history beyond its class. A request partly
+//! overwritten later in the trace is rewritten as the part it still holds,
+//! so requests run a little smaller than the trace's. Laws are built from
+//! uniform samples of up to [`RESERVOIR`] intervals per class. No published
+//! generator is followed; the lifetime definition is the papers'.
 //!
-//! Measured (tests/integration/extend.rs): on the tests' short MSR-layout
-//! traces, the update intervals the continuation shows inside windows as
-//! long as the trace are within a Kolmogorov-Smirnov distance of 0.1 of the
-//! intervals the trace shows.
+//! Measured (tests/integration/extend.rs, a 3,000-request MSR-layout day of
+//! 0.45 drive-writes: Zipf 0.8 writes of 1-8 blocks, uniform reads): the
+//! update intervals the continuation shows inside windows as long as the
+//! trace are at a Kolmogorov-Smirnov distance of 0.024 from the trace's
+//! (the test asserts < 0.1), write sizes at 0.09 (< 0.15), the read share
+//! within 0.02; `repeat` 12 gives two-r, sepbit and nodap a steady WAF of
+//! 1.000 each, an extension to 6 drive-writes 1.064, 1.066 and 1.001. On a
+//! trace that sees a sequential log wrap once, the period is kept within 1%.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

@@ -1,6 +1,8 @@
 //! Block I/O traces: readers for the field's formats (one file per format),
-//! transparent gzip / xz / zstd, selection, conversion to block requests,
-//! the native columnar format ([`native`]) and workload statistics ([`stats`]).
+//! transparent gzip / xz / zstd and tar, selection, conversion to block
+//! requests, the native columnar format ([`native`]), workload statistics
+//! ([`stats`]) and the extension of a short trace that keeps its lifetimes
+//! ([`extend`]).
 //!
 //! Pipeline: a [`RecordSource`] yields byte-level [`Record`]s (a text reader,
 //! the binary [`blktrace`] reader or the native reader); [`Selected`]
