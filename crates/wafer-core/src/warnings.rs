@@ -45,11 +45,7 @@ fn warn(out: &mut Vec<Warning>, code: &'static str, message: String) {
 
 /// The warnings of `r` (its `warnings` field is ignored); `asked_writes`:
 /// the user blocks the run was to write, when its source ended before.
-pub fn collect(
-    r: &RunResult,
-    warmup_drive_writes: f64,
-    asked_writes: Option<u64>,
-) -> Vec<Warning> {
+pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64>) -> Vec<Warning> {
     let mut out = Vec::new();
     let geo = &r.geometry;
     let repeat_hint = if r.trace.is_some() {
@@ -99,8 +95,16 @@ pub fn collect(
             format!(
                 "{} is only the transient after the {}: {:.2} drive-writes, {}, so most blocks \
                  still hold their first copy or first rewrite; {repeat_hint}",
-                if r.timing.is_some() { "every timing and WAF figure" } else { "the WAF" },
-                if r.conventions.prefill { "prefill" } else { "start on an empty device" },
+                if r.timing.is_some() {
+                    "every timing and WAF figure"
+                } else {
+                    "the WAF"
+                },
+                if r.conventions.prefill {
+                    "prefill"
+                } else {
+                    "start on an empty device"
+                },
                 r.drive_writes,
                 if settled > 0.0 {
                     format!(

@@ -44,7 +44,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::{
-    blktrace, blkparse, known_formats, native, open, tartext, Reader, Record, FORMATS, NATIVE,
+    blkparse, blktrace, known_formats, native, open, tartext, Reader, Record, FORMATS, NATIVE,
 };
 use crate::error::{Error, Result};
 
@@ -171,9 +171,10 @@ pub fn time_plausibility(records: &[Record]) -> f64 {
 /// column read in two units).
 fn same_but_time(a: &Candidate, b: &Candidate) -> bool {
     a.records.len() == b.records.len()
-        && a.records.iter().zip(&b.records).all(|(x, y)| {
-            (x.device, x.op, x.offset, x.size) == (y.device, y.op, y.offset, y.size)
-        })
+        && a.records
+            .iter()
+            .zip(&b.records)
+            .all(|(x, y)| (x.device, x.op, x.offset, x.size) == (y.device, y.op, y.offset, y.size))
 }
 
 fn score(name: &'static str, format: &dyn super::LineFormat, lines: &[&str]) -> Candidate {
@@ -415,7 +416,10 @@ fn column_map_guess(header: &str) -> Option<String> {
         .filter(|c| sep != ' ' || !c.is_empty())
         .map(|c| c.trim().trim_matches('"').to_ascii_lowercase())
         .collect();
-    let find = |names: &[&str]| cols.iter().position(|c| names.iter().any(|n| c.contains(n)));
+    let find = |names: &[&str]| {
+        cols.iter()
+            .position(|c| names.iter().any(|n| c.contains(n)))
+    };
     let time = find(&["time", "ts"])?;
     let op = find(&["op", "type", "rw", "kind", "cmd", "action"])?;
     let offset = find(&["offset", "lba", "lbn", "sector", "blkno", "address", "addr"])?;

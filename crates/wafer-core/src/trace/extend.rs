@@ -297,7 +297,8 @@ impl Model {
         // file changed between them) counts as written once.
         let writes_of = |b: &u64| count.get(b).copied().unwrap_or(1);
         let classes = count.values().map(|&k| class_of(k)).max().unwrap_or(0) + 1;
-        let mut events: Vec<Reservoir<u64>> = (0..classes).map(|_| Reservoir::new(RESERVOIR)).collect();
+        let mut events: Vec<Reservoir<u64>> =
+            (0..classes).map(|_| Reservoir::new(RESERVOIR)).collect();
         let mut censored: Vec<Reservoir<u64>> =
             (0..classes).map(|_| Reservoir::new(RESERVOIR)).collect();
         let mut reads = Reservoir::new(SAMPLES);
@@ -365,7 +366,8 @@ impl Model {
                             run: NONE,
                         });
                         if st.last != NEVER {
-                            events[class_of(writes_of(&b)).min(classes - 1)].add(clock - st.last, &mut rng);
+                            events[class_of(writes_of(&b)).min(classes - 1)]
+                                .add(clock - st.last, &mut rng);
                         }
                         st.last = clock;
                         if st.run != cur {
@@ -555,7 +557,7 @@ impl Continuation {
     /// (the unit that reaches them is written whole), drawn with `seed`.
     pub fn new(model: Arc<Model>, seed: u64, blocks: u64) -> Self {
         let mut c = Continuation {
-            rng: Rng::derive(seed, 0xe87e_4d),
+            rng: Rng::derive(seed, 0x00e8_7e4d),
             hot: BinaryHeap::with_capacity(model.units.len()),
             cold: BinaryHeap::new(),
             clock: model.written,
@@ -703,7 +705,15 @@ pub fn write_extended(
         return Err(e);
     }
     let blocks = map.blocks();
-    let plan = Plan::new(path, Some(&format), sel, block_size, blocks, drive_writes, seed)?;
+    let plan = Plan::new(
+        path,
+        Some(&format),
+        sel,
+        block_size,
+        blocks,
+        drive_writes,
+        seed,
+    )?;
     let mut cont = plan.continuation();
     native::write_records(
         || match src.next_record()? {

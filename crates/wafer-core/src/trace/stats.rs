@@ -244,8 +244,8 @@ pub fn compute(
     s.capacity_blocks = capacity_blocks.unwrap_or(s.footprint_blocks);
     s.drive_writes =
         (s.capacity_blocks > 0).then(|| s.write_blocks as f64 / s.capacity_blocks as f64);
-    s.address_space_drive_writes = (s.address_space_blocks > 0)
-        .then(|| s.write_blocks as f64 / s.address_space_blocks as f64);
+    s.address_space_drive_writes =
+        (s.address_space_blocks > 0).then(|| s.write_blocks as f64 / s.address_space_blocks as f64);
     s.read_fraction = (s.requests > 0).then(|| s.reads as f64 / s.requests as f64);
     s.duration_seconds = first_t.map_or(0.0, |f| (last_t - f) as f64 / 1e9);
     let days = s.duration_seconds / 86_400.0;

@@ -60,7 +60,13 @@ fn header(b: &[u8]) -> Option<Header> {
     let sum: u64 = b
         .iter()
         .enumerate()
-        .map(|(i, &x)| if (148..156).contains(&i) { 32 } else { x as u64 })
+        .map(|(i, &x)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                x as u64
+            }
+        })
         .sum();
     if sum != stored {
         return None;

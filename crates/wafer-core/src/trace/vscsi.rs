@@ -130,24 +130,14 @@ mod tests {
                 size: 512
             }
         );
-        assert_eq!(
-            S.parse("2,1.5,0x28,4096,8").unwrap().unwrap().op,
-            Op::Read
-        );
-        assert_eq!(
-            S.parse("1,5,12,36,0"),
-            Ok(None),
-            "INQUIRY moves no data"
-        );
+        assert_eq!(S.parse("2,1.5,0x28,4096,8").unwrap().unwrap().op, Op::Read);
+        assert_eq!(S.parse("1,5,12,36,0"), Ok(None), "INQUIRY moves no data");
         assert_eq!(S.parse("version,time,op,size,lbn"), Ok(None));
         assert!(S
             .parse("1,5,168,4096,0")
             .unwrap_err()
             .contains("hexadecimal"));
-        assert!(S
-            .parse("3,5,2a,4096,0")
-            .unwrap_err()
-            .contains("version"));
+        assert!(S.parse("3,5,2a,4096,0").unwrap_err().contains("version"));
         assert!(S.looks_like("1,33898,2a,512,42932745"));
         assert!(!S.looks_like("1538323200,1012232,8,1,1063"));
     }

@@ -115,8 +115,14 @@ fn the_continuation_keeps_lifetimes_sizes_and_mix() {
     // the trace's end: a little smaller than the trace's requests)
     let d = ks(write_sizes(&t), write_sizes(cont));
     assert!(d < 0.15, "write sizes: KS {d:.3}");
-    let reads = |v: &[Record]| v.iter().filter(|r| r.op == Op::Read).count() as f64 / v.len() as f64;
-    assert!((reads(&t) - reads(cont)).abs() < 0.02, "{} vs {}", reads(&t), reads(cont));
+    let reads =
+        |v: &[Record]| v.iter().filter(|r| r.op == Op::Read).count() as f64 / v.len() as f64;
+    assert!(
+        (reads(&t) - reads(cont)).abs() < 0.02,
+        "{} vs {}",
+        reads(&t),
+        reads(cont)
+    );
     // Locality: only the blocks the trace touches, so the footprint stays.
     let touched = |v: &[Record]| {
         let mut s = std::collections::HashSet::new();
@@ -202,7 +208,10 @@ fn an_extended_trace_ends_the_tie_that_repeat_gives() {
 fn extension_errors_name_the_field() {
     let dir = Scratch::new("extend");
     let src = dir.file("hm_short.csv", short_msr(1 << 14, 200, 1));
-    for (repeat, extend, want) in [(2, Some(4.0), "repeat or extend"), (1, Some(-1.0), "extend")] {
+    for (repeat, extend, want) in [
+        (2, Some(4.0), "repeat or extend"),
+        (1, Some(-1.0), "extend"),
+    ] {
         let e = Simulation::new(RunConfig {
             trace: Some(TraceConfig {
                 path: src.clone(),
@@ -220,8 +229,16 @@ fn extension_errors_name_the_field() {
         assert!(e.contains(want), "{e}");
     }
     let reads = dir.file("reads.csv", "128166372003061629,hm,0,Read,0,4096,1\n");
-    let e = extend::write_extended(&reads, None, &Selection::default(), 4096, 2.0, 1, &dir.join("x"))
-        .unwrap_err()
-        .to_string();
+    let e = extend::write_extended(
+        &reads,
+        None,
+        &Selection::default(),
+        4096,
+        2.0,
+        1,
+        &dir.join("x"),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("nothing to extend"), "{e}");
 }

@@ -884,7 +884,10 @@ fn a_binary_file_is_not_a_text_trace() {
     b.append_data(&mut h, "notes.txt", &b"hello"[..]).unwrap();
     let p = d.file("other.tar", b.into_inner().unwrap());
     let e = trace::detect(&p).unwrap_err().to_string();
-    assert!(e.contains("no reader for this layout: first line 'hello'"), "{e}");
+    assert!(
+        e.contains("no reader for this layout: first line 'hello'"),
+        "{e}"
+    );
 }
 
 /// `struct blk_io_trace` categories and actions (include/uapi/linux/blktrace_api.h).
@@ -1236,12 +1239,27 @@ fn cloudphysics_microseconds_are_detected_and_read() {
         [
             rec(33_898_000_000_000, 0, Op::Read, 0, 4096),
             rec(33_898_000_350_000, 0, Op::Write, 919 * 8 * 512, 4096),
-            rec(33_898_000_700_000, 0, Op::Read, (15838 % 1000) * 8 * 512, 4096),
-            rec(33_898_001_050_000, 0, Op::Write, (23757 % 1000) * 8 * 512, 4096),
+            rec(
+                33_898_000_700_000,
+                0,
+                Op::Read,
+                (15838 % 1000) * 8 * 512,
+                4096
+            ),
+            rec(
+                33_898_001_050_000,
+                0,
+                Op::Write,
+                (23757 % 1000) * 8 * 512,
+                4096
+            ),
         ]
     );
     let e = read_error(&p, "vscsi");
-    assert!(e.contains("overflows") && e.contains("--format vscsi-us"), "{e}");
+    assert!(
+        e.contains("overflows") && e.contains("--format vscsi-us"),
+        "{e}"
+    );
     // microseconds from 0: as seconds they would be one request every 6
     // minutes, as microseconds 2,900 a second
     let p = d.file("cloudphysics_us0.csv", vscsi_micros(300, 0));
@@ -1249,10 +1267,15 @@ fn cloudphysics_microseconds_are_detected_and_read() {
     // 20 units apart: plausible either way, so detection asks
     let p = d.file(
         "either.csv",
-        (0..50).map(|i| format!("1,{},2a,4096,{}\n", i * 20, i * 8)).collect::<String>(),
+        (0..50)
+            .map(|i| format!("1,{},2a,4096,{}\n", i * 20, i * 8))
+            .collect::<String>(),
     );
     let e = trace::detect(&p).unwrap_err().to_string();
-    assert!(e.contains("ambiguous") && e.contains("--format vscsi-us"), "{e}");
+    assert!(
+        e.contains("ambiguous") && e.contains("--format vscsi-us"),
+        "{e}"
+    );
     // the libCacheSim cut in seconds stays vscsi: 30 requests a second
     let mut secs = String::from("version,time,op,size,lbn\n");
     for i in 0..300 {
@@ -1262,7 +1285,8 @@ fn cloudphysics_microseconds_are_detected_and_read() {
     assert_eq!(trace::detect(&p).unwrap(), "vscsi");
 }
 
-const FIU_LINES: &str = "89966527613340 4 syslogd 904265560 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n\
+const FIU_LINES: &str =
+    "89966527613340 4 syslogd 904265560 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n\
 89966527622732 4 syslogd 904265568 8 W 6 0 f91b54c5e1ba1bc0cf1c3e4c3b12ba2c\n\
 89966536103208 2977 hald-addon-stor 0 8 R 6 1 9b6d4b2e4a4e9f0a5cb8cd74e0c6d1e0\n";
 
@@ -1293,18 +1317,29 @@ fn a_tar_wrapped_fiu_trace_is_read_as_fiu() {
         let p = d.file(name, bytes);
         assert_eq!(trace::detect(&p).unwrap(), "fiu", "{name}");
         let r = records(&p, "fiu");
-        assert_eq!((r.len(), &r[..3]), (6, &plain[..]), "{name}: members in order");
+        assert_eq!(
+            (r.len(), &r[..3]),
+            (6, &plain[..]),
+            "{name}: members in order"
+        );
     }
     // The first lines of a tar (`head -n 100`): a tar header on the first
     // line, the archive cut inside its member.
     let long: String = (0..120u64)
-        .map(|i| format!("{} 4 syslogd {} 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n", 1000 + i, (i % 80) * 64))
+        .map(|i| {
+            format!(
+                "{} 4 syslogd {} 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n",
+                1000 + i,
+                (i % 80) * 64
+            )
+        })
         .collect();
     let mut b = tar::Builder::new(Vec::new());
     let mut h = tar::Header::new_ustar();
     h.set_size(long.len() as u64);
     h.set_mode(0o644);
-    b.append_data(&mut h, "homes-110108-112108.1.blkparse", long.as_bytes()).unwrap();
+    b.append_data(&mut h, "homes-110108-112108.1.blkparse", long.as_bytes())
+        .unwrap();
     let tarball = b.into_inner().unwrap();
     let cut_at = tarball
         .iter()
@@ -1335,8 +1370,18 @@ fn blkparse_with_few_issue_events_is_read_from_queue_events() {
     let mut text = String::new();
     for i in 0..1000u64 {
         let t = |ns: u64| format!("{}.{:09}", i / 100, (i % 100) * 10_000 + ns);
-        text += &format!("253,0 1 {} {} 77 Q W {} + 8 [kworker]\n", 2 * i + 1, t(0), i * 64);
-        text += &format!("253,0 1 {} {} 77 A W {} + 8 <- (8,1) 9\n", 2 * i + 2, t(5), i * 64);
+        text += &format!(
+            "253,0 1 {} {} 77 Q W {} + 8 [kworker]\n",
+            2 * i + 1,
+            t(0),
+            i * 64
+        );
+        text += &format!(
+            "253,0 1 {} {} 77 A W {} + 8 <- (8,1) 9\n",
+            2 * i + 2,
+            t(5),
+            i * 64
+        );
         if i % 12 == 0 {
             text += &format!("253,0 1 9{i} {} 77 D W {} + 8 [kworker]\n", t(9), i * 64);
         }
@@ -1365,7 +1410,9 @@ fn blkparse_with_few_issue_events_is_read_from_queue_events() {
     let r = sim.result();
     let w = r.warnings.iter().find(|w| w.code == "few-issue-events");
     assert!(
-        w.is_some_and(|w| w.message.contains("--format blkparse:Q") && w.message.contains("1000 queue")),
+        w.is_some_and(
+            |w| w.message.contains("--format blkparse:Q") && w.message.contains("1000 queue")
+        ),
         "{:?}",
         r.warnings
     );
@@ -1385,13 +1432,18 @@ fn refusals_name_the_flag_that_reads_the_closest_layouts() {
     let e = trace::detect(&p).unwrap_err().to_string();
     assert!(
         e.contains("no reader for this layout")
-            && e.contains("--format csv:time=0,op=2,offset=3,size=4,device=1,sep=semicolon,header=1"),
+            && e.contains(
+                "--format csv:time=0,op=2,offset=3,size=4,device=1,sep=semicolon,header=1"
+            ),
         "{e}"
     );
     // a layout that fits one reader poorly: that reader, with its flag
     let p = d.file("odd.trace", b"0.5 0 7 3 1\nalpha\nbeta\ngamma\n");
     let e = trace::detect(&p).unwrap_err().to_string();
-    assert!(e.contains("closest layouts") && e.contains("--format disksim (score"), "{e}");
+    assert!(
+        e.contains("closest layouts") && e.contains("--format disksim (score"),
+        "{e}"
+    );
     // a wrong --format: what detection reads instead
     let p = d.file("hm_0.csv", MSR.as_bytes());
     let e = read_error(&p, "blkparse");
@@ -1410,7 +1462,10 @@ fn inspect_counts_drive_writes_on_the_footprint_as_replay_does() {
     let st = stats::compute(&mut s, &fmt, 4096, None).unwrap();
     assert_eq!((st.footprint_blocks, st.capacity_blocks), (100, 100));
     assert_eq!(st.drive_writes, Some(2.0));
-    assert_eq!(st.address_space_drive_writes, Some(200.0 / (99.0 * 262144.0 + 1.0)));
+    assert_eq!(
+        st.address_space_drive_writes,
+        Some(200.0 / (99.0 * 262144.0 + 1.0))
+    );
     let r = trace_run(&p, false);
     assert_eq!(r.drive_writes, 2.0, "replay's base is the footprint too");
 }
