@@ -239,6 +239,7 @@ def run_config(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -293,6 +294,7 @@ def run_config(
             "capacity_from_trace": not device.size_given(),
             "address_space": bool(address_space),
             "repeat": int(repeat),
+            "extend": None if extend is None else float(extend),
         }
         # A device sized from a small footprint gets segments that fit it,
         # unless the user chose the segment size.
@@ -376,6 +378,7 @@ def replay(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -414,9 +417,12 @@ def replay(
     footprint: the blocks it reads or writes, mapped densely (``address_space
     =True`` keeps its addresses and sizes the device to the highest one).
     With a size given, blocks keep their addresses unless ``remap=True``.
-    ``repeat=K`` replays the trace K times in a row (timestamps shifted), so
-    a short trace reaches a steady state. ``result.warnings`` says when a
-    number means little (GC never ran, warm-up not reached, odd timestamps).
+    ``repeat=K`` replays the trace K times in a row (timestamps shifted; every
+    block then lives exactly one pass), ``extend=K`` continues it to K
+    drive-writes in all with requests drawn from its own lifetimes, sizes,
+    read/write mix and locality (``wafer.traces.extend``), so a short trace
+    reaches a steady state. ``result.warnings`` says when a number means
+    little (GC never ran, warm-up not reached, odd timestamps).
 
     Before anything is allocated, the run's memory is estimated; a run that
     needs more than the machine has (or ``memory_limit``, bytes or
@@ -476,7 +482,8 @@ def replay(
     :class:`RunResult`), so nothing measured is lost.
     """
     kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
-              repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
+              repeat=repeat, extend=extend, writes=writes, drive_writes=drive_writes, device=device, victim=victim,
+              seed=seed,
               cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
               cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
     timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::{DeviceConfig, Geometry, MAX_BLOCKS};
 use crate::error::{Error, Result};
 use crate::request::{Op, Request};
+use crate::trace::extend::{ContinuationStats, Plan};
 use crate::trace::{self, BlockSource, Extent, ReadStats, Remap, Selection};
 use crate::workload::{self, Workload};
 
@@ -41,7 +42,7 @@ impl StreamSpec {
     /// Run the trace's footprint pass and size the device from it where
     /// asked ([`resolve`]).
     pub fn resolve(&mut self) -> Result<()> {
-        resolve(self.trace.as_mut(), &mut self.device)
+        resolve(self.trace.as_mut(), &mut self.device, self.seed)
     }
 
     /// The request source and the device shape (resolving the trace first:
@@ -163,6 +164,10 @@ pub struct TraceConfig {
     /// Replay the selected trace this many times in a row, each pass's
     /// timestamps shifted to follow the previous pass [passes, >= 1].
     pub repeat: u32,
+    /// Extend the trace to this many drive-writes in all with a
+    /// continuation that keeps its lifetimes, sizes, mix and locality
+    /// ([`trace::extend`], seeded by the run's seed); `None`: as it is.
+    pub extend: Option<f64>,
     /// The footprint pass, once [`resolve`] has run (not part of the
     /// configuration; leave `None`).
     #[serde(skip)]
@@ -179,6 +184,7 @@ impl Default for TraceConfig {
             capacity_from_trace: false,
             address_space: false,
             repeat: 1,
+            extend: None,
             resolved: None,
         }
     }
@@ -207,6 +213,8 @@ pub struct Resolved {
     address_space: u64,
     sizing: Sizing,
     format: String,
+    /// The continuation after the trace, when extended.
+    extension: Option<Plan>,
 }
 
 /// Figures of the trace a run replays, reported with its result.
@@ -230,6 +238,8 @@ pub struct TraceSummary {
     pub duration_seconds: f64,
     /// Longest gap between two consecutive requests [s].
     pub max_gap_seconds: f64,
+    /// The continuation replayed after the trace (`extend`), if any.
+    pub extension: Option<ContinuationStats>,
 }
 
 /// A trace's requests, pass after pass.
@@ -308,6 +318,7 @@ impl TraceStream {
             address_space_blocks: r.address_space,
             duration_seconds: self.duration_ns as f64 * 1e-9,
             max_gap_seconds: self.max_gap_ns as f64 * 1e-9,
+            extension: self.src.continuation_stats(),
         }
     }
 }
@@ -320,11 +331,13 @@ fn add(total: &mut ReadStats, s: &ReadStats) {
     total.backwards_timestamps += s.backwards_timestamps;
     total.filtered += s.filtered;
     total.truncated |= s.truncated;
+    total.unkept_events += s.unkept_events;
 }
 
 fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {
     let (sel, _) = trace::open_selected(&t.path, Some(&r.format), &t.selection)?;
-    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path))
+    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path)
+        .with_continuation(r.extension.as_ref().map(Plan::continuation)))
 }
 
 /// Where requests come from.
@@ -381,7 +394,7 @@ impl Source {
 
 /// Run the footprint pass of `trace` (once: later calls and clones reuse
 /// it) and size `device` from it where asked.
-pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Result<()> {
+pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig, seed: u64) -> Result<()> {
     let Some(t) = trace else {
         return Ok(());
     };
@@ -392,6 +405,12 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Re
         return Err(Error::config(
             "repeat",
             "must be at least 1 (passes over the trace)",
+        ));
+    }
+    if t.extend.is_some() && t.repeat > 1 {
+        return Err(Error::config(
+            "extend",
+            "give repeat or extend, not both (extend continues the trace with its own lifetimes)",
         ));
     }
     let bs = device.block_size;
@@ -462,12 +481,25 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Re
         }
     }
     t.remap = dense;
+    let extension = match t.extend {
+        Some(n) => Some(Plan::new(
+            &t.path,
+            Some(&format),
+            &t.selection,
+            bs,
+            device.logical_blocks,
+            n,
+            seed,
+        )?),
+        None => None,
+    };
     t.resolved = Some(Arc::new(Resolved {
         remap: dense.then_some(map),
         footprint,
         address_space,
         sizing,
         format,
+        extension,
     }));
     Ok(())
 }

@@ -448,6 +448,28 @@ fn convert_json(
     .map_err(to_py)
 }
 
+/// Write a trace and a continuation that keeps its lifetimes to `dst` (a
+/// native trace) up to `drive_writes` in all; returns what it wrote as JSON.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // reason: the Python signature's arguments, one each
+fn extend_json(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    format: Option<&str>,
+    selection_json: &str,
+    block_size: u32,
+    drive_writes: f64,
+    seed: u64,
+) -> PyResult<String> {
+    let sel = selection(selection_json)?;
+    py.detach(|| {
+        trace::extend::write_extended(src, format, &sel, block_size, drive_writes, seed, dst)
+    })
+    .map(|w| serde_json::to_string(&w).expect("report serialises"))
+    .map_err(to_py)
+}
+
 /// Read every selected request of a trace and return (requests, seconds):
 /// the reader's own speed.
 #[pyfunction]
@@ -603,6 +625,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
+    m.add_function(wrap_pyfunction!(extend_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
     m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_kernels, m)?)?;

@@ -570,7 +570,9 @@ impl Simulation {
             training: e.policy_training(),
             timing: self.timing.as_ref().map(|d| d.result()),
         };
-        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes);
+        let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
+            .then_some(self.cfg.writes);
+        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
         r
     }
 }

@@ -1,8 +1,10 @@
 //! Warnings every result carries: things about a run that make its numbers
-//! mean less than they seem (GC never ran, too short a steady state, odd
-//! timestamps, a device much larger than what the trace touches, a segment
-//! size the engine chose). A warning never changes a result; it says why
-//! to distrust one and which flag helps.
+//! mean less than they seem (GC never ran, too short a steady state, a
+//! result that is only the prefill's transient, a repeated or exhausted
+//! trace, odd timestamps, a device much larger than what the trace touches,
+//! a segment size the engine chose, a trace read from the wrong events). A
+//! warning never changes a result; it says why to distrust one and which
+//! flag helps.
 
 use serde::Serialize;
 
@@ -17,6 +19,16 @@ pub const MIN_FOOTPRINT_SHARE: f64 = 0.1;
 pub const MAX_PLAUSIBLE_SECONDS: f64 = 365.0 * 86_400.0;
 /// Share of a trace's duration one gap may take before it is suspicious.
 pub const MAX_GAP_SHARE: f64 = 0.9;
+/// Drive-writes after the warm-up below which a result is only the
+/// transient after the prefill (every block still holds its prefilled copy
+/// or its first rewrite).
+pub const MIN_SETTLED_DRIVE_WRITES: f64 = 1.0;
+/// A run asked to write this many user blocks or more asks for all the
+/// trace has (the Python API passes 2^63, Rust callers `u64::MAX`).
+pub const ALL_WRITES: u64 = 1 << 62;
+/// A blkparse trace read from its issue events whose queue events are more
+/// than this many times as many is read from the wrong events.
+pub const MAX_QUEUE_PER_ISSUE: f64 = 10.0;
 
 /// One warning: a stable code for programs and a sentence for people.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -31,12 +43,13 @@ fn warn(out: &mut Vec<Warning>, code: &'static str, message: String) {
     out.push(Warning { code, message });
 }
 
-/// The warnings of `r` (its `warnings` field is ignored).
-pub fn collect(r: &RunResult, warmup_drive_writes: f64) -> Vec<Warning> {
+/// The warnings of `r` (its `warnings` field is ignored); `asked_writes`:
+/// the user blocks the run was to write, when its source ended before.
+pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64>) -> Vec<Warning> {
     let mut out = Vec::new();
     let geo = &r.geometry;
     let repeat_hint = if r.trace.is_some() {
-        "replay the trace several times with --repeat K, or size the device smaller"
+        "extend the trace with --extend K (K drive-writes in all, its lifetimes kept)"
     } else {
         "write more (--writes / --drive-writes) or use a smaller device"
     };
@@ -74,6 +87,36 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64) -> Vec<Warning> {
             ),
         );
     }
+    let settled = r.drive_writes - warmup_drive_writes;
+    if r.user_writes > 0 && settled < MIN_SETTLED_DRIVE_WRITES {
+        warn(
+            &mut out,
+            "prefill-transient",
+            format!(
+                "{} is only the transient after the {}: {:.2} drive-writes, {}, so most blocks \
+                 still hold their first copy or first rewrite; {repeat_hint}",
+                if r.timing.is_some() {
+                    "every timing and WAF figure"
+                } else {
+                    "the WAF"
+                },
+                if r.conventions.prefill {
+                    "prefill"
+                } else {
+                    "start on an empty device"
+                },
+                r.drive_writes,
+                if settled > 0.0 {
+                    format!(
+                        "{settled:.2} after the warm-up of {warmup_drive_writes} (fewer than \
+                         {MIN_SETTLED_DRIVE_WRITES})"
+                    )
+                } else {
+                    format!("all inside the warm-up of {warmup_drive_writes}")
+                },
+            ),
+        );
+    }
     if let Some(asked) = r.gc.lowered_from {
         warn(
             &mut out,
@@ -101,6 +144,60 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64) -> Vec<Warning> {
         );
     }
     if let Some(t) = &r.trace {
+        if let Some(asked) = asked_writes.filter(|&a| a > r.user_writes && a < ALL_WRITES) {
+            let dw = |w: u64| w as f64 / geo.logical_blocks as f64;
+            warn(
+                &mut out,
+                "trace-shorter-than-asked",
+                format!(
+                    "the run was to write {asked} user blocks ({:.2} drive-writes) but the trace ended \
+                     after {} ({:.2} drive-writes); extend it with --extend {:.2} (its lifetimes kept) \
+                     to write that much",
+                    dw(asked),
+                    r.user_writes,
+                    dw(r.user_writes),
+                    dw(asked)
+                ),
+            );
+        }
+        if t.passes > 1 {
+            warn(
+                &mut out,
+                "periodic-repeat",
+                format!(
+                    "--repeat replayed the trace {} times in the same order: every block written \
+                     once per pass lives exactly one pass, so policies that separate blocks by age \
+                     or lifetime can reach WAF 1.000 on it whatever the real workload; --extend K \
+                     continues the trace with its own lifetime distribution instead",
+                    t.passes
+                ),
+            );
+        }
+        if t.read.truncated {
+            warn(
+                &mut out,
+                "trace-truncated",
+                "reading stopped before the trace's end (a cut tar archive, or a corrupt one read \
+                 with --skip-bad): the results cover the requests before the cut"
+                    .to_string(),
+            );
+        }
+        let kept = t.read.requests + t.read.filtered + t.read.zero_size;
+        if t.format.starts_with("blkparse")
+            && t.format != "blkparse:Q"
+            && t.read.unkept_events as f64 > MAX_QUEUE_PER_ISSUE * kept as f64
+        {
+            warn(
+                &mut out,
+                "few-issue-events",
+                format!(
+                    "the trace was read from its {kept} issue (D) events, but it has {} queue (Q) \
+                     events: most requests never show an issue event on this device (stacked or \
+                     remapped?); --format blkparse:Q reads the queue events",
+                    t.read.unkept_events
+                ),
+            );
+        }
         if t.read.backwards_timestamps > 0 {
             warn(
                 &mut out,
