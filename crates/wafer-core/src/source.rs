@@ -230,6 +230,9 @@ pub struct TraceSummary {
     pub passes: u32,
     /// How the logical capacity was chosen.
     pub sizing: Sizing,
+    /// The blocks the trace touches were mapped densely to `0..footprint`
+    /// (its addresses kept otherwise).
+    pub remapped: bool,
     /// Distinct blocks the selected requests touch [blocks].
     pub footprint_blocks: u64,
     /// Highest block the selected requests touch + 1 [blocks].
@@ -314,6 +317,7 @@ impl TraceStream {
             format: r.format.clone(),
             passes: applied.div_ceil(per_pass.max(1)).max(1) as u32,
             sizing: r.sizing,
+            remapped: r.remap.is_some(),
             footprint_blocks: r.footprint,
             address_space_blocks: r.address_space,
             duration_seconds: self.duration_ns as f64 * 1e-9,
@@ -394,7 +398,11 @@ impl Source {
 
 /// Run the footprint pass of `trace` (once: later calls and clones reuse
 /// it) and size `device` from it where asked.
-pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig, seed: u64) -> Result<()> {
+pub fn resolve(
+    trace: Option<&mut TraceConfig>,
+    device: &mut DeviceConfig,
+    seed: u64,
+) -> Result<()> {
     let Some(t) = trace else {
         return Ok(());
     };
@@ -441,7 +449,12 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig, seed:
     };
     // A trace touching every block below its highest one maps onto itself:
     // no remapping then (the same stream, the same annotation).
-    let dense = (t.remap || sizing == Sizing::Footprint) && footprint < address_space;
+    // A capacity given (or a timed run's whole drive) that the trace's
+    // addresses exceed but its footprint fits: placed densely inside it.
+    let placed = sizing == Sizing::Given
+        && address_space > device.logical_blocks
+        && footprint <= device.logical_blocks;
+    let dense = (t.remap || placed || sizing == Sizing::Footprint) && footprint < address_space;
     match sizing {
         Sizing::Footprint => device.logical_blocks = footprint,
         Sizing::AddressSpace => {
@@ -466,15 +479,10 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig, seed:
                     None,
                     format!(
                         "the trace {} {need} blocks of {bs} bytes, more than the device's {} logical \
-                         blocks; drop --capacity/--logical-blocks to size the device from its {footprint}-block \
-                         footprint{}",
+                         blocks; drop --capacity/--logical-blocks to size the device from its \
+                         {footprint}-block footprint (timed: a larger preset, or --fit-device)",
                         if dense { "touches" } else { "addresses" },
                         device.logical_blocks,
-                        if dense || footprint > device.logical_blocks {
-                            ""
-                        } else {
-                            ", or pass --remap to map the blocks it touches densely"
-                        }
                     ),
                 ));
             }

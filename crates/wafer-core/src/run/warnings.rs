@@ -64,7 +64,7 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
             ),
         );
     }
-    if r.user_writes > 0 && r.steady_waf.is_none() {
+    if r.timing.is_none() && r.user_writes > 0 && r.steady_waf.is_none() {
         warn(
             &mut out,
             "warm-up-not-reached",
@@ -74,7 +74,8 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
                 r.drive_writes
             ),
         );
-    } else if r.steady_waf.is_some()
+    } else if r.timing.is_none()
+        && r.steady_waf.is_some()
         && r.drive_writes - warmup_drive_writes < MIN_STEADY_DRIVE_WRITES
     {
         warn(
@@ -88,18 +89,14 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
         );
     }
     let settled = r.drive_writes - warmup_drive_writes;
-    if r.user_writes > 0 && settled < MIN_SETTLED_DRIVE_WRITES {
+    if r.timing.is_none() && r.user_writes > 0 && settled < MIN_SETTLED_DRIVE_WRITES {
         warn(
             &mut out,
             "prefill-transient",
             format!(
                 "{} is only the transient after the {}: {:.2} drive-writes, {}, so most blocks \
                  still hold their first copy or first rewrite; {repeat_hint}",
-                if r.timing.is_some() {
-                    "every timing and WAF figure"
-                } else {
-                    "the WAF"
-                },
+                "the WAF",
                 if r.conventions.prefill {
                     "prefill"
                 } else {
@@ -236,7 +233,9 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
             );
         }
         let share = t.footprint_blocks as f64 / geo.logical_blocks as f64;
-        if t.sizing != Sizing::Footprint && share < MIN_FOOTPRINT_SHARE {
+        // A timed run's drive is the preset's, preconditioned whole: a
+        // small trace inside it is what a real drive sees.
+        if r.timing.is_none() && t.sizing != Sizing::Footprint && share < MIN_FOOTPRINT_SHARE {
             warn(
                 &mut out,
                 "device-larger-than-footprint",
@@ -251,5 +250,73 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
             );
         }
     }
+    if let Some(t) = &r.timing {
+        timing(&mut out, r, t);
+    }
     out
+}
+
+/// The warnings of a timed run.
+fn timing(out: &mut Vec<Warning>, r: &RunResult, t: &crate::timing::TimingResult) {
+    let logical = r.geometry.logical_blocks as f64;
+    let pre = t.precondition_writes as f64 / logical;
+    if r.user_writes > 0 && pre - 1.0 < MIN_SETTLED_DRIVE_WRITES {
+        warn(
+            out,
+            "prefill-transient",
+            format!(
+                "every timing and WAF figure is taken {}: GC is not in its steady state; \
+                 precondition the drive to 2 drive-writes or more (--precondition 2)",
+                if pre < 1.0 {
+                    format!("on a drive {:.0}% written", 100.0 * pre)
+                } else {
+                    format!("{:.2} drive-writes after the fill", pre - 1.0)
+                }
+            ),
+        );
+    }
+    if t.fit_device && t.cache.capacity_pages >= r.geometry.logical_blocks as u64 {
+        warn(
+            out,
+            "device-smaller-than-cache",
+            format!(
+                "the {}-page write cache holds the whole {}-page device (--fit-device sized it to \
+                 the run): writes need never reach flash; drop --fit-device for the preset's drive",
+                t.cache.capacity_pages, r.geometry.logical_blocks
+            ),
+        );
+    }
+    let host_pages = t.write_bytes.div_ceil(r.geometry.block_size as u64);
+    let flushed = t.flush.map_or(0, |f| f.user_programs);
+    if t.writes > 0 && t.flash.user_programs == flushed {
+        warn(
+            out,
+            "writes-stayed-in-cache",
+            format!(
+                "no host write reached flash while requests ran: the {} pages written stayed in the \
+                 {}-page write cache ({}), so write latencies are DRAM's; replay more (--extend) or \
+                 use a preset with a smaller cache",
+                host_pages,
+                t.cache.capacity_pages,
+                match t.flush {
+                    Some(f) => format!("{} pages flushed at the end in {:.3} s", f.pages, f.seconds),
+                    None => format!("{} dirty at the end, never flushed", t.cache.dirty_pages_at_end),
+                }
+            ),
+        );
+    }
+    if t.flash.unmapped_reads > 0 {
+        let page_reads = t.hits.cache_read_hits + t.hits.cache_read_misses;
+        warn(
+            out,
+            "reads-of-unwritten-pages",
+            format!(
+                "{} page reads ({:.1}% of them) were of pages never written: zeroes, no flash \
+                 access, so read latencies are low; precondition the drive (--precondition 1 or \
+                 more) so every page holds data",
+                t.flash.unmapped_reads,
+                100.0 * t.flash.unmapped_reads as f64 / page_reads.max(1) as f64
+            ),
+        );
+    }
 }

@@ -165,6 +165,18 @@ impl Lru {
         evicted
     }
 
+    /// Every entry as (key, value), least recent first.
+    pub fn entries(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let mut s = self.tail;
+        std::iter::from_fn(move || {
+            (s != NONE).then(|| {
+                let slot = &self.slots[s as usize];
+                s = slot.prev;
+                (slot.key, slot.val)
+            })
+        })
+    }
+
     /// Drop `k`; returns its value if it was held.
     pub fn remove(&mut self, k: u32) -> Option<u64> {
         let s = self.peek(k)?;

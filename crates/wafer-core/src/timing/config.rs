@@ -320,6 +320,32 @@ impl Default for FlashConfig {
     }
 }
 
+/// How the drive is prepared before a timed replay's first request (the
+/// SNIA Solid State Storage Performance Test Specification's
+/// preconditioning, as MQSim users run it): a sequential fill, then random
+/// overwrites, in WAF mode. A run's `--precondition` /
+/// `--precondition-workload` override these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionConfig {
+    /// Drive-writes before timing starts; the sequential fill counts as the
+    /// first (0: a fresh drive; 0.5: half of it filled; 2: filled, then one
+    /// drive-write of `workload`) [drive-writes].
+    pub drive_writes: f64,
+    /// The workload of the overwrites after the fill (a workload spec;
+    /// "uniform": random single-page writes over the whole drive).
+    pub workload: String,
+}
+
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        PreconditionConfig {
+            drive_writes: 2.0,
+            workload: "uniform".into(),
+        }
+    }
+}
+
 /// When GC work jumps ahead of user I/O (MQSim's `TSU_Priority_OutOfOrder` and `GC_and_WL_Unit_Page_Level`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -404,6 +430,8 @@ pub struct SsdConfig {
     pub gc: GcConfig,
     /// Energy constants.
     pub energy: EnergyConfig,
+    /// Preparation before timing starts.
+    pub precondition: PreconditionConfig,
 }
 
 impl Default for SsdConfig {
@@ -417,6 +445,7 @@ impl Default for SsdConfig {
             flash: FlashConfig::default(),
             gc: GcConfig::default(),
             energy: EnergyConfig::default(),
+            precondition: PreconditionConfig::default(),
         }
     }
 }
@@ -616,6 +645,7 @@ impl SsdConfig {
         ] {
             non_negative(k, v)?;
         }
+        non_negative("precondition.drive_writes", self.precondition.drive_writes)?;
         Ok(())
     }
 

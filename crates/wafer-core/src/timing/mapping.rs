@@ -199,6 +199,16 @@ impl MappingTable {
         self.rows
     }
 
+    /// Entries the table holds at most (0 for an ideal table: it caches
+    /// nothing, it never misses).
+    pub fn capacity(&self) -> u64 {
+        match &self.cached {
+            _ if self.ideal => 0,
+            Cached::All { .. } => self.logical as u64,
+            Cached::Lru(l) => l.capacity() as u64,
+        }
+    }
+
     /// Before timing starts: `lpn` was accessed (its entry is cached,
     /// clean: the translation pages are written when timing starts).
     pub fn warm(&mut self, lpn: u32) {
