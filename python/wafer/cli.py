@@ -273,8 +273,18 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     g.add_argument("--think-us", type=float, default=0.0, metavar="US",
                    help="closed loop: host time between a completion and the next request (default 0)")
     g.add_argument("--precondition", type=float, metavar="K",
-                   help="drive-writes run in WAF mode before timing starts (default: the warm-up for "
-                        "synthetic workloads, 0 for traces)")
+                   help="drive-writes in WAF mode before timing starts, never of the trace: a sequential fill "
+                        "counts as the first (0: a fresh drive; 0.5: half filled), then random overwrites "
+                        "(default: the preset's [precondition], 2 for every shipped preset)")
+    g.add_argument("--precondition-workload", metavar="SPEC",
+                   help="the overwrites' workload (default: a synthetic run's own, else the preset's: uniform)")
+    g.add_argument("--fit-device", action="store_true",
+                   help="size the device to the run (a trace's footprint, or --capacity/--logical-blocks/--op) "
+                        "instead of the preset's whole drive: quicker, but fewer and partial superblocks "
+                        "(mostly fast LSB pages) and a cache that may hold the whole device")
+    g.add_argument("--no-flush", action="store_true",
+                   help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) "
+                        "instead of flushing it to flash, timed (timing.flush)")
 
 
 def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
@@ -282,8 +292,22 @@ def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
         if a.arrival:
             raise _core.ConfigError("invalid device configuration: --arrival: only with --timing PRESET|FILE")
         return {}
+    sized = [f"--{f.replace('_', '-')}" for f in ("logical_blocks", "capacity", "op", "physical_blocks")
+             if getattr(a, f, None) is not None]
+    if sized and not a.fit_device:
+        raise _core.ConfigError(
+            f"invalid device configuration: {sized[0]}: a timed run uses the preset's whole drive (its capacity "
+            f"and over-provisioning; a trace is placed inside it); add --fit-device to size the device yourself")
+    # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
+    for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
+                        ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):
+        if given:
+            print(f"note: {flag} does not apply to a timed run: --precondition (the preset's "
+                  "[precondition] by default) prepares the drive", file=sys.stderr)
     return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
-            "think_ns": int(a.think_us * 1000), "precondition": a.precondition}
+            "think_ns": int(a.think_us * 1000), "precondition": a.precondition,
+            "precondition_workload": a.precondition_workload, "fit_device": a.fit_device,
+            "flush": not a.no_flush}
 
 
 def _selection(a: argparse.Namespace) -> traces.Selection:
@@ -383,7 +407,9 @@ def _print_result(r: RunResult) -> None:
                                  f"{t['backwards_timestamps']} timestamps raised{truncated}"))
         geo = r.raw["geometry"]
         how = {"footprint": "the trace's footprint, blocks mapped densely",
-               "address-space": "the trace's address space", "given": "as given"}[t["sizing"]]
+               "address-space": "the trace's address space",
+               "given": ("the preset's whole drive" if r.timing and not r.timing["fit_device"] else "as given")
+               + (", the trace's blocks mapped densely inside it" if t.get("remapped") else "")}[t["sizing"]]
         rows.insert(3, ("device", f"{geo['logical_blocks']} logical blocks ({how}; footprint "
                                   f"{t['footprint_blocks']}, address space {t['address_space_blocks']}), "
                                   f"{geo['segments']} segments of {geo['segment_blocks']} blocks, OP {geo['op']:.3f}"))
@@ -453,8 +479,9 @@ def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
         return "-" if x is None else f"{x:.3f}"
 
     rows = [
-        ("timing", f"{t['preset']}, {t['arrival']} arrivals{loop}; {t['simulated_seconds']:.4f} s simulated "
-                   f"after {t['precondition_writes']} preconditioning writes"),
+        ("timing", f"{t['preset']} ({'fitted device' if t['fit_device'] else 'whole drive'}), {t['arrival']} "
+                   f"arrivals{loop}; {t['simulated_seconds']:.4f} s simulated after {t['precondition_writes']} "
+                   f"preconditioning writes ({t['precondition_workload']}, {t['precondition_seconds']:.1f} s)"),
         ("throughput", f"{tp['iops']:.0f} IOPS ({tp['read_iops']:.0f} read, {tp['write_iops']:.0f} write), "
                        f"{tp['bandwidth_bytes_per_s'] / 1e6:.1f} MB/s"),
     ]
@@ -474,6 +501,9 @@ def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
                              f"programs, {f['reads']} reads ({f['mapping_reads']} mapping), {f['erases']} erases; "
                              f"{f['multiplane_batches']} multi-plane batches; suspended {f['suspended_programs']} "
                              f"programs, {f['suspended_erases']} erases"),
+        ("end of run", f"flushed {t['flush']['pages']} dirty pages in {t['flush']['seconds'] * 1e3:.3f} ms "
+                       f"({t['flush']['programs']} programs)" if t["flush"] else
+                       f"{t['cache']['dirty_pages_at_end']} dirty pages left in the cache (--no-flush)"),
         ("WAF with mapping", f"{rate(t['waf_with_mapping'])} (flash programs / user programs); "
                              f"host WAF {rate(t['host_waf'])} (flash programs / host pages)"),
         ("energy", f"{e['total_j']:.4g} J, {e['average_power_w']:.3f} W average: flash read {e['flash_read_j']:.3g}, "

@@ -14,9 +14,15 @@
 //! I/O. Results: latency percentiles, throughput, utilisation, hit rates,
 //! WAF with mapping writes and energy ([`result`]).
 //!
-//! Before timing starts, the FTL runs in WAF mode (no timing, full speed)
-//! to a steady state (the prefill, then `precondition_drive_writes` of the
-//! workload), warming the cache and the mapping table on the way.
+//! The device is the preset's whole drive ([`whole_device`]: whole
+//! superblocks, the preset's capacity; a trace is placed inside it), or,
+//! with `fit_device`, one sized to the run ([`fit_device`]). Before timing
+//! starts the FTL runs in WAF mode (no timing, full speed) to a steady
+//! state: a sequential fill, then random overwrites
+//! (`precondition_drive_writes`, the preset's `[precondition]` by
+//! default), never the trace's requests, warming the cache and the mapping
+//! table on the way; statistics start afresh with the first timed request.
+//! At the end the dirty cache is flushed and timed (`flush`).
 //!
 //! The device's presets are TOML files ([`config`]); MQSim's defects that the
 //! spec lists are not reproduced (docs/FIDELITY.md, "Timing").
