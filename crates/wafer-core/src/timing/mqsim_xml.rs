@@ -639,7 +639,7 @@ pub fn parse(text: &str, origin: &str) -> Result<SsdConfig> {
     };
     // Element index -> (value, line); sections found.
     let mut given: HashMap<usize, (String, u32)> = HashMap::new();
-    let mut sections: HashMap<&str, u32> = HashMap::new();
+    let mut sections: HashMap<String, u32> = HashMap::new();
     let mut seen = |n: Node, ctx: &mut Ctx, section: Option<Section>| -> Result<()> {
         let name = n.tag_name().name();
         let at = format!(":{}: <{name}>", line(n));
@@ -652,7 +652,7 @@ pub fn parse(text: &str, origin: &str) -> Result<SsdConfig> {
             _ => false,
         };
         if parent_ok {
-            if let Some(first) = sections.insert(name, line(n)) {
+            if let Some(first) = sections.insert(name.to_string(), line(n)) {
                 return Err(fail(&at, format!("given twice (first on line {first})")));
             }
             return Ok(());
@@ -821,8 +821,23 @@ fn at_element(e: Error, given: &HashMap<usize, (String, u32)>, origin: &str) -> 
 /// `source`): a header saying where it came from and what was not applied,
 /// then every field. Loading it gives `c` again.
 pub fn to_preset_toml(c: &SsdConfig, source: &str) -> Result<String> {
-    let body = toml::to_string(c)
+    let bare = SsdConfig {
+        import_warnings: Vec::new(),
+        ..c.clone()
+    };
+    let mut body = toml::to_string(&bare)
         .map_err(|e| Error::config("timing.preset", format!("cannot write TOML: {e}")))?;
+    if !c.import_warnings.is_empty() {
+        // One warning a line (toml writes arrays on one line), among the
+        // top-level keys, before the first table.
+        let list: String = c
+            .import_warnings
+            .iter()
+            .map(|w| format!("    {},\n", toml::Value::String(w.clone())))
+            .collect();
+        let at = body.find("\n[").map_or(body.len(), |i| i + 1);
+        body.insert_str(at, &format!("import_warnings = [\n{list}]\n\n"));
+    }
     let mut out = format!(
         "# Imported by `wafer presets import` from the MQSim device configuration\n\
          # {source}\n\
@@ -941,6 +956,12 @@ mod tests {
         ("Page_Metadat_Capacity", "448"),
     ];
 
+    /// The line of the first element `name` in `text` (1-based).
+    fn line_of(text: &str, name: &str) -> usize {
+        let tag = format!("<{name}>");
+        1 + text.lines().position(|l| l.trim_start().starts_with(&tag)).expect(name)
+    }
+
     /// `base` with the values of `over` replaced (or appended when new).
     fn with<'a>(base: Pairs<'a>, over: Pairs<'a>) -> Vec<(&'a str, &'a str)> {
         let mut v: Vec<_> = base.to_vec();
@@ -1031,7 +1052,8 @@ mod tests {
 
     #[test]
     fn shipped_config_is_preset_mqsim_default() {
-        let mut c = parse(&xml(SHIPPED_HOST, SHIPPED_DEVICE, SHIPPED_FLASH), "ssdconfig.xml").unwrap();
+        let text = xml(SHIPPED_HOST, SHIPPED_DEVICE, SHIPPED_FLASH);
+        let mut c = parse(&text, "ssdconfig.xml").unwrap();
         // What wafer does not do: RGA victims and wear leveling.
         assert_eq!(
             warned(&c),
@@ -1044,7 +1066,8 @@ mod tests {
             c.import_warnings
         );
         assert!(c.import_warnings[2].contains("--victim d-choices:11"), "{}", c.import_warnings[2]);
-        assert!(c.import_warnings[0].contains("line 39"), "{}", c.import_warnings[0]);
+        let at = format!("(line {})", line_of(&text, "Dynamic_Wearleveling_Enabled"));
+        assert!(c.import_warnings[0].contains(&at), "{}", c.import_warnings[0]);
         let want = SsdConfig::load("mqsim-default").unwrap();
         assert!(c.description.starts_with("MQSim configuration ssdconfig.xml: 8 ch x 4 chips x 2 dies"));
         c.name = want.name.clone();
@@ -1091,13 +1114,15 @@ mod tests {
     #[test]
     fn an_unknown_element_is_warned_with_its_line() {
         let device = with(SHIPPED_DEVICE, &[("Flash_Chanel_Count", "4")]);
-        let c = parse(&xml(SHIPPED_HOST, &device, SHIPPED_FLASH), "x.xml").unwrap();
+        let text = xml(SHIPPED_HOST, &device, SHIPPED_FLASH);
+        let c = parse(&text, "x.xml").unwrap();
         let w = c
             .import_warnings
             .iter()
             .find(|w| w.starts_with("Flash_Chanel_Count"))
             .expect("warned");
-        assert!(w.contains("line 48") && w.contains("did you mean Flash_Channel_Count?"), "{w}");
+        let at = format!("(line {})", line_of(&text, "Flash_Chanel_Count"));
+        assert!(w.contains(&at) && w.contains("did you mean Flash_Channel_Count?"), "{w}");
         assert_eq!(c.flash.channels, 8, "not applied");
     }
 
@@ -1123,20 +1148,22 @@ mod tests {
     #[test]
     fn bad_values_name_the_element_and_line() {
         for (over, flash, want) in [
-            (("Flash_Channel_Count", "0"), false, "bad.xml:45: <Flash_Channel_Count>: 0; must be at least 1"),
-            (("Block_No_Per_Plane", "many"), true, "bad.xml:62: <Block_No_Per_Plane>: 'many' is not a whole number"),
-            (("Page_Capacity", "3000"), true, "bad.xml:64: <Page_Capacity>: 3000; must be a power of two"),
-            (("Overprovisioning_Ratio", "1.5"), false, "bad.xml:33: <Overprovisioning_Ratio>: 1.5; must be a fraction"),
-            (("GC_Exec_Threshold", "x"), false, "bad.xml:34: <GC_Exec_Threshold>: 'x' is not a finite number"),
-            (("Ideal_Mapping_Table", "0"), false, "bad.xml:28: <Ideal_Mapping_Table>: '0' is not true or false"),
-            (("Flash_Technology", "QLC"), true, "bad.xml:50: <Flash_Technology>: 'QLC' is not one of SLC, MLC, TLC"),
-            (("Address_Mapping", "HYBRID"), false, "bad.xml:27: <Address_Mapping>: HYBRID: MQSim's hybrid"),
-            (("Plane_Allocation_Scheme", "CWDX"), false, "bad.xml:31: <Plane_Allocation_Scheme>: 'CWDX': 'X'"),
+            (("Flash_Channel_Count", "0"), false, "0; must be at least 1"),
+            (("Block_No_Per_Plane", "many"), true, "'many' is not a whole number"),
+            (("Page_Capacity", "3000"), true, "3000; must be a power of two"),
+            (("Overprovisioning_Ratio", "1.5"), false, "1.5; must be a fraction"),
+            (("GC_Exec_Threshold", "x"), false, "'x' is not a finite number"),
+            (("Ideal_Mapping_Table", "0"), false, "'0' is not true or false"),
+            (("Flash_Technology", "QLC"), true, "'QLC' is not one of SLC, MLC, TLC"),
+            (("Address_Mapping", "HYBRID"), false, "HYBRID: MQSim's hybrid"),
+            (("Plane_Allocation_Scheme", "CWDX"), false, "'CWDX': 'X'"),
         ] {
             let device = with(SHIPPED_DEVICE, if flash { &[] } else { std::slice::from_ref(&over) });
             let fl = with(SHIPPED_FLASH, if flash { std::slice::from_ref(&over) } else { &[] });
-            let e = field(parse(&xml(SHIPPED_HOST, &device, &fl), "bad.xml").unwrap_err());
-            assert!(e.starts_with(want), "{over:?}: {e}");
+            let text = xml(SHIPPED_HOST, &device, &fl);
+            let e = field(parse(&text, "bad.xml").unwrap_err());
+            let want = format!("bad.xml:{}: <{}>: {want}", line_of(&text, over.0), over.0);
+            assert!(e.starts_with(&want), "{over:?}: {e}");
         }
     }
 
@@ -1151,8 +1178,10 @@ mod tests {
         assert!(e.starts_with("x.xml: <Die_No_Per_Chip>: missing from <Flash_Parameter_Set>"), "{e}");
         let mut device = SHIPPED_DEVICE.to_vec();
         device.push(("CMT_Capacity", "1"));
-        let e = field(parse(&xml(SHIPPED_HOST, &device, SHIPPED_FLASH), "x.xml").unwrap_err());
-        assert!(e.contains("<CMT_Capacity>: given twice (first on line 29)"), "{e}");
+        let text = xml(SHIPPED_HOST, &device, SHIPPED_FLASH);
+        let e = field(parse(&text, "x.xml").unwrap_err());
+        let first = line_of(&text, "CMT_Capacity");
+        assert!(e.contains(&format!("<CMT_Capacity>: given twice (first on line {first})")), "{e}");
         let e = field(parse("<MQSim_IO_Scenarios/>", "w.xml").unwrap_err());
         assert!(e.contains("w.xml:1: <MQSim_IO_Scenarios>") && e.contains("workload file"), "{e}");
         let e = field(parse("<Execution_Parameter_Set/>", "e.xml").unwrap_err());
@@ -1179,11 +1208,13 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wafer-mqsim-xml-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let x = dir.join("my-drive.xml");
-        std::fs::write(&x, autoblox()).unwrap();
+        let xml_text = autoblox();
+        std::fs::write(&x, &xml_text).unwrap();
         let c = SsdConfig::load(x.to_str().unwrap()).unwrap();
         assert_eq!(c.name, "my-drive");
         let text = to_preset_toml(&c, x.to_str().unwrap()).unwrap();
-        assert!(text.contains("# * Enabled_Preconditioning (line 13)"), "{text}");
+        let at = line_of(&xml_text, "Enabled_Preconditioning");
+        assert!(text.contains(&format!("# * Enabled_Preconditioning (line {at})")), "{text}");
         let t = dir.join("my-drive.toml");
         std::fs::write(&t, &text).unwrap();
         assert_eq!(SsdConfig::load(t.to_str().unwrap()).unwrap(), c);
