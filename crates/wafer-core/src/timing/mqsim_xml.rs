@@ -817,6 +817,34 @@ fn at_element(e: Error, given: &HashMap<usize, (String, u32)>, origin: &str) -> 
     }
 }
 
+/// The mapping as a Markdown table (docs/FIDELITY.md, "MQSim's
+/// configuration files", holds it; a test keeps the two equal).
+pub fn mapping_table() -> String {
+    let mut out = String::from(
+        "| MQSim element | in | wafer | unit | MQSim reads it at | if omitted |\n|---|---|---|---|---|---|\n",
+    );
+    for e in ELEMENTS {
+        let section = match e.section {
+            Section::Host => "host",
+            Section::Device => "device",
+            Section::Flash => "flash",
+        };
+        let key = match e.key.split_once(' ') {
+            Some((k, rest)) if k != "-" => format!("`{k}` {rest}"),
+            _ if e.key.starts_with("- ") => format!("none {}", &e.key[2..]),
+            _ => format!("`{}`", e.key),
+        };
+        let default = e.default.unwrap_or("error (geometry)");
+        out.push_str(&format!(
+            "| `{}` | {section} | {key} | {} | {} | {default} |\n",
+            e.name,
+            e.unit.replace('|', "/"),
+            e.reads
+        ));
+    }
+    out
+}
+
 /// The preset TOML equivalent to `c` (as [`load`] returned it from
 /// `source`): a header saying where it came from and what was not applied,
 /// then every field. Loading it gives `c` again.
@@ -1221,6 +1249,14 @@ mod tests {
         let e = field(SsdConfig::load(dir.join("absent.xml").to_str().unwrap()).unwrap_err());
         assert!(e.contains("cannot read") && e.contains("absent.xml"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn docs_hold_the_mapping_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/FIDELITY.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let table = mapping_table();
+        assert!(doc.contains(&table), "docs/FIDELITY.md lacks the current table:\n{table}");
     }
 
     #[test]
