@@ -191,6 +191,9 @@ mod tests {
         ssd.import_warnings = vec!["Seed (line 3): a".into(), "FIFO (line 9): b".into()];
         let w = mqsim_xml_unsupported(&ssd).unwrap();
         assert_eq!(w.code, "mqsim-xml-unsupported");
-        assert!(w.message.contains("'drive'") && w.message.ends_with("Seed (line 3): a; FIFO (line 9): b"));
+        assert!(
+            w.message.contains("'drive'")
+                && w.message.ends_with("Seed (line 3): a; FIFO (line 9): b")
+        );
     }
 }

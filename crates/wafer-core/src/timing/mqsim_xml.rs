@@ -38,10 +38,10 @@ use std::path::Path;
 
 use roxmltree::{Document, Node};
 
+use crate::error::{Error, Result};
 use crate::timing::config::{
     parse_allocation, CacheMode, Interface, SsdConfig, Suspend, Technology,
 };
-use crate::error::{Error, Result};
 
 /// The parameter set of MQSim's file an element belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +109,7 @@ const ALIASES: &[(&str, &str)] = &[(
     "Preferred_suspend_erase_time_for_read",
 )];
 
+#[allow(clippy::too_many_arguments)] // one row of the table below, positional to stay one line a field
 const fn el(
     name: &'static str,
     section: Section,
@@ -401,7 +402,8 @@ pub const ELEMENTS: &[Element] = &[
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-const NO_WL: &str = "wafer does not model wear leveling (MQSim runs both kinds whatever the file says: \
+const NO_WL: &str =
+    "wafer does not model wear leveling (MQSim runs both kinds whatever the file says: \
                      exec/SSD_Device.cpp:306-311 passes neither flag on)";
 
 /// What MQSim's GC victim policy is closest to among wafer's victim
@@ -526,17 +528,13 @@ fn boolean(v: &str) -> std::result::Result<bool, String> {
 /// One of `options`, matched as MQSim does (upper-cased).
 fn choice(v: &str, options: &[&'static str]) -> std::result::Result<&'static str, String> {
     let up = v.trim().to_ascii_uppercase();
-    options
-        .iter()
-        .find(|o| **o == up)
-        .copied()
-        .ok_or_else(|| {
-            format!(
-                "'{}' is not one of {} (MQSim stops on it too)",
-                v.trim(),
-                options.join(", ")
-            )
-        })
+    options.iter().find(|o| **o == up).copied().ok_or_else(|| {
+        format!(
+            "'{}' is not one of {} (MQSim stops on it too)",
+            v.trim(),
+            options.join(", ")
+        )
+    })
 }
 
 /// Edit distance, for "did you mean" on unknown element names.
@@ -548,9 +546,7 @@ fn distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(cur + 1);
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
             prev = cur;
         }
     }
@@ -571,7 +567,9 @@ fn unknown(section: Option<Section>, name: &str) -> String {
             _ => None,
         });
     if let Some(home) = home {
-        return format!("belongs in {home}, not here; MQSim ignores it here too, so it is not applied");
+        return format!(
+            "belongs in {home}, not here; MQSim ignores it here too, so it is not applied"
+        );
     }
     let close = ELEMENTS
         .iter()
@@ -803,7 +801,10 @@ fn at_element(e: Error, given: &HashMap<usize, (String, u32)>, origin: &str) -> 
         return e;
     };
     let key = field.strip_prefix("timing.").unwrap_or(field);
-    match ELEMENTS.iter().position(|el| el.key.split(' ').next() == Some(key)) {
+    match ELEMENTS
+        .iter()
+        .position(|el| el.key.split(' ').next() == Some(key))
+    {
         Some(i) => {
             let at = given
                 .get(&i)
@@ -987,7 +988,10 @@ mod tests {
     /// The line of the first element `name` in `text` (1-based).
     fn line_of(text: &str, name: &str) -> usize {
         let tag = format!("<{name}>");
-        1 + text.lines().position(|l| l.trim_start().starts_with(&tag)).expect(name)
+        1 + text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&tag))
+            .expect(name)
     }
 
     /// `base` with the values of `over` replaced (or appended when new).
@@ -1093,11 +1097,21 @@ mod tests {
             "{:#?}",
             c.import_warnings
         );
-        assert!(c.import_warnings[2].contains("--victim d-choices:11"), "{}", c.import_warnings[2]);
+        assert!(
+            c.import_warnings[2].contains("--victim d-choices:11"),
+            "{}",
+            c.import_warnings[2]
+        );
         let at = format!("(line {})", line_of(&text, "Dynamic_Wearleveling_Enabled"));
-        assert!(c.import_warnings[0].contains(&at), "{}", c.import_warnings[0]);
+        assert!(
+            c.import_warnings[0].contains(&at),
+            "{}",
+            c.import_warnings[0]
+        );
         let want = SsdConfig::load("mqsim-default").unwrap();
-        assert!(c.description.starts_with("MQSim configuration ssdconfig.xml: 8 ch x 4 chips x 2 dies"));
+        assert!(c
+            .description
+            .starts_with("MQSim configuration ssdconfig.xml: 8 ch x 4 chips x 2 dies"));
         c.name = want.name.clone();
         c.description = want.description.clone();
         c.import_warnings.clear();
@@ -1121,9 +1135,21 @@ mod tests {
             c.import_warnings
         );
         let w = &c.import_warnings;
-        assert!(w[0].contains("did you mean Block_PE_Cycles_Limit?"), "{}", w[0]);
-        assert!(w[1].contains("did you mean Suspend_Program_Time?"), "{}", w[1]);
-        assert!(w[5].contains("not in the file") && w[5].contains("100000"), "{}", w[5]);
+        assert!(
+            w[0].contains("did you mean Block_PE_Cycles_Limit?"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].contains("did you mean Suspend_Program_Time?"),
+            "{}",
+            w[1]
+        );
+        assert!(
+            w[5].contains("not in the file") && w[5].contains("100000"),
+            "{}",
+            w[5]
+        );
         // 0.xml's CSB latencies are 0: unused by MLC, as in MQSim.
         assert_eq!(c.flash.read_ns, [59975, 104956]);
         let mut want = SsdConfig::load("intel750").unwrap();
@@ -1150,7 +1176,10 @@ mod tests {
             .find(|w| w.starts_with("Flash_Chanel_Count"))
             .expect("warned");
         let at = format!("(line {})", line_of(&text, "Flash_Chanel_Count"));
-        assert!(w.contains(&at) && w.contains("did you mean Flash_Channel_Count?"), "{w}");
+        assert!(
+            w.contains(&at) && w.contains("did you mean Flash_Channel_Count?"),
+            "{w}"
+        );
         assert_eq!(c.flash.channels, 8, "not applied");
     }
 
@@ -1170,24 +1199,69 @@ mod tests {
     fn malformed_xml_is_one_error_with_its_position() {
         let text = xml(SHIPPED_HOST, SHIPPED_DEVICE, SHIPPED_FLASH).replace("</Page_Capacity>", "");
         let e = field(parse(&text, "bad.xml").unwrap_err());
-        assert!(e.starts_with("bad.xml: not well-formed XML") && e.contains("Page_Capacity"), "{e}");
+        assert!(
+            e.starts_with("bad.xml: not well-formed XML") && e.contains("Page_Capacity"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bad_values_name_the_element_and_line() {
         for (over, flash, want) in [
             (("Flash_Channel_Count", "0"), false, "0; must be at least 1"),
-            (("Block_No_Per_Plane", "many"), true, "'many' is not a whole number"),
-            (("Page_Capacity", "3000"), true, "3000; must be a power of two"),
-            (("Overprovisioning_Ratio", "1.5"), false, "1.5; must be a fraction"),
-            (("GC_Exec_Threshold", "x"), false, "'x' is not a finite number"),
-            (("Ideal_Mapping_Table", "0"), false, "'0' is not true or false"),
-            (("Flash_Technology", "QLC"), true, "'QLC' is not one of SLC, MLC, TLC"),
-            (("Address_Mapping", "HYBRID"), false, "HYBRID: MQSim's hybrid"),
+            (
+                ("Block_No_Per_Plane", "many"),
+                true,
+                "'many' is not a whole number",
+            ),
+            (
+                ("Page_Capacity", "3000"),
+                true,
+                "3000; must be a power of two",
+            ),
+            (
+                ("Overprovisioning_Ratio", "1.5"),
+                false,
+                "1.5; must be a fraction",
+            ),
+            (
+                ("GC_Exec_Threshold", "x"),
+                false,
+                "'x' is not a finite number",
+            ),
+            (
+                ("Ideal_Mapping_Table", "0"),
+                false,
+                "'0' is not true or false",
+            ),
+            (
+                ("Flash_Technology", "QLC"),
+                true,
+                "'QLC' is not one of SLC, MLC, TLC",
+            ),
+            (
+                ("Address_Mapping", "HYBRID"),
+                false,
+                "HYBRID: MQSim's hybrid",
+            ),
             (("Plane_Allocation_Scheme", "CWDX"), false, "'CWDX': 'X'"),
         ] {
-            let device = with(SHIPPED_DEVICE, if flash { &[] } else { std::slice::from_ref(&over) });
-            let fl = with(SHIPPED_FLASH, if flash { std::slice::from_ref(&over) } else { &[] });
+            let device = with(
+                SHIPPED_DEVICE,
+                if flash {
+                    &[]
+                } else {
+                    std::slice::from_ref(&over)
+                },
+            );
+            let fl = with(
+                SHIPPED_FLASH,
+                if flash {
+                    std::slice::from_ref(&over)
+                } else {
+                    &[]
+                },
+            );
             let text = xml(SHIPPED_HOST, &device, &fl);
             let e = field(parse(&text, "bad.xml").unwrap_err());
             let want = format!("bad.xml:{}: <{}>: {want}", line_of(&text, over.0), over.0);
@@ -1203,15 +1277,26 @@ mod tests {
             .filter(|(k, _)| *k != "Die_No_Per_Chip")
             .collect();
         let e = field(parse(&xml(SHIPPED_HOST, SHIPPED_DEVICE, &flash), "x.xml").unwrap_err());
-        assert!(e.starts_with("x.xml: <Die_No_Per_Chip>: missing from <Flash_Parameter_Set>"), "{e}");
+        assert!(
+            e.starts_with("x.xml: <Die_No_Per_Chip>: missing from <Flash_Parameter_Set>"),
+            "{e}"
+        );
         let mut device = SHIPPED_DEVICE.to_vec();
         device.push(("CMT_Capacity", "1"));
         let text = xml(SHIPPED_HOST, &device, SHIPPED_FLASH);
         let e = field(parse(&text, "x.xml").unwrap_err());
         let first = line_of(&text, "CMT_Capacity");
-        assert!(e.contains(&format!("<CMT_Capacity>: given twice (first on line {first})")), "{e}");
+        assert!(
+            e.contains(&format!(
+                "<CMT_Capacity>: given twice (first on line {first})"
+            )),
+            "{e}"
+        );
         let e = field(parse("<MQSim_IO_Scenarios/>", "w.xml").unwrap_err());
-        assert!(e.contains("w.xml:1: <MQSim_IO_Scenarios>") && e.contains("workload file"), "{e}");
+        assert!(
+            e.contains("w.xml:1: <MQSim_IO_Scenarios>") && e.contains("workload file"),
+            "{e}"
+        );
         let e = field(parse("<Execution_Parameter_Set/>", "e.xml").unwrap_err());
         assert!(e.contains("<Device_Parameter_Set>: missing"), "{e}");
     }
@@ -1220,15 +1305,24 @@ mod tests {
     fn what_mqsim_would_run_differently_is_warned() {
         let device = with(
             SHIPPED_DEVICE,
-            &[("Channel_Transfer_Rate", "400"), ("Data_Cache_Capacity", "5368709120")],
+            &[
+                ("Channel_Transfer_Rate", "400"),
+                ("Data_Cache_Capacity", "5368709120"),
+            ],
         );
-        let flash = with(SHIPPED_FLASH, &[("Plane_No_Per_Die", "8"), ("Block_No_Per_Plane", "64")]);
+        let flash = with(
+            SHIPPED_FLASH,
+            &[("Plane_No_Per_Die", "8"), ("Block_No_Per_Plane", "64")],
+        );
         let c = parse(&xml(SHIPPED_HOST, &device, &flash), "x.xml").unwrap();
         let all = c.import_warnings.join("\n");
         assert!(all.contains("MQSim would move data at 500 MT/s"), "{all}");
         assert!(all.contains("would run with 1073741824 bytes"), "{all}");
         assert!(all.contains("8 planes"), "{all}");
-        assert_eq!((c.flash.channel_rate_mts, c.cache.capacity_mib), (400.0, 5120.0));
+        assert_eq!(
+            (c.flash.channel_rate_mts, c.cache.capacity_mib),
+            (400.0, 5120.0)
+        );
     }
 
     #[test]
@@ -1242,7 +1336,10 @@ mod tests {
         assert_eq!(c.name, "my-drive");
         let text = to_preset_toml(&c, x.to_str().unwrap()).unwrap();
         let at = line_of(&xml_text, "Enabled_Preconditioning");
-        assert!(text.contains(&format!("# * Enabled_Preconditioning (line {at})")), "{text}");
+        assert!(
+            text.contains(&format!("# * Enabled_Preconditioning (line {at})")),
+            "{text}"
+        );
         let t = dir.join("my-drive.toml");
         std::fs::write(&t, &text).unwrap();
         assert_eq!(SsdConfig::load(t.to_str().unwrap()).unwrap(), c);
@@ -1256,15 +1353,26 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/FIDELITY.md");
         let doc = std::fs::read_to_string(path).unwrap();
         let table = mapping_table();
-        assert!(doc.contains(&table), "docs/FIDELITY.md lacks the current table:\n{table}");
+        assert!(
+            doc.contains(&table),
+            "docs/FIDELITY.md lacks the current table:\n{table}"
+        );
     }
 
     #[test]
     fn every_element_cites_mqsims_reader() {
         for e in ELEMENTS {
             let (file, line) = e.reads.split_once(':').expect(e.name);
-            assert!(file.starts_with("exec/") && file.ends_with("_Parameter_Set.cpp"), "{}", e.name);
-            assert!(line.split(' ').next().unwrap().parse::<u32>().is_ok(), "{}", e.name);
+            assert!(
+                file.starts_with("exec/") && file.ends_with("_Parameter_Set.cpp"),
+                "{}",
+                e.name
+            );
+            assert!(
+                line.split(' ').next().unwrap().parse::<u32>().is_ok(),
+                "{}",
+                e.name
+            );
             assert!(!e.key.is_empty() && !e.unit.is_empty(), "{}", e.name);
         }
     }
