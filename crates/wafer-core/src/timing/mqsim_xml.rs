@@ -644,11 +644,11 @@ pub fn parse(text: &str, origin: &str) -> Result<SsdConfig> {
         let tag = [Section::Host, Section::Device, Section::Flash]
             .into_iter()
             .find(|s| s.tag() == name);
-        let parent_ok = match (section, tag) {
-            (None, Some(Section::Host | Section::Device)) => true,
-            (Some(Section::Device), Some(Section::Flash)) => true,
-            _ => false,
-        };
+        let parent_ok = matches!(
+            (section, tag),
+            (None, Some(Section::Host | Section::Device))
+                | (Some(Section::Device), Some(Section::Flash))
+        );
         if parent_ok {
             if let Some(first) = sections.insert(name.to_string(), line(n)) {
                 return Err(fail(&at, format!("given twice (first on line {first})")));
