@@ -264,7 +264,7 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
     g.add_argument("--timing", metavar="PRESET|FILE",
                    help="simulate this SSD's timing: a preset (intel750, mqsim-default, femu, 850pro, zssd) "
-                        "or a TOML file (copy one with `wafer presets NAME > my.toml`)")
+                        "a TOML file (copy one with `wafer presets NAME > my.toml`) or an MQSim ssdconfig.xml")
     g.add_argument("--arrival", choices=["trace", "closed", "afap"],
                    help="trace: open loop at the timestamps (default for traces); closed: --queue-depth "
                         "requests outstanding (default otherwise); afap: as fast as the device admits")
@@ -638,6 +638,20 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 
 def cmd_presets(a: argparse.Namespace) -> int:
+    if a.name == "import":
+        if not a.file or a.file.endswith(".toml"):
+            raise _core.ConfigError("presets import: give an MQSim configuration (FILE.xml), e.g. "
+                                    "`wafer presets import ssdconfig.xml -o my.toml`")
+        text = _core.timing_import_toml(a.file)
+        if a.out:
+            with open(a.out, "w") as f:
+                f.write(text)
+            print(f"wrote {a.out} (run it with --timing {a.out})", file=sys.stderr)
+        else:
+            print(text, end="")
+        return 0
+    if a.file or a.out:
+        raise _core.ConfigError("presets: FILE and -o only with `wafer presets import FILE.xml -o NAME.toml`")
     if a.name:
         if a.json:
             print(json.dumps(timing_config(a.name)))
@@ -1048,7 +1062,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
 
     pr = sub.add_parser("presets", help="list the timing and device presets, or print a timing preset to copy and edit")
-    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`)")
+    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`); "
+                    "`import FILE.xml -o NAME.toml`: an MQSim ssdconfig.xml as a preset")
+    pr.add_argument("file", nargs="?", help=argparse.SUPPRESS)
+    pr.add_argument("--out", "-o", metavar="NAME.toml", help="with import: write the preset here (default: print it)")
     pr.add_argument("--json", action="store_true", help="print JSON (with NAME: the resolved configuration)")
     pr.set_defaults(func=cmd_presets)
 

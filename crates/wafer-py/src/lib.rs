@@ -575,7 +575,7 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
 }
 
-/// The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
+/// The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`
 /// naming the key when it is invalid.
 #[pyfunction]
 fn timing_config_json(spec: &str) -> PyResult<String> {
@@ -591,6 +591,16 @@ fn timing_preset_toml(name: &str) -> PyResult<String> {
         .find(|(n, _)| *n == name)
         .map(|(_, text)| text.to_string())
         .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+}
+
+/// The timing preset (TOML text) equivalent to MQSim device configuration
+/// `path` (an `ssdconfig.xml`): a header naming the file and what it asks
+/// for that wafer does not do, then every field (`wafer presets import`).
+#[pyfunction]
+fn timing_import_toml(path: &str) -> PyResult<String> {
+    use wafer_core::timing::config::mqsim_xml;
+    let c = mqsim_xml::load(std::path::Path::new(path)).map_err(to_py)?;
+    mqsim_xml::to_preset_toml(&c, path).map_err(to_py)
 }
 
 /// Default timing-run settings (arrival, queue depth, ...), as JSON.
@@ -634,6 +644,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_import_toml, m)?)?;
     m.add_function(wrap_pyfunction!(timing_defaults_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

@@ -648,6 +648,9 @@ impl Simulation {
         let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
             .then_some(self.cfg.writes);
         r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
+        if let Some(t) = &self.cfg.timing {
+            r.warnings.extend(warnings::mqsim_xml_unsupported(&t.ssd));
+        }
         r
     }
 }

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use super::{RunResult, Sizing};
+use crate::timing::SsdConfig;
 
 /// Steady-state drive-writes below which a steady WAF is called short.
 pub const MIN_STEADY_DRIVE_WRITES: f64 = 2.0;
@@ -317,6 +318,46 @@ fn timing(out: &mut Vec<Warning>, r: &RunResult, t: &crate::timing::TimingResult
                 t.flash.unmapped_reads,
                 100.0 * t.flash.unmapped_reads as f64 / page_reads.max(1) as f64
             ),
+        );
+    }
+}
+
+/// Warning `mqsim-xml-unsupported` of a timed run whose SSD was imported
+/// from an MQSim configuration file (`--timing FILE.xml`, or the preset
+/// `wafer presets import` wrote from one): what the file asks for that the
+/// run does not do, one clause per element, as the import found it
+/// (`SsdConfig::import_warnings`, timing/mqsim_xml.rs). `None` when the
+/// import applied everything, and for wafer's own presets.
+pub fn mqsim_xml_unsupported(ssd: &SsdConfig) -> Option<Warning> {
+    if ssd.import_warnings.is_empty() {
+        return None;
+    }
+    Some(Warning {
+        code: "mqsim-xml-unsupported",
+        message: format!(
+            "the MQSim configuration of timing device '{}' asks for what this run does not do \
+             (docs/FIDELITY.md, \"MQSim's configuration files\"): {}",
+            ssd.name,
+            ssd.import_warnings.join("; ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mqsim_xml_unsupported_names_the_elements() {
+        let mut ssd = SsdConfig::load("mqsim-default").unwrap();
+        assert_eq!(mqsim_xml_unsupported(&ssd), None);
+        ssd.name = "drive".into();
+        ssd.import_warnings = vec!["Seed (line 3): a".into(), "FIFO (line 9): b".into()];
+        let w = mqsim_xml_unsupported(&ssd).unwrap();
+        assert_eq!(w.code, "mqsim-xml-unsupported");
+        assert!(
+            w.message.contains("'drive'")
+                && w.message.ends_with("Seed (line 3): a; FIFO (line 9): b")
         );
     }
 }
