@@ -108,11 +108,14 @@ def test_an_imported_preset_runs_as_the_xml(tmp_path):
     text = t.read_text()
     assert text.startswith("# Imported by `wafer presets import`") and "# * Dynamic_Wearleveling_Enabled" in text
     assert wafer.timing_config(t) == wafer.timing_config(x)
-    args = ["--workload", "uniform,reads=0.3", "--capacity", "256MiB", "--drive-writes", "1.5",
+    args = ["--workload", "uniform,reads=0.3", "--precondition", "1.2", "--writes", "20000",
             "--queue-depth", "8", "--json"]
-    runs = [json.loads(cli("replay", "--timing", str(f), *args).stdout)["timing"] for f in (x, t)]
+    outs = [json.loads(cli("replay", "--timing", str(f), *args).stdout) for f in (x, t)]
+    for out in outs:
+        assert "mqsim-xml-unsupported" in {w["code"] for w in out["warnings"]}
+    runs = [out["timing"] for out in outs]
     for r in runs:
-        for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds"):
+        for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds", "precondition_seconds"):
             r.pop(k)
     assert runs[0] == runs[1] and runs[0]["preset"] == "drive" and runs[0]["requests"] > 0
     assert cli("presets", "import", str(t), ok=False).returncode != 0
