@@ -55,7 +55,44 @@ def test_progress_draws_only_after_the_delay():
     assert quiet.getvalue() == ""
 
 
-def test_replay_progress_flag_is_quiet_off_a_terminal(capsys):
+def test_off_a_terminal_progress_is_a_line_per_job_or_per_interval(monkeypatch):
+    import wafer.progress as progress
+
+    out = io.StringIO()  # not a terminal
+    monkeypatch.setattr(progress.sys, "stderr", out)
+    jobs = Progress(3, "sweep", enabled=True, unit="jobs")
+    assert jobs.lines
+    jobs.start -= 10  # past the delay
+    jobs.update(1)
+    jobs.update(1)  # nothing new finished: no line
+    jobs.update(2)
+    jobs.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("sweep: 1/3 jobs (33%)") and "ETA" in lines[0], lines
+    assert lines[1].startswith("sweep: 2/3 jobs (67%)") and lines[2].startswith("sweep: done in"), lines
+    assert "\r" not in out.getvalue()
+    # A replay's blocks: the first line after the delay, then one per LINE_SECONDS.
+    out.seek(0)
+    out.truncate()
+    blocks = Progress(1000, "base/greedy", enabled=True)
+    blocks.start -= 10
+    for done in (100, 200, 300):
+        blocks.update(done)
+    assert out.getvalue().count("\n") == 1 and "100/1.0k blocks" in out.getvalue(), out.getvalue()
+    blocks.last -= progress.LINE_SECONDS
+    blocks.update(400)
+    assert out.getvalue().count("\n") == 2
+    # --quiet
+    out.seek(0)
+    out.truncate()
+    off = Progress(3, "sweep", enabled=False, unit="jobs")
+    off.start -= 10
+    off.update(1)
+    off.close()
+    assert out.getvalue() == ""
+
+
+def test_replay_progress_is_quiet_off_a_terminal_for_a_short_run(capsys):
     wafer.replay("base", "uniform", device=wafer.Device(logical_blocks=4096, segment_blocks=32), writes=20_000,
                  progress=True)
     assert capsys.readouterr().err == ""

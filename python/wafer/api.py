@@ -523,7 +523,7 @@ def replay(
                        progress=progress, **skw)
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, params=params, accuracy=accuracy, **kw, **timing_kw)
-    if progress and config["trace"] and sys.stderr.isatty() and (accuracy or describe_policy(policy)["needs_future"]):
+    if progress and config["trace"] and (accuracy or describe_policy(policy)["needs_future"]):
         # The annotation runs inside the constructor; say why a big trace takes a while.
         sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
                          "(or reusing its cached annotation) ...\n")
@@ -577,7 +577,11 @@ def compare(
     ``to_pandas()`` / ``to_arrow()`` of the summary, one row per run."""
     names = list(policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
     params = kwargs.pop("params", None) or {}
+    victims = list(victims)
     out = ResultSet()
+    # Off a terminal: a line per finished run (and a long run's own lines);
+    # on a terminal each run draws its bar.
+    jobs = Progress(len(victims) * len(names), "compare", enabled=bool(kwargs.get("progress")), unit="jobs")
     for v in victims:
         for name in names:
             try:
@@ -586,6 +590,10 @@ def compare(
                 partial = getattr(e, "partial", None)
                 out.append(RunResult.failed(name, v, str(kwargs.get("trace") or workload),
                                             int(kwargs.get("seed", 1)), str(e), partial))
+            jobs.label = f"compare ({name}/{v} done)"
+            jobs.update(len(out))
+    jobs.label = "compare"
+    jobs.close()
     return out
 
 

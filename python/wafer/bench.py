@@ -27,7 +27,9 @@ import os
 import platform
 import random
 import statistics
+import sys
 import tempfile
+import time
 
 from . import _core
 from .api import Device, policies, preset_op, replay, timing_config
@@ -186,74 +188,110 @@ def _timing(logical: int, workload: str, repeat: int, timed_writes: float = 2.0,
     }
 
 
+def _line(section: str, row: dict) -> str:
+    """One row of ``wafer bench``'s table."""
+    if section in ("engine", "policies"):
+        return (f"  {row['policy']:<10} {row['workload']:<9} {row['logical_blocks']:>9} blocks: "
+                f"{row['user_writes_per_second_best'] / 1e6:6.2f} M user writes/s (median "
+                f"{row['user_writes_per_second_median'] / 1e6:.2f}), {row['ns_per_user_write']:.0f} ns/write, "
+                f"steady WAF {row['steady_waf']:.3f}, {row['engine_bytes_per_physical_block']:.2f} B/physical block")
+    if section == "learned":
+        return (f"  {row['policy']:<10} frozen model: {row['frozen_user_writes_per_second'] / 1e6:6.2f} M user "
+                f"writes/s, +{row['ns_per_user_write_over_base']:.0f} ns/write over base (features + inference); "
+                f"training: {row['trainings']} x {row['seconds_per_training']:.2f} s "
+                f"({row['examples_per_training']} examples)")
+    if section == "streams":
+        between = row["between_rebuilds_per_second"]
+        return (f"  {row['policy']:<16} {row['user_writes_per_second'] / 1e6:6.2f} M user writes/s, between "
+                f"rebuilds {(between or 0) / 1e6:6.2f} M/s; {row['rebuilds']} rebuilds, {row['rebuild_seconds']:.3f} s "
+                f"in the replay, {row['build_seconds']:.3f} s building/training")
+    if section == "generators":
+        return f"  {row['spec']:<22} {row['blocks_per_second'] / 1e6:7.1f} M blocks/s"
+    if section == "traces":
+        return f"  {row['reader']:<22} {row['requests_per_second'] / 1e6:7.1f} M requests/s"
+    if section == "kernels":
+        return f"  {row['kernel']:<48} {row['ns_per_call']:9.1f} ns/call"
+    return (f"  {row['preset']:<9} {row['workload']:<22} QD {row['queue_depth']:>3}: "
+            f"{row['host_requests_per_second_best'] / 1e6:6.3f} M host requests/s (median "
+            f"{row['host_requests_per_second_median'] / 1e6:.3f}), {row['flash_ops_per_second'] / 1e6:.3f} M flash "
+            f"ops/s; simulated {row['simulated_iops']:.0f} IOPS, WAF with mapping {row['waf_with_mapping'] or 0:.3f}, "
+            f"write p99 {row['write_p99_us']:.0f} us")
+
+
+#: Each section's heading in the table.
+HEADINGS = {
+    "engine": "engine (uniform random writes, 10% OP, prefilled, greedy):",
+    "learned": "learned policies (zipf:1.0, 1Mi blocks; speeds above include online training):",
+    "streams": "stream policies (zipf:1.0, 1Mi blocks, 4 drive-writes; FIOS trains before the replay):",
+    "generators": "workload generators (requests of 1 block):",
+    "traces": "trace reading (parsing and selection; 2M-request MSR trace):",
+    "kernels": "inference kernels (learned policies' hot path):",
+    "timing": "timing mode (4 KiB requests, closed loop; simulation speed per wall second):",
+}
+
+
 def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> int:
+    """Measure and print each row as it finishes (the table on stdout; with
+    ``as_json`` one JSON object at the end and each row's line on stderr)."""
     repeat = max(1, repeat)
     out: dict = {"machine": {"cpu": _cpu(), "python": platform.python_version(), "wafer": _core.__version__},
                  "engine": [], "policies": [], "generators": [], "traces": [], "kernels": []}
+    sink = sys.stderr if as_json else sys.stdout
+    started = time.monotonic()
+    heading = {"engine": "engine", "policies": "engine"}
+
+    def show(section: str, rows: list[dict]) -> None:
+        title = heading.get(section, section)
+        if title not in shown:
+            shown.add(title)
+            print("\n" + HEADINGS[title], file=sink)
+        for row in rows:
+            print(_line(section, row) + (f"   [{time.monotonic() - started:.0f} s]" if as_json else ""), file=sink)
+        sink.flush()
+
+    shown: set[str] = set()
+    print(f"machine: {out['machine']['cpu']}, python {out['machine']['python']}, wafer {out['machine']['wafer']}",
+          file=sink)
     out["engine"].append(_engine(1 << 20, 8, repeat))
+    show("engine", out["engine"][-1:])
     if not quick:
         out["engine"].append(_engine(1 << 25, 3, 1))
+        show("engine", out["engine"][-1:])
     out["learned"] = []
     with tempfile.TemporaryDirectory() as d:
         for p in policies():
             model = os.path.join(d, f"{p['name']}.safetensors") if p["family"] == "learned" else None
             out["policies"].append(_engine(1 << 20, 4, 1 if model else repeat, policy=p["name"], workload="zipf:1.0",
                                            save_model=model))
+            show("policies", out["policies"][-1:])
         base = next(e for e in out["policies"] if e["policy"] == "base")
         for p in policies():
             if p["family"] == "learned":
                 online = next(e for e in out["policies"] if e["policy"] == p["name"])
                 out["learned"].append(_learned(p["name"], online, base, 1 << 20, repeat,
                                                os.path.join(d, f"{p['name']}.safetensors")))
+                show("learned", out["learned"][-1:])
     out["streams"] = _streams(out["policies"])
+    show("streams", out["streams"])
     for spec in GENERATOR_SPECS:
         best = 0.0
         for _ in range(repeat):
             blocks, secs = _core.bench_workload(spec, 1 << 20, 10_000_000, 1)
             best = max(best, blocks / secs)
         out["generators"].append({"spec": spec, "blocks_per_second": best})
+        show("generators", out["generators"][-1:])
     out["traces"] = _traces(repeat)
+    show("traces", out["traces"])
     best: dict[str, float] = {}
     for _ in range(repeat):
         for name, ns in _core.bench_kernels(0.3):
             best[name] = min(ns, best.get(name, ns))
     out["kernels"] = [{"kernel": k, "ns_per_call": ns} for k, ns in best.items()]
-    out["timing"] = [_timing(1 << 20, "uniform", repeat), _timing(1 << 20, "uniform,reads=0.7", 1, timed_writes=0.5)]
+    show("kernels", out["kernels"])
+    out["timing"] = []
+    for args in ((1 << 20, "uniform", repeat), (1 << 20, "uniform,reads=0.7", 1, 0.5)):
+        out["timing"].append(_timing(*args))
+        show("timing", out["timing"][-1:])
     if as_json:
         print(json.dumps(out))
-        return 0
-    print(f"machine: {out['machine']['cpu']}, python {out['machine']['python']}, wafer {out['machine']['wafer']}")
-    print("\nengine (uniform random writes, 10% OP, prefilled, greedy):")
-    for e in out["engine"] + out["policies"]:
-        print(f"  {e['policy']:<10} {e['workload']:<9} {e['logical_blocks']:>9} blocks: "
-              f"{e['user_writes_per_second_best'] / 1e6:6.2f} M user writes/s (median "
-              f"{e['user_writes_per_second_median'] / 1e6:.2f}), {e['ns_per_user_write']:.0f} ns/write, "
-              f"steady WAF {e['steady_waf']:.3f}, {e['engine_bytes_per_physical_block']:.2f} B/physical block")
-    print("\nlearned policies (zipf:1.0, 1Mi blocks; speeds above include online training):")
-    for e in out["learned"]:
-        print(f"  {e['policy']:<10} frozen model: {e['frozen_user_writes_per_second'] / 1e6:6.2f} M user writes/s, "
-              f"+{e['ns_per_user_write_over_base']:.0f} ns/write over base (features + inference); training: "
-              f"{e['trainings']} x {e['seconds_per_training']:.2f} s ({e['examples_per_training']} examples)")
-    print("\nstream policies (zipf:1.0, 1Mi blocks, 4 drive-writes; FIOS trains before the replay):")
-    for e in out["streams"]:
-        between = e["between_rebuilds_per_second"]
-        print(f"  {e['policy']:<16} {e['user_writes_per_second'] / 1e6:6.2f} M user writes/s, between rebuilds "
-              f"{(between or 0) / 1e6:6.2f} M/s; {e['rebuilds']} rebuilds, {e['rebuild_seconds']:.3f} s in the replay, "
-              f"{e['build_seconds']:.3f} s building/training")
-    print("\nworkload generators (requests of 1 block):")
-    for g in out["generators"]:
-        print(f"  {g['spec']:<22} {g['blocks_per_second'] / 1e6:7.1f} M blocks/s")
-    print("\ntrace reading (parsing and selection; 2M-request MSR trace):")
-    for t in out["traces"]:
-        print(f"  {t['reader']:<22} {t['requests_per_second'] / 1e6:7.1f} M requests/s")
-    print("\ninference kernels (learned policies' hot path):")
-    for k in out["kernels"]:
-        print(f"  {k['kernel']:<48} {k['ns_per_call']:9.1f} ns/call")
-    print("\ntiming mode (4 KiB requests, closed loop; simulation speed per wall second):")
-    for t in out["timing"]:
-        print(f"  {t['preset']:<9} {t['workload']:<22} QD {t['queue_depth']:>3}: "
-              f"{t['host_requests_per_second_best'] / 1e6:6.3f} M host requests/s (median "
-              f"{t['host_requests_per_second_median'] / 1e6:.3f}), {t['flash_ops_per_second'] / 1e6:.3f} M flash ops/s; "
-              f"simulated {t['simulated_iops']:.0f} IOPS, WAF with mapping {t['waf_with_mapping'] or 0:.3f}, "
-              f"write p99 {t['write_p99_us']:.0f} us")
     return 0

@@ -15,6 +15,7 @@ from .api import (
     Device,
     compare,
     composites,
+    describe_policy,
     policies,
     preset_op,
     presets,
@@ -27,6 +28,9 @@ from .api import (
     victims,
 )
 from .result import RunResult, format_table
+
+#: --quiet: progress goes to stderr unless asked not to.
+QUIET_HELP = "no progress on stderr (a bar on a terminal, elsewhere a line per finished job or per 30 s)"
 
 EPILOG_WORKLOADS = """\
 workload specs (--workload):
@@ -168,7 +172,7 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOA
     g.add_argument("--memory-limit", metavar="SIZE",
                    help="refuse runs estimated to need more memory than this, e.g. 8GiB (default: what is available)")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    g.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    g.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
 
 
 EPILOG_SETUPS = """\
@@ -565,7 +569,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
             raise _core.ConfigError(f"invalid run configuration: resume: the run comes from checkpoint {a.resume}; "
                                     f"drop {flags} (a resumed run cannot change)")
         r = resume(a.resume, checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every,
-                   progress=not (a.quiet or a.json))
+                   progress=not a.quiet)
     else:
         dev = _device(a)
         if (a.trace and len(a.trace) > 1) or a.all_devices:
@@ -574,7 +578,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
                                         "checkpointed; replay the volumes one at a time")
             return _replay_volumes(a, dev)
         r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
-                   params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json),
+                   params=_params(a.param), accuracy=a.accuracy, progress=not a.quiet,
                    checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every,
                    **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
     if a.timeseries:
@@ -598,9 +602,9 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
                               params=_params(a.param), cache_dir=a.cache_dir, memory_limit=a.memory_limit,
                               **_setup_kwargs(a))
     if a.all_devices:
-        m = replay_volumes(a.policy, all_devices=a.trace[0], progress=not (a.quiet or a.json), **kw)
+        m = replay_volumes(a.policy, all_devices=a.trace[0], progress=not a.quiet, **kw)
     else:
-        m = replay_volumes(a.policy, a.trace, progress=not (a.quiet or a.json), **kw)
+        m = replay_volumes(a.policy, a.trace, progress=not a.quiet, **kw)
     if a.json:
         print(json.dumps(m.to_dict()))
         return 0
@@ -617,12 +621,28 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
 def _comparison(a: argparse.Namespace, names: list[str] | None, vics: list[str], workload: str) -> list[RunResult]:
     dev = _device(a)
     return compare(names, workload, victims=vics, **_writes(a), device=dev, seed=a.seed,
-                   accuracy=a.accuracy, progress=not (a.quiet or a.json), **_setup_kwargs(a),
+                   accuracy=a.accuracy, progress=not a.quiet, **_setup_kwargs(a),
                    **_trace_kwargs(a), **(_timing_kwargs(a) if hasattr(a, "timing") else {}))
 
 
+#: `wafer compare`'s policies without --policies: one of each family's
+#: landmarks (``--policies all`` runs every registered policy).
+COMPARE_DEFAULT = ("base", "two-r", "sepbit", "midas", "dogi", "nodap")
+
+
+def _compare_names(a: argparse.Namespace) -> list[str] | None:
+    if a.policies == "all":
+        return None
+    if a.policies:
+        return [p for p in a.policies.split(",") if p]
+    if getattr(a, "timing", None):
+        # An oracle's annotation covers only one drive-write of preconditioning.
+        return [p for p in COMPARE_DEFAULT if describe_policy(p)["family"] != "oracle"]
+    return list(COMPARE_DEFAULT)
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
-    names = [p for p in a.policies.split(",") if p] if a.policies else None
+    names = _compare_names(a)
     results = _comparison(a, names, [v for v in _victim(a, a.victims).split(",") if v], a.workload)
     if a.report:
         from .report import write_report
@@ -714,7 +734,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
               f"{len(st['seeds'])} seed(s), on all cores;\n{what}\n", flush=True)
     start = time.monotonic()
     page, df, db = demo.run(a.out, full=a.full, quick=a.quick, logical_blocks=a.logical_blocks, seeds=a.seeds,
-                            seed=a.seed, jobs=a.jobs, progress=not (a.quiet or a.json))
+                            seed=a.seed, jobs=a.jobs, progress=not a.quiet)
     if a.json:
         print(json.dumps({"report": str(page), "store": str(db), "results": json.loads(df.to_json(orient="records"))}))
         return 0
@@ -830,7 +850,7 @@ def cmd_oracle_search(a: argparse.Namespace) -> int:
 
     dev = _device(a)
     res = search(a.workload, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
-                 min_gain=a.min_gain, max_groups=a.max_groups, progress=not (a.quiet or a.json),
+                 min_gain=a.min_gain, max_groups=a.max_groups, progress=not a.quiet,
                  **_trace_kwargs(a))
     if a.out:
         with open(a.out, "w") as f:
@@ -868,7 +888,7 @@ def cmd_train(a: argparse.Namespace) -> int:
 
     dev = _device(a)
     r = train(a.policy, a.workload, out=a.out, **_writes(a), device=dev, victim=a.victim, seed=a.seed,
-              params=_params(a.param), accuracy=a.accuracy, progress=not (a.quiet or a.json), **_trace_kwargs(a))
+              params=_params(a.param), accuracy=a.accuracy, progress=not a.quiet, **_trace_kwargs(a))
     if a.json:
         print(json.dumps({"model": a.out, "result": r.to_dict()}))
         return 0
@@ -880,7 +900,7 @@ def cmd_train(a: argparse.Namespace) -> int:
 def cmd_reproduce(a: argparse.Namespace) -> int:
     from . import reproduce
 
-    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not (a.quiet or a.json), seeds=a.seeds,
+    return reproduce.main(a.name, a.quick, a.json, a.out, progress=not a.quiet, seeds=a.seeds,
                           store=a.store, jobs=a.jobs, report=a.report, list_only=a.list)
 
 
@@ -912,7 +932,7 @@ def cmd_gap(a: argparse.Namespace) -> int:
     names = [p for p in a.policy.split(",") if p]
     page = None
     with Store(a.store) as st:
-        gaps, ids = gap.run(names, store=st, jobs=a.jobs, progress=not (a.quiet or a.json),
+        gaps, ids = gap.run(names, store=st, jobs=a.jobs, progress=not a.quiet,
                             workload=a.workload, trace=_study_trace(a), device=_device_fields(a), victim=a.victim,
                             seeds=list(range(a.seed, a.seed + a.seeds)), writes=a.writes,
                             drive_writes=a.drive_writes, nodap_search=not a.nodap_ladder)
@@ -970,7 +990,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
                      target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
                      backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
                      prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
-                     logical_blocks=a.logical_blocks, requests=a.max_requests, progress=not (a.quiet or a.json))
+                     logical_blocks=a.logical_blocks, requests=a.max_requests, progress=not a.quiet)
     except ValueError as e:
         raise _core.ConfigError(f"tune: {e}") from None
     if a.out:
@@ -1051,7 +1071,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
                        epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
-    c.add_argument("--policies", metavar="A,B,...", help="policies to compare (default: all)")
+    c.add_argument("--policies", metavar="A,B,...|all",
+                   help="policies to compare; `all` runs every registered one (~35 s each on the default "
+                        "device). Default: " + ",".join(COMPARE_DEFAULT) + " (without nodap under --timing)")
     c.add_argument("--victims", metavar="A,B,...", help="victim selectors (default greedy, or the --preset's)")
     c.add_argument("--report", metavar="DIR", help="write an HTML report, JSON and CSV into DIR")
     _add_run(c)
@@ -1093,7 +1115,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds per run (default 1)")
     d.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
     d.add_argument("--json", action="store_true", help="print JSON")
-    d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    d.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     d.set_defaults(func=cmd_demo)
 
     t = sub.add_parser("traces", help="inspect, convert and extend block traces")
@@ -1215,7 +1237,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--report", metavar="DIR", help="also write the HTML report and figures into DIR")
     rp.add_argument("--out", metavar="FILE.json", help="also write the cells and claims as JSON")
     rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
-    rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     rp.set_defaults(func=cmd_reproduce)
 
     from .sweep.cli import add_parser as add_sweep
@@ -1315,7 +1337,7 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")
     tu.add_argument("--plot", metavar="FILE.png", help="plot the grade over the iterations")
     tu.add_argument("--json", action="store_true", help="print JSON")
-    tu.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    tu.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     tu.set_defaults(func=cmd_tune)
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")

@@ -82,7 +82,7 @@ def annotate_traces(jobs: list[Job], progress: bool = False) -> int:
             continue
         seen.add(key)
         _, workload, kw = replay_args(j.spec)
-        if progress and sys.stderr.isatty():
+        if progress:
             sys.stderr.write(f"annotating block lifetimes of {j.spec['trace']['path']} (or reusing its cache) ...\n")
         kw = {k: v for k, v in kw.items() if k not in ("victim", "params", "accuracy")}
         annotate(workload, **kw)

@@ -157,7 +157,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         if not (a.quiet or a.json):
             print(f"study {study.name}: {len(jobs)} jobs; store {path}", flush=True)
         tally = run_study(study, store, jobs=a.jobs, backend=a.backend, address=a.address,
-                          retry_failed=a.retry_failed, progress=not (a.quiet or a.json))
+                          retry_failed=a.retry_failed, progress=not a.quiet)
         df = store.to_pandas([j.id for j in jobs])
         if a.report:
             from ..report import write_report
