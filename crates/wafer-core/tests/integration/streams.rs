@@ -141,7 +141,8 @@ fn fios_features_on_a_hand_made_trace() {
             ..Default::default()
         },
         policy: "fios".into(),
-        params: json!({"features": "F", "matrix": "binary", "streams": 4}),
+        params: json!({"features": "F", "matrix": "binary", "streams": 4, "train": "full",
+                       "acf": "gaps"}),
         trace: Some(wafer_core::sim::TraceConfig {
             path: p,
             ..Default::default()
@@ -247,21 +248,39 @@ fn bad_stream_parameters_are_clear_errors() {
         ),
         ("fios", json!({"matrix": "octal"}), "bad parameter value"),
         ("fios", json!({"train": "half"}), "train = 'half'"),
-        // Windows longer than the ~2 s these runs last.
+        // Windows longer than the ~2 s these runs last, under the earlier
+        // rule (by default they are scaled: `short_runs_scale_windows`).
         (
             "fios",
             json!({"train": "prefix:100s"}),
             "longer than the trace",
         ),
-        ("ofios", json!({}), "longer than the run"),
-        ("ofios", json!({"window_dw": 5.0}), "longer than the run"),
-        ("vstream", json!({}), "longer than the run"),
         (
-            "lstm-km",
-            json!({"predictor": "last"}),
+            "ofios",
+            json!({"short_run": "refuse"}),
             "longer than the run",
         ),
-        ("lstm-km", json!({"period_s": 0.5}), "needs at least 7"),
+        (
+            "ofios",
+            json!({"window_dw": 5.0, "short_run": "refuse"}),
+            "longer than the run",
+        ),
+        (
+            "vstream",
+            json!({"short_run": "refuse"}),
+            "longer than the run",
+        ),
+        (
+            "lstm-km",
+            json!({"predictor": "last", "short_run": "refuse"}),
+            "longer than the run",
+        ),
+        (
+            "lstm-km",
+            json!({"period_s": 0.5, "short_run": "refuse"}),
+            "needs at least 7",
+        ),
+        ("ofios", json!({"short_run": "never"}), "bad parameter value"),
         ("ofios", json!({"train_frac": 0.0}), "train_frac"),
         (
             "lstm-km",
@@ -312,4 +331,105 @@ fn lstm_km_without_a_trainer_is_a_clear_error() {
         3 * 16_384,
     ));
     assert!(e.contains("no trainer"), "{e}");
+}
+
+#[test]
+fn short_runs_scale_windows_with_a_warning() {
+    // ~2 s of requests: 100 s windows (5 s periods) become a tenth of the
+    // run (k + 2 periods in LSTM+KM's training prefix: 35), said in the
+    // result's warnings.
+    let w = 20_000;
+    for (name, params, windows) in [
+        ("ofios", json!({}), 10),
+        ("vstream", json!({"source": "region"}), 10),
+        ("lstm-km", json!({"predictor": "last", "chunks": 64}), 10),
+    ] {
+        let r = run(cfg(name, "zipf:1.0", params.clone(), w));
+        let codes: Vec<&str> = r.warnings.iter().map(|x| x.code).collect();
+        assert!(codes.contains(&"window-scaled"), "{name}: {codes:?}");
+        let s = r.policy_state.unwrap();
+        let n = match name {
+            "ofios" => s["windows_seen"].as_u64().unwrap(),
+            "vstream" => s["remaps"].as_u64().unwrap() + 1,
+            _ => s["periods"].as_u64().unwrap(),
+        };
+        assert!(n + 1 >= windows, "{name}: {n} windows");
+    }
+    // A window the run holds is kept, and nothing is said.
+    let r = run(cfg("ofios", "zipf:1.0", json!({"run_s": 0.5}), w));
+    assert!(r.warnings.iter().all(|x| x.code != "window-scaled"));
+    assert_eq!(r.policy_state.unwrap()["window"]["run_s"], 0.5);
+}
+
+#[test]
+fn vstream_on_one_tenant_warns_it_is_base() {
+    let w = 3 * 16_384;
+    let r = run(cfg("vstream", "zipf:1.0", json!({"remap_s": 0.2}), w));
+    let base = run(cfg("base", "zipf:1.0", Value::Null, w));
+    assert!(r.warnings.iter().any(|x| x.code == "single-virtual-stream"));
+    assert_eq!(r.gc_writes, base.gc_writes, "one virtual stream is base");
+    let mix = "mix:zipf:1.2,region=0.3+uniform,region=0.7";
+    let r = run(cfg("vstream", mix, json!({"remap_s": 0.2}), w));
+    assert!(r.warnings.iter().all(|x| x.code != "single-virtual-stream"));
+}
+
+/// An MSR trace of `n` 4 KiB writes 1 ms apart: the first `same` write to
+/// chunks 0..8 in turn, the rest to chunks `from..from + 64` in turn.
+fn two_phase_trace(dir: &Scratch, name: &str, n: u64, same: u64, from: u64) -> String {
+    let t0 = 128_166_372_000_000_000u64;
+    let mut lines = String::new();
+    for i in 0..n {
+        let chunk = if i < same { i % 8 } else { from + i % 64 };
+        lines += &format!("{},hm,0,Write,{},4096,100\n", t0 + i * 10_000, chunk * 32_768);
+    }
+    dir.file(name, lines)
+}
+
+#[test]
+fn fios_never_reads_past_its_training_prefix() {
+    // Two traces that agree on their first 400 of 4,000 writes and then
+    // write different places: the default (a causal prefix, 2.8% of the
+    // writes = 112) builds the same dictionary from both, from exactly the
+    // prefix's requests; train=full (future knowledge) does not.
+    let dir = Scratch::new("fios-causal");
+    let a = two_phase_trace(&dir, "a.csv", 4000, 400, 100);
+    let b = two_phase_trace(&dir, "b.csv", 4000, 400, 300);
+    let run_on = |path: &str, params: Value| {
+        run(RunConfig {
+            device: DeviceConfig {
+                logical_blocks: 4096,
+                segment_blocks: 16,
+                op: 0.2,
+                ..Default::default()
+            },
+            policy: "fios".into(),
+            params,
+            trace: Some(wafer_core::sim::TraceConfig {
+                path: path.into(),
+                ..Default::default()
+            }),
+            writes: 1 << 40,
+            ..Default::default()
+        })
+    };
+    let dictionary = |r: &wafer_core::RunResult| {
+        let s = r.policy_state.clone().unwrap();
+        (
+            s["training_requests"].clone(),
+            s["features"].clone(),
+            s["centers"].clone(),
+            s["sid_runs"].clone(),
+            s["streams_used"].clone(),
+        )
+    };
+    let (ra, rb) = (run_on(&a, Value::Null), run_on(&b, Value::Null));
+    assert_eq!(dictionary(&ra).0, 112, "the prefix's requests only");
+    assert_eq!(dictionary(&ra), dictionary(&rb));
+    assert_eq!(ra.policy_state.as_ref().unwrap()["future_knowledge"], false);
+    assert!(ra.warnings.iter().all(|w| w.code != "future-knowledge"));
+    let full = json!({"train": "full"});
+    let (fa, fb) = (run_on(&a, full.clone()), run_on(&b, full));
+    assert_eq!(dictionary(&fa).0, 4000);
+    assert_ne!(dictionary(&fa), dictionary(&fb), "the control: the rest differs");
+    assert!(fa.warnings.iter().any(|w| w.code == "future-knowledge"));
 }
