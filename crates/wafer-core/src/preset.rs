@@ -177,7 +177,12 @@ mod tests {
         let plain = apply("shiro", &DeviceConfig::default()).unwrap();
         let at40 = sized("shiro", 40 * GIB).unwrap();
         assert_eq!(
-            (plain.block_size, plain.segment_blocks, plain.op, plain.prefill),
+            (
+                plain.block_size,
+                plain.segment_blocks,
+                plain.op,
+                plain.prefill
+            ),
             (at40.block_size, at40.segment_blocks, at40.op, at40.prefill)
         );
         let e = sized("nope", GIB).unwrap_err().to_string();

@@ -34,11 +34,7 @@ fn warn(out: &mut Vec<Warning>, code: &'static str, message: String) {
 /// The codes a policy may raise through its `policy_state.warnings` (a
 /// list of `{"code", "message"}`): a window scaled down to fit a short run,
 /// a result that used future knowledge, a placement that cannot separate.
-pub const POLICY_CODES: &[&str] = &[
-    "window-scaled",
-    "future-knowledge",
-    "single-virtual-stream",
-];
+pub const POLICY_CODES: &[&str] = &["window-scaled", "future-knowledge", "single-virtual-stream"];
 
 /// The warnings a policy put in its state.
 fn policy_warnings(r: &RunResult, out: &mut Vec<Warning>) {

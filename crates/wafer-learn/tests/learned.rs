@@ -358,7 +358,11 @@ fn dogi_expired_and_pool_rules_are_parameters() {
             p[k] = v.clone();
         }
         let s = run(cfg("dogi", "hotcold:0.9:0.1", p)).policy_state.unwrap();
-        (s["expired"].clone(), s["pool"].clone(), s["victims"].clone())
+        (
+            s["expired"].clone(),
+            s["pool"].clone(),
+            s["victims"].clone(),
+        )
     };
     let (e, pool, guarded) = victims(json!({}));
     assert_eq!((e.as_str(), pool.as_str()), (Some("guarded"), Some("tail")));

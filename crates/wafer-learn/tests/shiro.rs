@@ -228,7 +228,10 @@ fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
         .filter(|w| w["trained_on"].as_u64().unwrap() > 0)
         .map(|w| w["epochs"].as_u64().unwrap())
         .collect();
-    assert!(!later.is_empty() && later.iter().all(|&e| e > 1), "{later:?}");
+    assert!(
+        !later.is_empty() && later.iter().all(|&e| e > 1),
+        "{later:?}"
+    );
     // Writes not rewritten within the window, at least T old, join LONG.
     let mut p = quick();
     p["label_unseen"] = json!("long");

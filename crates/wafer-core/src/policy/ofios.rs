@@ -333,9 +333,13 @@ impl Placement for Ofios {
     }
     fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
         let span = Span::of(run)?;
-        let (clock, note) =
-            self.clock
-                .fit("ofios", "the run window", &span, (1, MIN_WINDOWS), self.short_run)?;
+        let (clock, note) = self.clock.fit(
+            "ofios",
+            "the run window",
+            &span,
+            (1, MIN_WINDOWS),
+            self.short_run,
+        )?;
         self.clock = clock;
         if let Some(n) = note {
             self.warnings.push(warning("window-scaled", &n));

@@ -280,7 +280,11 @@ fn bad_stream_parameters_are_clear_errors() {
             json!({"period_s": 0.5, "short_run": "refuse"}),
             "needs at least 7",
         ),
-        ("ofios", json!({"short_run": "never"}), "bad parameter value"),
+        (
+            "ofios",
+            json!({"short_run": "never"}),
+            "bad parameter value",
+        ),
         ("ofios", json!({"train_frac": 0.0}), "train_frac"),
         (
             "lstm-km",
@@ -380,7 +384,11 @@ fn two_phase_trace(dir: &Scratch, name: &str, n: u64, same: u64, from: u64) -> S
     let mut lines = String::new();
     for i in 0..n {
         let chunk = if i < same { i % 8 } else { from + i % 64 };
-        lines += &format!("{},hm,0,Write,{},4096,100\n", t0 + i * 10_000, chunk * 32_768);
+        lines += &format!(
+            "{},hm,0,Write,{},4096,100\n",
+            t0 + i * 10_000,
+            chunk * 32_768
+        );
     }
     dir.file(name, lines)
 }
@@ -430,6 +438,128 @@ fn fios_never_reads_past_its_training_prefix() {
     let full = json!({"train": "full"});
     let (fa, fb) = (run_on(&a, full.clone()), run_on(&b, full));
     assert_eq!(dictionary(&fa).0, 4000);
-    assert_ne!(dictionary(&fa), dictionary(&fb), "the control: the rest differs");
+    assert_ne!(
+        dictionary(&fa),
+        dictionary(&fb),
+        "the control: the rest differs"
+    );
     assert!(fa.warnings.iter().any(|w| w.code == "future-knowledge"));
+}
+
+/// `n` small random writes (4-16 KiB, 4 KiB aligned, over 256 MiB) in the
+/// rhythm of a real volume: an hour busy, two hours quiet, repeated over
+/// `hours`, arrivals random within each 10-minute stretch; one line each
+/// by `line(time_ns, offset_bytes, size_bytes)`.
+fn bursty_trace(n: u64, hours: u64, line: impl Fn(u64, u64, u64) -> String) -> String {
+    let stretch = 600_000_000_000u64; // 10 min [ns]
+    let stretches = hours * 6;
+    // Busy stretches get four times the writes of quiet ones.
+    let weight = |k: u64| if (k / 6) % 3 == 0 { 4 } else { 1 };
+    let total: u64 = (0..stretches).map(weight).sum();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = String::new();
+    for k in 0..stretches {
+        let m = n * weight(k) / total;
+        let mut times: Vec<u64> = (0..m).map(|_| k * stretch + next() % stretch).collect();
+        times.sort_unstable();
+        for t in times {
+            let off = (next() % 65_532) * 4096;
+            let size = 4096 * (1 + next() % 4);
+            out += &line(t, off, size);
+        }
+    }
+    out
+}
+
+#[test]
+fn automatic_selection_on_real_trace_layouts() {
+    // Three layouts of the same kind of volume (bursty over hours, random
+    // small writes): the write rate's ACF is high (the paper's Table 3 has
+    // 0.92-0.99 for MSR), the consecutive gaps' is not, so FIOS selects
+    // coherency (ACF and RW High, §3.6) and says why; the gaps' ACF (the
+    // earlier rule) leaves no row of B and falls back to F.
+    let dir = Scratch::new("fios-layouts");
+    let msr = bursty_trace(60_000, 9, |t, off, size| {
+        format!(
+            "{},hm,0,Write,{off},{size},100\n",
+            128_166_372_000_000_000 + t / 100
+        )
+    });
+    let alibaba = bursty_trace(60_000, 9, |t, off, size| {
+        format!("7,W,{off},{size},{}\n", 1_577_808_000_000_000 + t / 1000)
+    });
+    let tencent = bursty_trace(60_000, 9, |t, off, size| {
+        format!(
+            "{},{},{},1,1283\n",
+            1_538_323_200 + t / 1_000_000_000,
+            off / 512,
+            size / 512
+        )
+    });
+    for (name, text) in [
+        ("msr.csv", msr),
+        ("ali.csv", alibaba),
+        ("tencent.csv", tencent),
+    ] {
+        let path = dir.file(name, text);
+        let run_with = |acf: &str| {
+            run(RunConfig {
+                device: DeviceConfig {
+                    logical_blocks: 1 << 16,
+                    segment_blocks: 64,
+                    op: 0.2,
+                    ..Default::default()
+                },
+                policy: "fios".into(),
+                params: json!({"train": "full", "acf": acf}),
+                trace: Some(wafer_core::sim::TraceConfig {
+                    path: path.clone(),
+                    ..Default::default()
+                }),
+                writes: 1 << 40,
+                ..Default::default()
+            })
+            .policy_state
+            .unwrap()
+        };
+        let s = run_with("rate");
+        let sel = &s["selection"];
+        assert_eq!(sel["fell_back"], false, "{name}: {sel}");
+        assert!(
+            s["features"].as_str().unwrap().contains('C'),
+            "{name}: {sel}"
+        );
+        assert!(
+            s["attributes"]["acf_rate"].as_f64().unwrap() > 0.5,
+            "{name}: {s}"
+        );
+        assert!(
+            s["attributes"]["acf_gaps"].as_f64().unwrap() < 0.5,
+            "{name}: {s}"
+        );
+        let reason = sel["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with(s["features"].as_str().unwrap()),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("ACF") && reason.contains(">= 0.5"),
+            "{reason}"
+        );
+        // Row 5 (F) needs R, which this volume does not have.
+        assert_eq!(sel["rows"][4]["low"], json!(["R"]), "{name}: {sel}");
+        let g = run_with("gaps");
+        assert_eq!(
+            g["selection"]["fell_back"], true,
+            "{name}: {}",
+            g["selection"]
+        );
+        assert_eq!(g["features"], "F");
+    }
 }

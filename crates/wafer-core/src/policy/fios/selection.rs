@@ -288,7 +288,9 @@ pub fn explain(a: &Attributes, c: &Cutoffs, fallback: Fallback) -> Explanation {
     let (psi, fell_back) = select(&theta, fallback);
     let line = attributes_line(&values, &cuts, &theta);
     let reason = if fell_back {
-        format!("no row of B has all its attributes High ({line}); fallback {fallback:?} gives {psi}")
+        format!(
+            "no row of B has all its attributes High ({line}); fallback {fallback:?} gives {psi}"
+        )
     } else {
         let kept: Vec<String> = rows
             .iter()
@@ -712,13 +714,22 @@ mod tests {
         // Row 2 (C) needs ACF and RW: ACF was Low.
         assert_eq!(e["rows"][1]["feature"], "C");
         assert_eq!(e["rows"][1]["low"], serde_json::json!(["ACF"]));
-        assert!(e["reason"].as_str().unwrap().contains("ACF 0.200 < 0.5"), "{e}");
-        let b = Attributes {
-            acf: 0.9,
-            ..a
-        };
+        assert!(
+            e["reason"].as_str().unwrap().contains("ACF 0.200 < 0.5"),
+            "{e}"
+        );
+        let b = Attributes { acf: 0.9, ..a };
         let e = serde_json::to_value(explain(&b, &Cutoffs::default(), Fallback::F)).unwrap();
-        assert_eq!((e["psi"].as_str(), e["fell_back"].as_bool()), (Some("AC"), Some(false)));
-        assert!(e["reason"].as_str().unwrap().starts_with("AC: A (ACF, λ High)"), "{e}");
+        assert_eq!(
+            (e["psi"].as_str(), e["fell_back"].as_bool()),
+            (Some("AC"), Some(false))
+        );
+        assert!(
+            e["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("AC: A (ACF, λ High)"),
+            "{e}"
+        );
     }
 }

@@ -853,7 +853,10 @@ impl Placement for LstmKm {
         let training = self.collecting && self.model.is_none();
         let need = self.k as u64 + 2;
         let windows = if training {
-            (need, MIN_WINDOWS.max((need as f64 / self.p.train_frac).ceil() as u64))
+            (
+                need,
+                MIN_WINDOWS.max((need as f64 / self.p.train_frac).ceil() as u64),
+            )
         } else {
             (1, MIN_WINDOWS)
         };

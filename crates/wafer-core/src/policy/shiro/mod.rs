@@ -334,7 +334,7 @@ impl Placement for Shiro {
             placed(agent, ctx.ftl, lba);
         }
         let a = agent.act(&s);
-        if agent.credit() == Credit::Decision {
+        if agent.credit() != Credit::Gc {
             self.placing = Some(b.lba);
         }
         self.page[b.lba as usize] = (byte & PRED_MASK) | ((a as u8 + 1) << 2);
@@ -359,7 +359,11 @@ impl Placement for Shiro {
                     if let Some(lba) = self.placing.take() {
                         placed(a, ctx.ftl, lba);
                     }
-                    a.collected(ctx.ftl, seg, 1.0 - valid as f64 / self.segment_blocks as f64);
+                    a.collected(
+                        ctx.ftl,
+                        seg,
+                        1.0 - valid as f64 / self.segment_blocks as f64,
+                    );
                 }
                 if let Some(m) = &mut self.meta {
                     m.erased(seg);

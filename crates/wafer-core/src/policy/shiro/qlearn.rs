@@ -49,8 +49,12 @@ pub enum Credit {
     /// The mean invalid share of the next `horizon` victims, shared by every
     /// decision of a GC (§III-C's sentence).
     Gc,
-    /// The invalid share of the decision's own destination superblock.
+    /// The invalid share of the decision's own destination superblock,
+    /// when it is collected or at the horizon.
     Decision,
+    /// The invalid share of the destination superblock when it is
+    /// collected, applied no sooner than the horizon.
+    Collected,
 }
 
 /// A decision waiting for its reward (`Credit::Decision`).
@@ -153,6 +157,12 @@ pub struct Agent {
     /// `Decision`: per superblock, (erase count, reward) of its collections
     /// that pending decisions still wait for, oldest first.
     outcomes: Vec<VecDeque<(u32, f32)>>,
+    /// `Collected`: per superblock, the decisions that filled it since its
+    /// last erase: (pair, GC count when decided).
+    waiting: Vec<Vec<(u32, u64)>>,
+    /// `Collected`: rewards known before their horizon: (due GC, pair,
+    /// reward bits), earliest first.
+    deferred: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
 }
 
 impl Agent {
@@ -166,7 +176,16 @@ impl Agent {
         per_pair: bool,
         seed: u64,
     ) -> Self {
-        Self::with_credit(levels, epsilon, alpha, horizon, per_pair, seed, Credit::Gc, 0)
+        Self::with_credit(
+            levels,
+            epsilon,
+            alpha,
+            horizon,
+            per_pair,
+            seed,
+            Credit::Gc,
+            0,
+        )
     }
 
     /// [`Agent::new`] with `credit`, on a device of `segments` superblocks.
@@ -229,6 +248,12 @@ impl Agent {
             } else {
                 Vec::new()
             },
+            waiting: if credit == Credit::Collected {
+                vec![Vec::new(); segments]
+            } else {
+                Vec::new()
+            },
+            deferred: Default::default(),
         }
     }
 
@@ -288,7 +313,7 @@ impl Agent {
         }
         match self.credit {
             Credit::Gc => self.current.push(pair),
-            Credit::Decision => self.last = Some(pair),
+            Credit::Decision | Credit::Collected => self.last = Some(pair),
         }
         a
     }
@@ -296,10 +321,42 @@ impl Agent {
     /// `Credit::Decision`: the page of the last decision was written to
     /// `seg` (erased `erases` times so far).
     pub fn placed(&mut self, seg: SegmentId, erases: u32) {
-        if let Some(pair) = self.last.take() {
-            self.decided.push_back(Pending { pair, seg, erases });
-            self.holds[seg as usize] = erases + 1;
+        let Some(pair) = self.last.take() else { return };
+        match self.credit {
+            Credit::Collected => self.waiting[seg as usize].push((pair, self.gcs)),
+            _ => {
+                self.decided.push_back(Pending { pair, seg, erases });
+                self.holds[seg as usize] = erases + 1;
+            }
         }
+    }
+
+    fn update(&mut self, pair: u32, r: f32) {
+        let p = pair as usize;
+        self.q[p] += self.alpha * (r - self.q[p]);
+        self.stats.updates += 1;
+    }
+
+    fn collected_gc_done(&mut self, seg: SegmentId, invalid: f64) {
+        let r = invalid as f32;
+        self.gcs += 1;
+        for (pair, at) in std::mem::take(&mut self.waiting[seg as usize]) {
+            let due = at + self.horizon;
+            if due <= self.gcs {
+                self.update(pair, r);
+            } else {
+                self.deferred
+                    .push(std::cmp::Reverse((due, pair, r.to_bits())));
+            }
+        }
+        while let Some(&std::cmp::Reverse((due, pair, bits))) = self.deferred.peek() {
+            if due > self.gcs {
+                break;
+            }
+            self.deferred.pop();
+            self.update(pair, f32::from_bits(bits));
+        }
+        self.stats.rewarded_gcs += 1;
     }
 
     /// The invalid share of `seg` now, over the slots written: its reward if
@@ -325,6 +382,7 @@ impl Agent {
         match self.credit {
             Credit::Gc => self.gc_done(invalid),
             Credit::Decision => self.decision_gc_done(ftl, seg, invalid),
+            Credit::Collected => self.collected_gc_done(seg, invalid),
         }
     }
 
@@ -337,8 +395,7 @@ impl Agent {
         }
         self.gcs += 1;
         let before: usize = self.per_gc.iter().map(|&n| n as usize).sum();
-        self.per_gc
-            .push_back((self.decided.len() - before) as u32);
+        self.per_gc.push_back((self.decided.len() - before) as u32);
         if self.per_gc.len() as u64 > self.horizon {
             let n = self.per_gc.pop_front().expect("pending GC");
             for _ in 0..n {
@@ -395,6 +452,12 @@ impl Agent {
                 .iter()
                 .map(|o| 32 + o.capacity() * 8)
                 .sum::<usize>()
+            + self
+                .waiting
+                .iter()
+                .map(|w| 24 + w.capacity() * 16)
+                .sum::<usize>()
+            + self.deferred.capacity() * 16
     }
 }
 
@@ -495,8 +558,8 @@ mod tests {
         let n = geo.segments as usize;
         let mut a = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Decision, n);
         let other = n as SegmentId - 1; // a victim no decision wrote to
-        // GC 1: a page of a GC0 victim (level 1) lands in segment x, one of
-        // a GC1 victim (level 2) in segment y.
+                                        // GC 1: a page of a GC0 victim (level 1) lands in segment x, one of
+                                        // a GC1 victim (level 2) in segment y.
         let (s1, s2) = (st(10, 50, 3, 0, 5), st(10, 50, 4, 0, 5));
         let (i1, i2) = (a.index(&s1), a.index(&s2));
         assert_eq!(a.act(&s1), 1);
@@ -531,6 +594,20 @@ mod tests {
         assert!((a.q(i1)[1] - (1.0 + 0.5 * (0.75 - 1.0))).abs() < 1e-6);
         // y is still open: 1 of its 4 written pages is invalid.
         assert!((a.q(i2)[2] - (1.0 + 0.5 * (0.25 - 1.0))).abs() < 1e-6);
+        // `Collected`: only a collected destination rewards, no sooner than
+        // the horizon; y, never collected, leaves its decision alone.
+        let mut c = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Collected, n);
+        c.act(&s1);
+        c.placed(x, 0);
+        c.act(&s2);
+        c.placed(y, 0);
+        c.collected(&ftl, other, 0.5); // GC 1
+        c.collected(&ftl, x, 0.75); // GC 2: x's reward is known, not due
+        assert_eq!(c.stats.updates, 0);
+        c.collected(&ftl, other, 0.5); // GC 3: due
+        assert_eq!(c.stats.updates, 1);
+        assert!((c.q(i1)[1] - (1.0 + 0.5 * (0.75 - 1.0))).abs() < 1e-6);
+        assert_eq!(c.q(i2)[2], 1.0);
         // The paper's shared credit cannot tell the two apart.
         let mut g = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Gc, n);
         g.act(&s1);
