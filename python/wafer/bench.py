@@ -193,12 +193,12 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     out["learned"] = []
     with tempfile.TemporaryDirectory() as d:
         for p in policies():
-            model = os.path.join(d, f"{p['name']}.safetensors") if p.get("learned") else None
+            model = os.path.join(d, f"{p['name']}.safetensors") if p["family"] == "learned" else None
             out["policies"].append(_engine(1 << 20, 4, 1 if model else repeat, policy=p["name"], workload="zipf:1.0",
                                            save_model=model))
         base = next(e for e in out["policies"] if e["policy"] == "base")
         for p in policies():
-            if p.get("learned"):
+            if p["family"] == "learned":
                 online = next(e for e in out["policies"] if e["policy"] == p["name"])
                 out["learned"].append(_learned(p["name"], online, base, 1 << 20, repeat,
                                                os.path.join(d, f"{p['name']}.safetensors")))

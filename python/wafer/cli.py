@@ -14,6 +14,7 @@ from .api import (
     DEFAULT_WORKLOAD,
     Device,
     compare,
+    composites,
     policies,
     preset_op,
     presets,
@@ -88,24 +89,26 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     d = Device()
     g = p.add_argument_group("device")
     g.add_argument("--preset", metavar="NAME",
-                   help="a paper's device: " + ", ".join(f"{x['name']} ({x['description'].split(':')[0]})"
-                                                         for x in presets())
-                        + "; flags given explicitly win over it")
+                   help="a paper's device, every field it sets: " +
+                        ", ".join(f"{x['name']} ({x['description'].split(':')[0]}: "
+                                  + ", ".join(f"{k}={json.dumps(v)}" for k, v in x["device"].items()) + ")"
+                                  for x in presets())
+                        + "; flags given explicitly win over it (--gc-reserve/--gc-high over its GC fractions)")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
     g.add_argument("--op", type=float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
-    g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
+    g.add_argument("--block-size", type=int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
     seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
-    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, default=d.gc_low, metavar="N",
+    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, metavar="N",
                    help=f"GC reserve: GC starts below N free segments, the same for every policy (default {d.gc_low}, "
                         "at least 2); the open segments of a policy's groups come on top, as its own cost")
-    g.add_argument("--gc-high", type=_positive_int, default=d.gc_high, metavar="N",
+    g.add_argument("--gc-high", type=_positive_int, metavar="N",
                    help="GC stops at N free segments (default: the reserve)")
     g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=None,
                    help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
@@ -121,19 +124,28 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pick-segments", type=_positive_int, metavar="K",
                    help="victims per GC check at most (default: until the trigger clears; 1 with --gc-check "
                         "request, the replayer's --setPickSegAmount)")
-    g.add_argument("--gp-threshold", type=float, default=d.gp_threshold, metavar="F",
+    g.add_argument("--gp-threshold", type=float, metavar="F",
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
-    g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
+    g.add_argument("--segment-gp-threshold", type=float, metavar="F",
                    help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
     g.add_argument("--open-streams", type=_positive_int, metavar="N",
                    help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
-    g.add_argument("--no-prefill", action="store_true", help="start from an empty device (default: write it full first)")
-    g.add_argument("--warmup-drive-writes", type=float, default=d.warmup_drive_writes, metavar="K",
+    g.add_argument("--prefill", action=argparse.BooleanOptionalAction, default=None,
+                   help="write the logical space once before the workload (default: on, or the --preset's); "
+                        "--no-prefill starts from an empty device")
+    g.add_argument("--warmup-drive-writes", type=float, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
-    g.add_argument("--window-drive-writes", type=float, default=d.window_drive_writes, metavar="W",
+    g.add_argument("--window-drive-writes", type=float, metavar="W",
                    help=f"time-series window length (default {d.window_drive_writes})")
-    g.add_argument("--check-every", type=int, default=0, metavar="N",
+    g.add_argument("--check-every", type=int, metavar="N",
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
+
+
+#: Device flags, by their argparse dest (= the wafer.Device field); each given explicitly wins over the --preset.
+_DEVICE_FLAGS = ("logical_blocks", "capacity", "physical_blocks", "op", "block_size", "segment_blocks", "segment_size",
+                 "gc_low", "gc_high", "gc_mode", "garbage_accounting", "gc_check", "pick_segments", "gp_threshold",
+                 "segment_gp_threshold", "open_streams", "prefill", "warmup_drive_writes", "window_drive_writes",
+                 "check_every")
 
 
 def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
@@ -196,7 +208,7 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
 
 
 #: Flags a setup fixes: (dest, flag).
-_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("no_prefill", "--no-prefill"), ("garbage_accounting",
+_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("prefill", "--[no-]prefill"), ("garbage_accounting",
                 "--garbage-accounting"), ("gc_check", "--gc-check"), ("cost_benefit", "--cost-benefit"),
                 ("cost_benefit_clock", "--cost-benefit-clock"), ("waf_counts_prefill", "--waf-counts-prefill"))
 
@@ -204,7 +216,7 @@ _SETUP_FIXED = (("gc_mode", "--gc-mode"), ("no_prefill", "--no-prefill"), ("garb
 def _setup_kwargs(a: argparse.Namespace) -> dict[str, Any]:
     """setup= and the conventions for replay()/compare(); a flag the setup fixes is an error."""
     if a.setup != "wafer":
-        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None)]
+        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None) is not None]
         if given:
             raise _core.ConfigError(f"invalid run configuration: setup: --setup {a.setup} fixes "
                                     f"{', '.join(given)}; leave it out, or use --setup wafer and set each convention")
@@ -301,40 +313,22 @@ def _preset(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def _device(a: argparse.Namespace) -> Device:
-    d, pre = Device(), _preset(a).get("device", {})
-
-    def pick(flag: Any, field: str) -> Any:
-        """An explicit flag, else the preset's value, else the default."""
-        return flag if flag is not None else pre.get(field, getattr(d, field))
-
-    segment_blocks = a.segment_blocks
-    if segment_blocks is None and a.segment_size is None:
-        segment_blocks = pre.get("segment_blocks")
+    """The device: every field of the --preset, then the flags given explicitly (which win), the rest at their
+    defaults. A flag stands for the fields of the same knob in other units: --segment-size for the preset's
+    segment_blocks, --gc-reserve for its gc_low_fraction, --gc-high for its gc_high_fraction."""
+    pre = dict(_preset(a).get("device", {}))
+    given = {f: v for f in _DEVICE_FLAGS if (v := getattr(a, f, None)) is not None}
+    for flag, replaces in (("segment_size", "segment_blocks"), ("gc_low", "gc_low_fraction"),
+                           ("gc_high", "gc_high_fraction")):
+        if flag in given:
+            pre.pop(replaces, None)
     timing = getattr(a, "timing", None)
-    if a.op is None and "op" not in pre and timing:
-        pre = dict(pre, op=preset_op(timing_config(timing)))
-    return Device(
-        logical_blocks=a.logical_blocks,
-        capacity=a.capacity,
-        physical_blocks=a.physical_blocks,
-        op=pick(a.op, "op"),
-        block_size=pick(a.block_size, "block_size"),
-        segment_blocks=segment_blocks,
-        segment_size=a.segment_size,
-        open_streams=pick(a.open_streams, "open_streams"),
-        gc_mode=pick(a.gc_mode, "gc_mode"),
-        garbage_accounting=a.garbage_accounting or d.garbage_accounting,
-        gc_check=a.gc_check or d.gc_check,
-        pick_segments=a.pick_segments,
-        gp_threshold=a.gp_threshold,
-        segment_gp_threshold=a.segment_gp_threshold,
-        gc_low=a.gc_low,
-        gc_high=max(a.gc_high, a.gc_low),
-        prefill=not a.no_prefill,
-        warmup_drive_writes=a.warmup_drive_writes,
-        window_drive_writes=a.window_drive_writes,
-        check_every=a.check_every,
-    )
+    if "op" not in given and "op" not in pre and timing:
+        pre["op"] = preset_op(timing_config(timing))
+    fields = {**pre, **given}
+    if "gc_high" not in fields:
+        fields["gc_high"] = max(Device.__dataclass_fields__["gc_high"].default, fields.get("gc_low", 0))
+    return Device(**fields)
 
 
 def _writes(a: argparse.Namespace) -> dict[str, Any]:
@@ -609,36 +603,40 @@ def cmd_presets(a: argparse.Namespace) -> int:
         else:
             print(_core.timing_preset_toml(a.name), end="")
         return 0
-    ps = timing_presets()
+    ps, ds = timing_presets(), presets()
     if a.json:
-        print(json.dumps(ps))
+        print(json.dumps({"timing": ps, "device": ds}))
         return 0
     print("timing presets (--timing NAME, or a TOML file; `wafer presets NAME` prints one):")
     for p in ps:
         print(f"  {p['name']:<14} {p['description']}")
+    print("device presets (--preset NAME, Device.preset(NAME)): the fields each sets, the rest at their defaults")
+    for p in ds:
+        print(f"  {p['name']:<14} " + ", ".join(f"{k}={json.dumps(v)}" for k, v in p["device"].items())
+              + f"; victim {p['victim']}")
     return 0
 
 
 def cmd_policies(a: argparse.Namespace) -> int:
-    ps, vs = policies(), victims()
+    import textwrap
+
+    ps, cs, vs = policies(), composites(), victims()
     if a.json:
-        print(json.dumps({"policies": ps, "victims": vs}))
+        print(json.dumps({"policies": ps, "composites": cs, "victims": vs}))
         return 0
-    print("placement policies (--policy):")
+    print("placement policies (--policy), with their family:")
     for p in ps:
-        print(f"  {p['name']:<16} {p['description']}")
+        print(f"  {p['name']:<16} {p['family']:<10} {p['description']}")
         if a.defaults:
             for k, v in p["defaults"].items():
-                print(f"  {'':<16}   {k} = {json.dumps(v)}")
+                print(f"  {'':<27}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
-                print(f"  {'':<16}   (no parameters)")
-    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes; the mirror of")
-    print("                   DOGI Fig. 2's NoDaP^{+XU}, which is nodap+POLICY-user)")
-    print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
-    print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
-    print("  nodap+POLICY-user  NoDaP with POLICY's user-write predictions (DOGI Fig. 2: nodap+sepbit-user,")
-    print("                   nodap+midas-user, nodap+phftl-user, nodap+ml-dt-user); POLICY+nu is the mirror")
-    print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
+                print(f"  {'':<27}   (no parameters)")
+    print("composite names (a composite takes its base policy's parameters):")
+    for c in cs:
+        text = f"{c['family']}: {c['description']}; e.g. {', '.join(c['examples'])}"
+        print(f"  {c['form']}")
+        print(textwrap.fill(text, width=110, initial_indent=" " * 6, subsequent_indent=" " * 6))
     print("victim selectors (--victim):")
     for v in vs:
         print(f"  {v['name']:<16} {v['description']}")
@@ -992,7 +990,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_timing(c)
     c.set_defaults(func=cmd_compare)
 
-    pr = sub.add_parser("presets", help="list the timing presets, or print one to copy and edit")
+    pr = sub.add_parser("presets", help="list the timing and device presets, or print a timing preset to copy and edit")
     pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`)")
     pr.add_argument("--json", action="store_true", help="print JSON (with NAME: the resolved configuration)")
     pr.set_defaults(func=cmd_presets)
@@ -1122,7 +1120,7 @@ def build_parser() -> argparse.ArgumentParser:
                "experiments:\n" + "\n".join(f"  {k:<12} {v.figure}" for k, v in EXPERIMENTS.items()))
     rp.add_argument("name", nargs="?", choices=list(EXPERIMENTS), help="experiment (see --list)")
     rp.add_argument("--list", action="store_true", help="list the experiments, the figures they stand for, their claims")
-    rp.add_argument("--seeds", type=_positive_int, default=3, metavar="N", help="seeds 1..N per cell (default 3)")
+    rp.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds 1..N per cell (default 3)")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
     rp.add_argument("--store", metavar="FILE", help="results store (default reproduce-NAME.sqlite; reruns resume)")
     rp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")

@@ -85,6 +85,16 @@ def _claim(claims: list, n: int, text: str, holds: bool, numbers: str) -> None:
     claims.append({"claim": n, "text": text, "holds": bool(holds), "numbers": numbers})
 
 
+#: The runner protocol of :mod:`wafer.reproduce`: the options this experiment cannot honour, and why.
+REFUSED = {"store": "its replays run in worker processes and are merged in memory, not kept in a store",
+           "report": "its tables are not runs of one sweep; use --out FILE.json for its numbers"}
+
+
+def reproduce(options) -> dict[str, Any]:
+    """The runner protocol of :mod:`wafer.reproduce` (quick, progress, seeds, jobs)."""
+    return run(quick=options.quick, progress=options.progress, seeds=options.seeds or 3, jobs=options.jobs)
+
+
 def run(quick: bool = False, progress: bool = True, seeds: int = 3, jobs: int | None = None) -> dict[str, Any]:
     """The experiment on seeds 1..``seeds``, ``jobs`` seeds at a time (default: the cores)."""
     if seeds < 1:

@@ -1,55 +1,58 @@
 //! wafer-core: the engine of wafer, a trace-driven simulator of a flash
 //! translation layer (FTL) / log-structured store that measures write
-//! amplification (WAF) under data-placement policies.
+//! amplification (WAF).
 //!
-//! Layers, bottom up:
-//! * [`device`]: geometry and configuration of the simulated device, with
-//!   the papers' devices by name in [`preset`];
-//! * [`ftl`]: page-level mapping, segments, groups, the GC loop, statistics;
-//! * [`victim`]: victim selection (greedy, cost-benefit, FIFO) behind one trait;
-//! * [`policy`]: placement policies behind one trait and one registry table,
-//!   with per-LBA / per-chunk trackers they share in [`features`];
-//! * [`workload`]: seeded synthetic request generators and their spec strings;
-//! * [`future`]: lifetime annotation (when each block dies), oracle support
-//!   and prediction accuracy;
-//! * [`model`]: hot-path inference kernels (MLP, GRU, LSTM, TCN) and
-//!   safetensors weights for the learned policies;
-//! * [`sim`]: a replay = device + policy + victim selector + request source;
-//!   [`multi`]: many volumes, each its own log, in one timeline;
-//! * [`setup`]: the conventions of peer simulators, set at once.
+//! Layers, bottom up; a module imports only modules of the layers below it
+//! (`tests/integration/layers.rs` checks it):
+//! * basics: [`error`], [`request`], [`rng`], [`params`], [`codec`] (how
+//!   state is encoded for checkpoints), [`divisor`], [`prefetch`];
+//! * inputs: [`device`] (geometry and configuration, the papers' devices by
+//!   name in [`preset`]), [`trace`] (readers), [`workload`] (seeded
+//!   synthetic generators), [`model`] (hot-path inference kernels and
+//!   safetensors weights); [`source`] makes a request stream of a trace or
+//!   a workload; [`future`] annotates when each block dies (oracles,
+//!   prediction accuracy);
+//! * [`ftl`]: page-level mapping, segments, groups and the engine's
+//!   statistics; [`victim`]: victim selection behind one trait;
+//! * [`engine`]: the FTL driven by a placement policy and a victim selector
+//!   (the GC loop), with the placement vocabulary it drives
+//!   ([`engine::Placement`]) and the service a policy may ask of its run
+//!   ([`engine::RunService`]);
+//! * [`features`]: per-LBA / per-chunk trackers the policies share;
+//!   [`policy`]: the placement policies and their registry;
 //! * [`timing`]: timing mode, a discrete-event SSD model (latency,
-//!   throughput, energy) driven by the same FTL.
+//!   throughput, energy) around the same engine;
+//! * [`run`]: a replay = device + policy + victim selector + request source
+//!   (+ timing), its setups, resources, warnings, checkpoint files and
+//!   multi-volume runs: the only layer that knows a whole [`RunConfig`].
 //!
 //! Logical time is the number of user-written blocks so far, as in the papers.
 #![warn(missing_docs)]
 
-pub mod checkpoint;
+pub mod codec;
 pub mod device;
 pub mod divisor;
+pub mod engine;
 pub mod error;
 pub mod features;
 pub mod ftl;
 pub mod future;
 pub(crate) mod huge;
 pub mod model;
-pub mod multi;
 pub mod params;
 pub mod policy;
+pub(crate) mod prefetch;
 pub mod preset;
 pub mod request;
-pub mod resources;
 pub mod rng;
-pub mod setup;
-pub mod sim;
+pub mod run;
 pub mod source;
 pub mod timing;
 pub mod trace;
 pub mod victim;
-pub mod warnings;
 pub mod workload;
 
 pub use device::{BackgroundGc, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
-pub use setup::Setup;
-pub use sim::{RunConfig, RunResult, Simulation};
+pub use run::{RunConfig, RunResult, Setup, Simulation};

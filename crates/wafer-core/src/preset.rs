@@ -133,17 +133,35 @@ pub fn apply(name: &str, base: &DeviceConfig) -> Result<DeviceConfig> {
     serde_json::from_value(v).map_err(|e| Error::config("preset", format!("{name}: {e}")))
 }
 
-/// Every preset as JSON: name, description, device fields, victim.
-pub fn registry() -> Value {
-    Value::Array(
-        PRESETS
-            .iter()
-            .map(|p| {
+/// Every device preset as JSON: name, description, `device` (the fields
+/// it sets), `config` (the whole device it gives, every other field at its
+/// default) and `victim`.
+pub fn registry() -> Result<Value> {
+    PRESETS
+        .iter()
+        .map(|p| {
+            let config = apply(p.name, &DeviceConfig::default())?;
+            Ok(
                 json!({"name": p.name, "description": p.description, "device": (p.device)(),
-                       "victim": p.victim})
-            })
-            .collect(),
-    )
+                      "config": config, "victim": p.victim}),
+            )
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Value::Array)
+}
+
+/// Every preset, device and timing, with its full field set:
+/// `{"device": [...]` (see [`registry`]), `"timing": [{"name",
+/// "description", "config"}]` (the whole [`crate::timing::SsdConfig`])`}`.
+pub fn all_json() -> Result<Value> {
+    let timing = crate::timing::config::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let c = crate::timing::SsdConfig::load(name)?;
+            Ok(json!({"name": name, "description": c.description, "config": c}))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(json!({"device": registry()?, "timing": timing}))
 }
 
 #[cfg(test)]
@@ -199,5 +217,26 @@ mod tests {
         d.geometry().unwrap();
         let e = find("fios").err().unwrap().to_string();
         assert!(e.contains("fios-disksim"), "{e}");
+    }
+
+    #[test]
+    fn every_preset_has_its_full_field_set() {
+        let v = all_json().unwrap();
+        let fields = crate::device::FIELDS.len();
+        for p in v["device"].as_array().unwrap() {
+            let c = p["config"].as_object().unwrap();
+            assert_eq!(c.len(), fields, "{p}");
+            for (k, x) in p["device"].as_object().unwrap() {
+                assert_eq!(&c[k], x, "{}: {k}", p["name"]);
+            }
+            let d: DeviceConfig = serde_json::from_value(p["config"].clone()).unwrap();
+            d.geometry().unwrap();
+        }
+        let t = v["timing"].as_array().unwrap();
+        assert_eq!(t.len(), crate::timing::config::PRESETS.len());
+        for p in t {
+            let c: crate::timing::SsdConfig = serde_json::from_value(p["config"].clone()).unwrap();
+            assert_eq!(c.name, p["name"].as_str().unwrap());
+        }
     }
 }

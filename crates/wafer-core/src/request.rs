@@ -31,3 +31,7 @@ pub struct Request {
     /// device / volume id (low 32 bits), 0 otherwise.
     pub tenant: u32,
 }
+
+/// Largest batch of user blocks handed to a policy at once [blocks]: the
+/// engine splits a longer request into batches of this size.
+pub const MAX_BATCH: usize = 256;

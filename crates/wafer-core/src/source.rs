@@ -13,12 +13,131 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{Geometry, MAX_BLOCKS};
+use crate::device::{DeviceConfig, Geometry, MAX_BLOCKS};
 use crate::error::{Error, Result};
-use crate::request::Request;
-use crate::sim::RunConfig;
+use crate::request::{Op, Request};
 use crate::trace::{self, BlockSource, Extent, ReadStats, Remap, Selection};
 use crate::workload::{self, Workload};
+
+/// The part of a run's configuration that makes its request stream: what a
+/// source, the footprint pass and the lifetime annotation read.
+#[derive(Clone, Debug)]
+pub struct StreamSpec {
+    /// Synthetic workload spec (see [`crate::workload`]); unused with a trace.
+    pub workload: String,
+    /// The trace to replay instead of the workload.
+    pub trace: Option<TraceConfig>,
+    /// Seed of the workload generator.
+    pub seed: u64,
+    /// User blocks the replay writes [blocks]: the stream is cut at the
+    /// write request that reaches them.
+    pub writes: u64,
+    /// The device (its logical size and block size shape the stream; a
+    /// trace may size it, see [`resolve`]).
+    pub device: DeviceConfig,
+}
+
+impl StreamSpec {
+    /// Run the trace's footprint pass and size the device from it where
+    /// asked ([`resolve`]).
+    pub fn resolve(&mut self) -> Result<()> {
+        resolve(self.trace.as_mut(), &mut self.device)
+    }
+
+    /// The request source and the device shape (resolving the trace first:
+    /// `self` is updated then).
+    pub(crate) fn open(&mut self) -> Result<(Source, Geometry)> {
+        self.resolve()?;
+        let geo = self.device.geometry()?;
+        let src = match &self.trace {
+            Some(t) => {
+                let resolved = Arc::clone(t.resolved.as_ref().expect("resolved above"));
+                let src = open_blocks(t, geo.block_size, &resolved)?;
+                Source::Trace(Box::new(TraceStream {
+                    cfg: t.clone(),
+                    block_size: geo.block_size,
+                    src,
+                    resolved,
+                    pass: 0,
+                    offset_ns: 0,
+                    last_ns: 0,
+                    pass_requests: 0,
+                    duration_ns: 0,
+                    max_gap_ns: 0,
+                    done: ReadStats::default(),
+                }))
+            }
+            None => Source::Synthetic(workload::parse(
+                &self.workload,
+                geo.logical_blocks as u64,
+                geo.block_size,
+                self.seed,
+            )?),
+        };
+        Ok((src, geo))
+    }
+
+    /// Visit, in order, the requests a replay of this stream applies after
+    /// its prefill: the same source (trace passes or seeded generator), cut
+    /// where the replay cuts it (the write request that reaches `writes`
+    /// user blocks is shortened, and nothing after it is applied). `f`
+    /// returns false to stop early. A policy trained on the whole stream
+    /// reads it before the replay (through
+    /// [`crate::engine::RunService::requests`]).
+    pub fn for_each(&self, f: &mut dyn FnMut(&Request) -> bool) -> Result<()> {
+        let mut spec = self.clone();
+        let (mut src, _) = spec.open()?;
+        let mut written = 0u64;
+        while written < spec.writes {
+            let Some(mut r) = src.next()? else {
+                break;
+            };
+            if r.op == Op::Write {
+                let room = spec.writes - written;
+                if r.blocks as u64 > room {
+                    r.blocks = room as u32;
+                }
+                written += r.blocks as u64;
+            }
+            if !f(&r) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one pass over a request stream found out.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Span {
+    /// Timestamp of the first request [ns].
+    pub first_ns: u64,
+    /// Timestamp of the last request [ns].
+    pub last_ns: u64,
+    /// User blocks written.
+    pub writes: u64,
+    /// Requests.
+    pub requests: u64,
+}
+
+impl Span {
+    /// Count one more request of the stream.
+    pub fn add(&mut self, r: &Request) {
+        if self.requests == 0 {
+            self.first_ns = r.time_ns;
+        }
+        self.requests += 1;
+        self.last_ns = r.time_ns;
+        if r.op == Op::Write {
+            self.writes += r.blocks as u64;
+        }
+    }
+
+    /// Time from the first to the last request [ns].
+    pub fn duration_ns(&self) -> u64 {
+        self.last_ns - self.first_ns
+    }
+}
 
 /// A trace to replay instead of a synthetic workload.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -260,39 +379,10 @@ impl Source {
     }
 }
 
-/// Visit, in order, the requests a replay of `cfg` applies after its
-/// prefill: the same source (trace passes or seeded generator), cut where
-/// the replay cuts it (the write request that reaches `cfg.writes` user
-/// blocks is shortened, and nothing after it is applied). `f` returns false
-/// to stop early. A policy trained on the whole stream reads it here before
-/// the replay (`Placement::prepare_stream`); `cfg` must be the resolved
-/// configuration the replay runs (its device sized, `writes` set).
-pub fn replay_requests(cfg: &RunConfig, mut f: impl FnMut(&Request) -> bool) -> Result<()> {
-    let mut cfg = cfg.clone();
-    let (mut src, _) = open_source(&mut cfg)?;
-    let mut written = 0u64;
-    while written < cfg.writes {
-        let Some(mut r) = src.next()? else {
-            break;
-        };
-        if r.op == crate::request::Op::Write {
-            let room = cfg.writes - written;
-            if r.blocks as u64 > room {
-                r.blocks = room as u32;
-            }
-            written += r.blocks as u64;
-        }
-        if !f(&r) {
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// Run the footprint pass of `cfg`'s trace (once: later calls and clones
-/// reuse it) and size the device from it where asked.
-pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
-    let Some(t) = cfg.trace.as_mut() else {
+/// Run the footprint pass of `trace` (once: later calls and clones reuse
+/// it) and size `device` from it where asked.
+pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Result<()> {
+    let Some(t) = trace else {
         return Ok(());
     };
     if t.resolved.is_some() {
@@ -304,9 +394,9 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
             "must be at least 1 (passes over the trace)",
         ));
     }
-    let bs = cfg.device.block_size;
+    let bs = device.block_size;
     if !bs.is_power_of_two() || bs < 512 {
-        cfg.device.geometry()?;
+        device.geometry()?;
     }
     let format = match &t.format {
         Some(f) => f.clone(),
@@ -334,7 +424,7 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
     // no remapping then (the same stream, the same annotation).
     let dense = (t.remap || sizing == Sizing::Footprint) && footprint < address_space;
     match sizing {
-        Sizing::Footprint => cfg.device.logical_blocks = footprint,
+        Sizing::Footprint => device.logical_blocks = footprint,
         Sizing::AddressSpace => {
             if address_space > MAX_BLOCKS {
                 return Err(Error::trace(
@@ -347,11 +437,11 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
                     ),
                 ));
             }
-            cfg.device.logical_blocks = address_space;
+            device.logical_blocks = address_space;
         }
         Sizing::Given => {
             let need = if dense { footprint } else { address_space };
-            if need > cfg.device.logical_blocks {
+            if need > device.logical_blocks {
                 return Err(Error::trace(
                     &t.path,
                     None,
@@ -360,8 +450,8 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
                          blocks; drop --capacity/--logical-blocks to size the device from its {footprint}-block \
                          footprint{}",
                         if dense { "touches" } else { "addresses" },
-                        cfg.device.logical_blocks,
-                        if dense || footprint > cfg.device.logical_blocks {
+                        device.logical_blocks,
+                        if dense || footprint > device.logical_blocks {
                             ""
                         } else {
                             ", or pass --remap to map the blocks it touches densely"
@@ -380,42 +470,4 @@ pub fn resolve(cfg: &mut RunConfig) -> Result<()> {
         format,
     }));
     Ok(())
-}
-
-/// The request source `cfg` describes and the device shape (a trace may
-/// size the device: `cfg` is updated then).
-pub(crate) fn open_source(cfg: &mut RunConfig) -> Result<(Source, Geometry)> {
-    resolve(cfg)?;
-    let geo = cfg.device.geometry()?;
-    match &cfg.trace {
-        Some(t) => {
-            let resolved = Arc::clone(t.resolved.as_ref().expect("resolved above"));
-            let src = open_blocks(t, geo.block_size, &resolved)?;
-            Ok((
-                Source::Trace(Box::new(TraceStream {
-                    cfg: t.clone(),
-                    block_size: geo.block_size,
-                    src,
-                    resolved,
-                    pass: 0,
-                    offset_ns: 0,
-                    last_ns: 0,
-                    pass_requests: 0,
-                    duration_ns: 0,
-                    max_gap_ns: 0,
-                    done: ReadStats::default(),
-                })),
-                geo,
-            ))
-        }
-        None => {
-            let w = workload::parse(
-                &cfg.workload,
-                geo.logical_blocks as u64,
-                geo.block_size,
-                cfg.seed,
-            )?;
-            Ok((Source::Synthetic(w), geo))
-        }
-    }
 }

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use wafer_core::ftl::Engine;
+use wafer_core::engine::Engine;
 use wafer_core::{policy, victim, DeviceConfig, Op, Request, RunConfig, RunResult, Simulation};
 
 /// Small-device settings so that DOGI trains within a few thousand writes.
@@ -452,9 +452,9 @@ fn a_learned_policy_resumes_from_a_checkpoint_to_the_uninterrupted_result() {
         // LSTM+KM trains once (at 40% of the run, between the stops), then runs frozen.
         let want = if policy == "lstm-km" { 1 } else { 2 };
         assert!(trainings >= want, "{policy} trained across the stops");
-        let mut d = wafer_core::checkpoint::differences(
-            &wafer_core::checkpoint::comparable(&whole),
-            &wafer_core::checkpoint::comparable(&resumed),
+        let mut d = wafer_core::run::checkpoint::differences(
+            &wafer_core::run::checkpoint::comparable(&whole),
+            &wafer_core::run::checkpoint::comparable(&resumed),
         );
         d.truncate(8);
         assert!(d.is_empty(), "{policy} (waited {waited} steps): {d:#?}");

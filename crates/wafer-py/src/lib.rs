@@ -3,7 +3,7 @@
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use wafer_core::policy::fios::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
-use wafer_core::{future, policy, victim, workload, Error, RunConfig};
+use wafer_core::{policy, victim, workload, Error, RunConfig};
 
 create_exception!(
     wafer._core,
@@ -199,11 +199,11 @@ impl Simulation {
 /// returns True, then `result_json()`.
 #[pyclass(module = "wafer._core")]
 struct MultiSimulation {
-    inner: Mutex<wafer_core::multi::MultiSimulation>,
+    inner: Mutex<wafer_core::run::multi::MultiSimulation>,
 }
 
 impl MultiSimulation {
-    fn sim(&self) -> MutexGuard<'_, wafer_core::multi::MultiSimulation> {
+    fn sim(&self) -> MutexGuard<'_, wafer_core::run::multi::MultiSimulation> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -212,10 +212,10 @@ impl MultiSimulation {
 impl MultiSimulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let cfg: wafer_core::multi::MultiConfig = serde_json::from_str(config_json)
+        let cfg: wafer_core::run::multi::MultiConfig = serde_json::from_str(config_json)
             .map_err(|e| ConfigError::new_err(format!("bad multi-volume configuration: {e}")))?;
         let inner = py
-            .detach(|| wafer_core::multi::MultiSimulation::new(cfg))
+            .detach(|| wafer_core::run::multi::MultiSimulation::new(cfg))
             .map_err(to_py)?;
         Ok(MultiSimulation {
             inner: Mutex::new(inner),
@@ -240,25 +240,37 @@ impl MultiSimulation {
     }
 }
 
-/// Registered policies and victim selectors, as JSON.
+/// The registries, as JSON: `policies` (name, description, family,
+/// needs_future, defaults), `families`, `composites` (the composite-name
+/// grammar), `victims` and `setups`.
 #[pyfunction]
 fn registry_json() -> String {
-    let policies: Vec<_> = policy::REGISTRY
-        .iter()
-        .map(|p| {
-            serde_json::json!({"name": p.name, "description": p.description, "defaults": (p.defaults)(),
-                               "learned": policy::LEARNED.contains(&p.name)})
-        })
-        .collect();
-    let selectors: Vec<_> = victim::SELECTORS
+    let mut v = policy::registry_json();
+    v["victims"] = victim::SELECTORS
         .iter()
         .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
         .collect();
-    let setups: Vec<_> = wafer_core::setup::SETUPS
+    v["setups"] = wafer_core::run::setup::SETUPS
         .iter()
         .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
         .collect();
-    serde_json::json!({"policies": policies, "victims": selectors, "setups": setups}).to_string()
+    v.to_string()
+}
+
+/// What policy name `name` stands for, as JSON: `name`, `base`, `form`,
+/// `assists`, `predictor`, `stage`, `family`, `needs_future`
+/// (`PolicyError` for an unknown policy, assist or predictor).
+#[pyfunction]
+fn describe_policy(name: &str) -> PyResult<String> {
+    let d = policy::describe_name(name).map_err(to_py)?;
+    Ok(serde_json::to_string(&d).expect("serialises"))
+}
+
+/// Every field of the device configuration (name, type, optional, unit,
+/// choices, doc, default), as JSON.
+#[pyfunction]
+fn device_fields_json() -> String {
+    wafer_core::device::fields_json().to_string()
 }
 
 /// Default run configuration, as JSON.
@@ -458,7 +470,7 @@ fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u6
 #[pyfunction]
 fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
     let cfg = run_config(config_json)?;
-    let (_, info) = py.detach(|| future::annotate(&cfg)).map_err(to_py)?;
+    let (_, info) = py.detach(|| cfg.annotate()).map_err(to_py)?;
     Ok(serde_json::to_string(&info).expect("serialises"))
 }
 
@@ -480,8 +492,6 @@ fn oracle_search_json(
         max_groups,
     };
     py.detach(|| {
-        let (ann, info) = future::annotate(&cfg)?;
-        let ann = Arc::new(ann);
         let mut report = |t: &search::Trial| {
             if let Some(cb) = &progress {
                 let json = serde_json::to_string(t).expect("serialises");
@@ -489,7 +499,7 @@ fn oracle_search_json(
                 Python::attach(|py| cb.call1(py, (json,)).map(|_| ()).unwrap_or(()));
             }
         };
-        let r = search::search(&cfg, &ann, &opts, &mut report)?;
+        let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
         Ok(serde_json::json!({"search": r, "annotation": info}).to_string())
     })
     .map_err(to_py)
@@ -530,26 +540,17 @@ fn kmeans_json(
     .to_string())
 }
 
-/// The device presets, as JSON.
+/// Every preset with its full field set, as JSON: `device` (name,
+/// description, the fields it sets, the whole config, victim) and `timing`
+/// (name, description, the whole SSD).
 #[pyfunction]
-fn presets_json() -> String {
-    wafer_core::preset::registry().to_string()
+fn presets_json() -> PyResult<String> {
+    Ok(wafer_core::preset::all_json().map_err(to_py)?.to_string())
 }
 
 fn run_config(json: &str) -> PyResult<RunConfig> {
     serde_json::from_str(json)
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
-}
-
-/// Timing presets: `[{"name", "description"}]`, as JSON.
-#[pyfunction]
-fn timing_presets_json() -> PyResult<String> {
-    let mut v = Vec::new();
-    for (name, _) in wafer_core::timing::config::PRESETS {
-        let c = wafer_core::timing::SsdConfig::load(name).map_err(to_py)?;
-        v.push(serde_json::json!({"name": name, "description": c.description}));
-    }
-    Ok(serde_json::Value::Array(v).to_string())
 }
 
 /// The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
@@ -591,6 +592,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<MultiSimulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
+    m.add_function(wrap_pyfunction!(describe_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(device_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
@@ -606,7 +609,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
     m.add_function(wrap_pyfunction!(kmeans_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
-    m.add_function(wrap_pyfunction!(timing_presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(timing_defaults_json, m)?)?;

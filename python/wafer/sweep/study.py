@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..api import Device, policies, run_config
+from ..api import Device, describe_policy, policies, run_config
 from ..traces import Selection
 
 if sys.version_info >= (3, 11):
@@ -257,15 +257,18 @@ def _policies(items: list, where: str) -> list[dict[str, Any]]:
         if unknown:
             raise _err(where, f"policies: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
                               "known: name, params, grid, label")
-        base = str(name).split("+")[0]
-        if base not in registry:
-            raise _err(where, f"policies: unknown policy '{name}'; registered: {', '.join(registry)}")
+        try:
+            described = describe_policy(str(name))
+        except _core.PolicyError as e:
+            raise _err(where, f"policies: {e}") from None
+        # A composite takes its base's parameters (nodap+POLICY-user: POLICY's under 'predictor').
+        known = [*registry[described["base"]]["defaults"], *(["predictor"] if described["predictor"] else [])]
         fixed = dict(p.get("params") or {})
         grid = dict(p.get("grid") or {})
         for k in [*fixed, *grid]:
-            if k not in registry[base]["defaults"]:
+            if k not in known:
                 raise _err(where, f"policies: {name}: unknown parameter '{k}'; "
-                                  f"known: {', '.join(registry[base]['defaults']) or 'none'}")
+                                  f"known: {', '.join(known) or 'none'}")
         for k, vs in grid.items():
             if not isinstance(vs, list) or not vs:
                 raise _err(where, f"policies: {name}: grid.{k} must be a non-empty list of values")

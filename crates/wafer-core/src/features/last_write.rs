@@ -47,7 +47,7 @@ impl LastWrite {
     /// Start loading the entry of `lba`.
     #[inline(always)]
     pub fn prefetch(&self, lba: u32) {
-        crate::ftl::prefetch::prefetch(&self.t, lba as usize);
+        crate::prefetch::prefetch(&self.t, lba as usize);
     }
 
     /// Bytes held.

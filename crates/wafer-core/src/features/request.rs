@@ -9,7 +9,7 @@
 //! | 3 | LBA | lba / C |
 
 use super::LastWrite;
-use crate::policy::UserWrite;
+use crate::engine::UserWrite;
 
 /// Inputs per write.
 pub const INPUTS: usize = 4;

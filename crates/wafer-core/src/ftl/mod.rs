@@ -8,8 +8,6 @@
 //! the LBA stored there or [`UNMAPPED`]), and a few words per segment.
 
 pub mod check;
-pub mod engine;
-pub(crate) mod prefetch;
 pub(crate) mod semantics;
 pub mod sink;
 pub mod stats;
@@ -18,7 +16,6 @@ use std::collections::VecDeque;
 
 use crate::device::Geometry;
 
-pub use engine::Engine;
 pub use sink::FlashOp;
 
 /// Marks an unmapped LBA in the forward map and a free or invalid slot in the
@@ -290,11 +287,11 @@ impl Ftl {
     /// and, if that is already cached, the reverse-map slot of its old copy.
     #[inline(always)]
     pub fn prefetch_write(&self, lba: u32, deep: bool) {
-        prefetch::prefetch(&self.map, lba as usize);
+        crate::prefetch::prefetch(&self.map, lba as usize);
         if deep {
             let p = self.map[lba as usize];
             if p != UNMAPPED {
-                prefetch::prefetch(&self.rev, p as usize);
+                crate::prefetch::prefetch(&self.rev, p as usize);
             }
         }
     }

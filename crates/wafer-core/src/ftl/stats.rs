@@ -119,7 +119,7 @@ pub struct Stats {
     /// Running totals.
     pub c: Counters,
     /// Victim valid-ratio histogram.
-    #[serde(with = "crate::checkpoint::array")]
+    #[serde(with = "crate::codec::array")]
     pub victim_hist: [u64; VICTIM_BINS],
     /// User writes per group.
     pub group_user: Vec<u64>,
@@ -149,7 +149,7 @@ pub struct Stats {
     /// Per group, (remaining) lifetimes of the blocks written into it, in
     /// power-of-two bins (bin k: [2^(k-1), 2^k); the last bin: never dies).
     /// Filled only with the annotated future.
-    #[serde(with = "crate::checkpoint::arrays")]
+    #[serde(with = "crate::codec::arrays")]
     pub group_life: Vec<[u64; LIFE_BINS]>,
     /// Segments held out of use (free reserve + open) at each GC start:
     /// sum, count, max.
@@ -194,7 +194,96 @@ pub fn life_bin(lifetime: u64) -> usize {
     }
 }
 
+/// Per-group figures at the end of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupResult {
+    /// Group index.
+    pub group: usize,
+    /// User writes into the group [blocks].
+    pub user_writes: u64,
+    /// GC writes into the group [blocks].
+    pub gc_writes: u64,
+    /// Segments the group holds (open + sealed).
+    pub segments: u64,
+    /// Valid blocks in the group.
+    pub valid_blocks: u64,
+    /// Segments GC collected from the group.
+    pub victims: u64,
+    /// Mean garbage proportion of those victims (1 - valid ratio).
+    pub mean_victim_garbage: Option<f64>,
+    /// Mean lifespan of those victims: collection minus opening time [user blocks].
+    pub mean_lifespan: Option<f64>,
+    /// Share of the user writes that went to the group.
+    pub user_write_share: Option<f64>,
+    /// Share of the valid blocks the group holds at the end.
+    pub valid_share: Option<f64>,
+    /// (Remaining) lifetimes of the blocks written into the group, when the
+    /// run has the annotated future.
+    pub lifetime: Option<LifetimeProfile>,
+}
+
+/// Quantiles of the lifetimes of the blocks a group received [user blocks],
+/// to a power of two (`null`: never dies).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LifetimeProfile {
+    /// 10th percentile.
+    pub p10: Option<u64>,
+    /// Median.
+    pub median: Option<u64>,
+    /// 90th percentile.
+    pub p90: Option<u64>,
+}
+
 impl Stats {
+    /// Per-group figures of the FTL `ftl` these statistics describe.
+    pub fn group_results(&self, ftl: &crate::ftl::Ftl) -> Vec<GroupResult> {
+        let c = &self.c;
+        let geo = ftl.geo;
+        let segs = &ftl.segs;
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        let mut groups: Vec<GroupResult> = (0..self.group_user.len())
+            .map(|g| GroupResult {
+                group: g,
+                user_writes: self.group_user[g],
+                gc_writes: self.group_gc[g],
+                segments: 0,
+                valid_blocks: 0,
+                victims: self.group_victims[g].victims,
+                mean_victim_garbage: ratio(
+                    self.group_victims[g].valid_blocks as f64,
+                    (self.group_victims[g].victims * geo.segment_blocks as u64) as f64,
+                )
+                .map(|v| 1.0 - v),
+                mean_lifespan: ratio(
+                    self.group_victims[g].lifespan_sum as f64,
+                    self.group_victims[g].victims as f64,
+                ),
+                user_write_share: ratio(self.group_user[g] as f64, c.user_writes as f64),
+                valid_share: None,
+                lifetime: self.life_quantile(g, 0.5).map(|_| {
+                    let q = |x| self.life_quantile(g, x).filter(|&v| v != u64::MAX);
+                    LifetimeProfile {
+                        p10: q(0.1),
+                        median: q(0.5),
+                        p90: q(0.9),
+                    }
+                }),
+            })
+            .collect();
+        for s in 0..geo.segments as usize {
+            if segs.state[s] != crate::ftl::SegState::Free {
+                let g = &mut groups[segs.group[s] as usize];
+                g.segments += 1;
+                g.valid_blocks += segs.valid[s] as u64;
+            }
+        }
+        let valid_total: u64 = groups.iter().map(|g| g.valid_blocks).sum();
+        for g in &mut groups {
+            g.valid_share = ratio(g.valid_blocks as f64, valid_total as f64);
+        }
+        groups
+    }
+
     /// Fresh statistics for `groups` groups.
     pub fn new(groups: usize, window_blocks: f64, warmup_blocks: u64, geo: &Geometry) -> Self {
         Stats {

@@ -24,8 +24,7 @@ use serde::Serialize;
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::request::Op;
-use crate::sim::RunConfig;
-use crate::source::{open_source, resolve};
+use crate::source::StreamSpec;
 
 pub use accuracy::{AccuracyReport, ClassReport};
 pub use annotate::{Annotation, Annotator, DeathReader, NEVER};
@@ -72,19 +71,20 @@ pub fn cache_dir(dir: Option<&str>) -> Option<PathBuf> {
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("wafer")))
 }
 
-/// Annotate the request stream of `cfg`: a trace's whole stream (cached in
-/// the cache folder as `TRACE-NAME.<key hash>.wlife` when it is writable),
-/// or a synthetic workload's first `writes` blocks (in a scratch file).
-pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
+/// Annotate the request stream `spec` makes: a trace's whole stream (cached
+/// in the cache folder, [`cache_dir`] of `cache`, as
+/// `TRACE-NAME.<key hash>.wlife` when it is writable), or a synthetic
+/// workload's first `writes` blocks (in a scratch file).
+pub fn annotate(spec: &StreamSpec, cache: Option<&str>) -> Result<(Annotation, AnnotationInfo)> {
     let t0 = Instant::now();
-    let mut cfg = cfg.clone();
+    let mut cfg = spec.clone();
     // Only the logical size and block size matter here: accept any segment
     // size and spare space, so a trace can be annotated on its own.
     cfg.device.segment_blocks = 1;
     cfg.device.physical_blocks = None;
     cfg.device.gc_mode = crate::device::GcMode::Watermark;
     cfg.device.op = cfg.device.op.max(0.01);
-    resolve(&mut cfg)?;
+    cfg.resolve()?;
     let geo = cfg.device.geometry()?;
     let (out, key, cached) = match &cfg.trace {
         Some(t) => {
@@ -121,7 +121,7 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
             let name = canon
                 .file_name()
                 .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-            let cache = cache_dir(cfg.cache_dir.as_deref())
+            let cache = cache_dir(cache)
                 .map(|d| d.join(format!("{name}.{:016x}.wlife", fnv1a(key.as_bytes()))));
             if let Some(c) = &cache {
                 if let Ok(a) = Annotation::open(c) {
@@ -153,7 +153,7 @@ pub fn annotate(cfg: &RunConfig) -> Result<(Annotation, AnnotationInfo)> {
     } else {
         cfg.writes
     };
-    let (mut source, geo) = open_source(&mut cfg)?;
+    let (mut source, geo) = cfg.open()?;
     let mut ann = Annotator::new(geo.logical_blocks as u64, &out)?;
     while ann.writes() < cap {
         let Some(r) = source.next()? else { break };
@@ -262,7 +262,7 @@ impl Future {
             prefill_end: end,
             offset: end,
             live: vec![NEVER; l as usize],
-            batch: Vec::with_capacity(crate::ftl::engine::MAX_BATCH),
+            batch: Vec::with_capacity(crate::request::MAX_BATCH),
         })
     }
 
@@ -337,7 +337,7 @@ impl Future {
     /// Hint: `lba`'s live death will be read soon.
     #[inline(always)]
     pub(crate) fn prefetch(&self, lba: u32) {
-        crate::ftl::prefetch::prefetch(&self.live, lba as usize);
+        crate::prefetch::prefetch(&self.live, lba as usize);
     }
 
     /// The copy of `lba` written last dies at `death`.

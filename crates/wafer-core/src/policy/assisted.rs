@@ -32,15 +32,15 @@
 //! takes it, as in the paper: the hot/non-hot policies predict no lifetime
 //! classes to map, and DOGI's GC groups share ids with NoDaP's.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
 use super::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
-use crate::sim::{RunConfig, Simulation};
+use crate::future::{accuracy::class_of, remaining, NEVER};
 
 /// A policy with NoDaP's user placement and/or GC relocation. Its bins come
 /// from the measuring replay in `prepare` (run again on resume); its
@@ -148,6 +148,16 @@ pub struct Assists {
     pub grp: bool,
 }
 
+impl Assists {
+    /// The assists' suffixes without the `+`, in the order `nu`, `ngc`, `ngrp`.
+    pub fn names(&self) -> Vec<&'static str> {
+        [(self.user, "nu"), (self.gc, "ngc"), (self.grp, "ngrp")]
+            .into_iter()
+            .filter_map(|(on, n)| on.then_some(n))
+            .collect()
+    }
+}
+
 /// Split `name` into a base policy and its oracle-assist suffixes, if it has any.
 pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
     let mut parts = name.split('+');
@@ -179,7 +189,8 @@ pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
             }
         }
     }
-    if any && (base == "nodap" || base.starts_with("oracle-")) {
+    let oracle = super::info(base).is_ok_and(|p| p.needs_future);
+    if any && oracle {
         return Err(Error::Parameter {
             policy: name.into(),
             reason: format!(
@@ -226,12 +237,12 @@ impl Assisted {
     }
 
     /// `+ngrp`: NoDaP's configuration for this stream.
-    fn prepare_groups(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
+    fn prepare_groups(&mut self, run: &dyn RunService) -> Result<()> {
         let opts = super::nodap::search::Options {
             min_gain: 0.05,
             max_groups: 10,
         };
-        let r = super::nodap::search::search(run, ann, &opts, &mut |_| {})?;
+        let r = super::nodap::search::search(run, &opts, &mut |_| {})?;
         self.grp = Some(r.birs);
         Ok(())
     }
@@ -257,17 +268,12 @@ impl Placement for Assisted {
         true
     }
 
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.inner.prepare(run, ann)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.inner.prepare(run)?;
         if self.grp.is_some() {
-            return self.prepare_groups(run, ann);
+            return self.prepare_groups(run);
         }
-        let mut c = run.clone();
-        c.policy = self.base.clone();
-        c.accuracy = false;
-        let mut sim = Simulation::with_annotation(c, Some(ann.clone()))?;
-        sim.run()?;
-        let r = sim.result();
+        let r = run.replay(&self.base, None, &mut |p| p)?;
         let medians: Vec<Option<u64>> = r
             .groups
             .iter()
@@ -347,9 +353,6 @@ impl Placement for Assisted {
     super::forward_block_hooks!();
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
-    }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        self.inner.prepare_stream(run)
     }
     fn on_workload_start(&mut self, ctx: &Ctx) {
         self.inner.on_workload_start(ctx);

@@ -23,6 +23,8 @@ use crate::params::{self, NoParams};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "eti",
     description: "ETI (HotStorage'16): per-extent write counts with split/decay/merge; hot, cold and GC groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<NoParams>,
     build: |p, geo| {
         params::parse::<NoParams>("eti", p)?;

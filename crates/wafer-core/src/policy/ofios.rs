@@ -1,5 +1,5 @@
 //! `ofios`: Online FIOS (Bhimani et al., ACM TOS 18(2) 2022, §3.7,
-//! Algs. 1–2, §6.4, Figs. 14–17; spec `streams.md` §3): FIOS's dictionary
+//! Algs. 1–2, §6.4, Figs. 14–17): FIOS's dictionary
 //! rebuilt every run window from a trace of the end of that window, and
 //! applied from the next one.
 //!
@@ -18,7 +18,7 @@
 //! static-feature baseline run online). The per-window ψ, θ and dictionary
 //! sizes are in `policy_state.windows`.
 //!
-//! Deviations and choices ([U] in the spec): θ is computed from each
+//! Deviations, and choices where the paper is silent: θ is computed from each
 //! training trace (the paper's Alg. 1 read it from a per-workload table
 //! given by the user); LBA sampling (`sample`, future work in the paper)
 //! keeps a chunk in the training trace when a hash of its number falls
@@ -33,19 +33,21 @@ use serde_json::{json, Value};
 
 use super::fios::{self, Config, Training};
 use super::fios::{dictionary::Dictionary, matrix::FeatureSet};
-use super::streams::{warning, Clock, ShortRun, Span, MIN_WINDOWS};
+use super::streams::{warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::Request;
-use crate::sim::RunConfig;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "ofios",
     description: "OFIOS (ACM TOS 2022 §3.7): FIOS rebuilt every run window (100 s) from a trace of its last part, features chosen per window, applied from the next window",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("ofios", p)?;
@@ -331,8 +333,8 @@ impl Placement for Ofios {
     fn groups(&self) -> usize {
         self.cfg.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        let span = Span::of(run)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        let span = run.span()?;
         let (clock, note) = self.clock.fit(
             "ofios",
             "the run window",

@@ -49,8 +49,8 @@ struct Job {
 /// Online-training state of one policy.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Online {
-    #[serde(with = "crate::checkpoint::static_str")]
-    policy: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    policy: crate::codec::Name,
     /// The sampled writes.
     pub samples: Sampler,
     every: u64,

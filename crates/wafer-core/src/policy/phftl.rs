@@ -32,6 +32,8 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "phftl",
     description: "PHFTL (DAC'23, as in DOGI §2.2): Shiro's GRU page classifier, 2 user groups + 5 age-ordered GC groups, cost-benefit victims (configured)",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Phftl::new(params::parse("phftl", p)?, geo)?)),
 };

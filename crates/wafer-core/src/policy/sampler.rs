@@ -130,7 +130,7 @@ impl Sampler {
     /// Start loading `lba`'s slot.
     #[inline(always)]
     pub fn prefetch(&self, lba: u32) {
-        crate::ftl::prefetch::prefetch(&self.slot, lba as usize);
+        crate::prefetch::prefetch(&self.slot, lba as usize);
     }
 
     /// Bytes held.

@@ -57,6 +57,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sepbit",
     description: "SepBIT (FAST'22): user blocks by inferred lifetime vs ℓ, GC blocks by age in 4 classes; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("sepbit", p)?;
@@ -83,6 +85,8 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "sepbit-ng",
     description:
         "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let mut s = SepBit::new(params::parse("sepbit-ng", p)?, geo);

@@ -19,14 +19,13 @@
 use serde_json::Value;
 
 use super::{Ctx, Event, GcBlock, Placement, UserWrite};
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::Annotation;
 use crate::model::train::TrainingStats;
 use crate::model::Tensors;
 use crate::request::Request;
-use crate::sim::RunConfig;
-use std::sync::Arc;
+pub use crate::source::Span;
 
 /// Bytes of one sector, the unit FIOS counts chunks in.
 pub const SECTOR_BYTES: u32 = 512;
@@ -116,11 +115,8 @@ impl Placement for StreamLimit {
     fn state(&self) -> Option<Value> {
         self.inner.state()
     }
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.inner.prepare(run, ann)
-    }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        self.inner.prepare_stream(run)
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.inner.prepare(run)
     }
     fn needs_future(&self) -> bool {
         self.inner.needs_future()
@@ -354,60 +350,30 @@ pub enum ShortRun {
 pub const MIN_WINDOWS: u64 = 10;
 
 /// A policy warning for the result (`policy_state.warnings`, read by
-/// [`crate::warnings`]).
+/// [`crate::run::warnings`]).
 pub fn warning(code: &str, message: &str) -> Value {
     serde_json::json!({"code": code, "message": message})
 }
 
-/// What one pass over a run's request stream found out.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct Span {
-    /// Timestamp of the first request [ns].
-    pub first_ns: u64,
-    /// Timestamp of the last request [ns].
-    pub last_ns: u64,
-    /// User blocks written.
-    pub writes: u64,
-    /// Requests.
-    pub requests: u64,
-    /// Distinct tenants that issued a request (a synthetic mix's tenants;
-    /// 1 for a trace or a single workload).
-    pub tenants: u32,
-}
-
-impl Span {
-    /// Read `cfg`'s stream once (timestamps and write counts only).
-    pub fn of(cfg: &RunConfig) -> Result<Self> {
-        let mut s = Span::default();
-        let mut seen: Vec<u64> = Vec::new();
-        crate::source::replay_requests(cfg, |r| {
-            if s.requests == 0 {
-                s.first_ns = r.time_ns;
+/// Distinct tenants that issue a request in `run` (a synthetic mix's
+/// tenants; 1 for a trace or a single workload), counted up to 65536.
+pub fn tenants(run: &dyn RunService) -> Result<u32> {
+    let mut seen: Vec<u64> = Vec::new();
+    let mut n = 0;
+    run.requests(&mut |r| {
+        let (w, bit) = ((r.tenant / 64) as usize, 1u64 << (r.tenant % 64));
+        if w < 1024 {
+            if w >= seen.len() {
+                seen.resize(w + 1, 0);
             }
-            let (w, bit) = ((r.tenant / 64) as usize, 1u64 << (r.tenant % 64));
-            if w < 1024 {
-                if w >= seen.len() {
-                    seen.resize(w + 1, 0);
-                }
-                if seen[w] & bit == 0 {
-                    seen[w] |= bit;
-                    s.tenants += 1;
-                }
+            if seen[w] & bit == 0 {
+                seen[w] |= bit;
+                n += 1;
             }
-            s.requests += 1;
-            s.last_ns = r.time_ns;
-            if r.op == crate::request::Op::Write {
-                s.writes += r.blocks as u64;
-            }
-            true
-        })?;
-        Ok(s)
-    }
-
-    /// Time from the first to the last request [ns].
-    pub fn duration_ns(&self) -> u64 {
-        self.last_ns - self.first_ns
-    }
+        }
+        true
+    })?;
+    Ok(n)
 }
 
 /// Renumber clusters so ids follow `order` (a permutation of cluster ids
@@ -491,7 +457,6 @@ mod tests {
             last_ns: 50_000_000_000, // 50 s
             writes: 1000,
             requests: 1000,
-            tenants: 1,
         };
         let c = Clock::new("x", "run_s", 100.0, None, 1000).unwrap();
         // 100 s windows in a 50 s run: a tenth of the run, with a note.

@@ -1,11 +1,10 @@
 //! `vstream`: vStream (Yong et al., "vStream: virtual stream management for
-//! multi-streamed SSDs", HotStorage'18), a baseline of FIOS §6.4, Fig. 15,
-//! as reconstructed in spec `streams.md` §4.5. FIOS describes it in one
-//! sentence: vStream "identifies virtual streams by post-processing the dead
+//! multi-streamed SSDs", HotStorage'18), a baseline of FIOS §6.4, Fig. 15.
+//! FIOS describes it in one sentence: vStream "identifies virtual streams by post-processing the dead
 //! pages, and then uses k-means clustering to group any number of virtual
 //! streams to an available number of physical streams" (§8, §2: the
 //! applications give the virtual stream ids, RocksDB SST levels). The rest
-//! is a reconstruction [R/U] from the public abstract: per-vStream lifetime
+//! is our reconstruction from vStream's public abstract: per-vStream lifetime
 //! monitoring "with negligible memory overhead" and a run-time mapping of
 //! vStreams onto physical streams.
 //!
@@ -33,19 +32,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, warning, Clock, ShortRun, Span, MIN_WINDOWS};
+use super::streams::{rank_map, warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::Request;
-use crate::sim::RunConfig;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "vstream",
     description: "vStream (HotStorage'18, as FIOS §6.4 compares it; reconstructed): virtual streams (tenant or region) with sampled dead-page lifetimes, 1-D K-means onto physical streams every 100 s",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("vstream", p)?;
@@ -283,8 +284,8 @@ impl Placement for VStream {
     fn groups(&self) -> usize {
         self.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        let span = Span::of(run)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        let span = run.span()?;
         let (clock, note) = self.clock.fit(
             "vstream",
             "the remapping period",
@@ -296,7 +297,7 @@ impl Placement for VStream {
         if let Some(n) = note {
             self.warnings.push(warning("window-scaled", &n));
         }
-        if self.source == Source::Tenant && span.tenants <= 1 {
+        if self.source == Source::Tenant && super::streams::tenants(run)? <= 1 {
             self.warnings.push(warning(
                 "single-virtual-stream",
                 "every request comes from one tenant, so source=tenant gives one virtual stream \

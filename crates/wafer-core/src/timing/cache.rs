@@ -177,7 +177,7 @@ impl Lru {
     /// Hint that `k` will be looked up soon.
     #[inline]
     pub fn prefetch(&self, k: u32) {
-        crate::ftl::prefetch::prefetch(&self.index, k as usize);
+        crate::prefetch::prefetch(&self.index, k as usize);
     }
 
     /// Hint that `k` will be looked up soon and that its index entry is
@@ -186,7 +186,7 @@ impl Lru {
     pub fn prefetch_slot(&self, k: u32) {
         if let Some(&s) = self.index.get(k as usize) {
             if s != NONE {
-                crate::ftl::prefetch::prefetch(&self.slots, s as usize);
+                crate::prefetch::prefetch(&self.slots, s as usize);
             }
         }
     }
@@ -203,9 +203,9 @@ impl Lru {
             return None;
         }
         let slot = &self.slots[t as usize];
-        crate::ftl::prefetch::prefetch(&self.index, slot.key as usize);
+        crate::prefetch::prefetch(&self.index, slot.key as usize);
         if slot.prev != NONE {
-            crate::ftl::prefetch::prefetch(&self.slots, slot.prev as usize);
+            crate::prefetch::prefetch(&self.slots, slot.prev as usize);
         }
         Some(slot.key)
     }
@@ -304,7 +304,7 @@ impl Cmt {
     #[inline]
     pub fn prefetch(&self, k: u32) {
         match self {
-            Cmt::All { loaded, .. } => crate::ftl::prefetch::prefetch(loaded, (k >> 6) as usize),
+            Cmt::All { loaded, .. } => crate::prefetch::prefetch(loaded, (k >> 6) as usize),
             Cmt::Lru(l) => l.prefetch(k),
         }
     }

@@ -4,8 +4,8 @@
 //! in the binary, loaded by name); a user copies one, edits it and passes
 //! its path. Unknown keys and impossible values are errors naming the key.
 //!
-//! Every field's default is MQSim's shipped `ssdconfig.xml` (timing-autoblox
-//! §2.10), so a partial file means "MQSim, except ...". Times are integer
+//! Every field's default is MQSim's shipped `ssdconfig.xml` (MQSim
+//! at commit 7ec40e3), so a partial file means "MQSim, except ...". Times are integer
 //! nanoseconds, sizes bytes or MiB as the key says, rates MT/s or GB/s.
 
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,7 @@ pub enum Interface {
     Sata,
 }
 
-/// Host interface (timing-autoblox §2.2).
+/// Host interface (MQSim's `Host_Interface_NVMe` / `SATA`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
@@ -93,7 +93,7 @@ pub enum CacheMode {
     ReadWrite,
 }
 
-/// DRAM data cache / write buffer (timing-autoblox §2.4).
+/// DRAM data cache / write buffer (MQSim's `Data_Cache_Manager_Flash_Advanced`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
@@ -138,7 +138,7 @@ impl Default for CacheConfig {
     }
 }
 
-/// Cached mapping table, DFTL-style (timing-autoblox §2.5).
+/// Cached mapping table, DFTL-style (Gupta et al. ASPLOS'09; MQSim's `Address_Mapping_Unit_Page_Level`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MappingConfig {
@@ -192,7 +192,7 @@ impl Technology {
     }
 
     /// Type (0 = LSB, 1 = CSB for TLC / MSB for MLC, 2 = MSB) of page
-    /// `page` of a block (MQSim's rule, timing-autoblox §2.7).
+    /// `page` of a block (MQSim's rule in `NVM_PHY_ONFI_NVDDR2`).
     #[inline]
     pub fn page_type(self, page: u32) -> usize {
         match self {
@@ -221,7 +221,7 @@ pub enum Suspend {
     ProgramErase,
 }
 
-/// The flash array, its parallelism and timing (timing-autoblox §2.7).
+/// The flash array, its parallelism and timing (MQSim's `Flash_Parameter_Set` and ONFI NV-DDR2 timing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlashConfig {
@@ -320,7 +320,7 @@ impl Default for FlashConfig {
     }
 }
 
-/// When GC work jumps ahead of user I/O (timing-autoblox §2.6, §2.8).
+/// When GC work jumps ahead of user I/O (MQSim's `TSU_Priority_OutOfOrder` and `GC_and_WL_Unit_Page_Level`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GcConfig {
@@ -346,7 +346,7 @@ impl Default for GcConfig {
     }
 }
 
-/// Energy constants (timing-autoblox §1.11, §2.14; AutoBlox's MLC numbers).
+/// Energy constants (AutoBlox ASPLOS'23 §3.5; its artifact's MLC numbers in `evaluate_target_conf.py`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EnergyConfig {

@@ -33,6 +33,63 @@
 //! does that) waits in a side list until it fits; at the same nanosecond
 //! it runs after the events pending when it moved in.
 
+/// What an event is about: every kind the timed replay schedules on its one
+/// queue, with the object it concerns. The queue holds an event as a `u32`
+/// payload ([`Event::payload`]): the kind in the upper 3 bits, the object's
+/// id in the lower 29.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A die finished a step of its operation (id: the die and its
+    /// generation, which a suspension bumps so a stale timer is known).
+    Die(u32),
+    /// A channel's bus became free while dies wait for it (id: the channel).
+    Channel(u32),
+    /// A die's data out ended and its channel, which dies wait for, is free
+    /// at that same moment: the die's event and the channel's in one (see
+    /// `Flash::on_channel`; the driver runs the channel's part,
+    /// `Flash::hand_over`, after it has handled what the die finished).
+    DieOutChannel(u32),
+    /// A request's command (and a write's data) reached the device (id: the
+    /// request's slot).
+    Fetched(u32),
+    /// A request's completion reached the host (id: the request's slot).
+    Done(u32),
+}
+
+impl Event {
+    /// Bits of a payload that hold the object's id.
+    pub const ID_BITS: u32 = 29;
+    /// Largest object id a payload holds.
+    pub const ID_MASK: u32 = (1 << Self::ID_BITS) - 1;
+
+    /// The event as the queue stores it.
+    #[inline(always)]
+    pub fn payload(self) -> u32 {
+        let (kind, id) = match self {
+            Event::Die(id) => (0, id),
+            Event::Channel(id) => (1, id),
+            Event::Fetched(id) => (2, id),
+            Event::Done(id) => (3, id),
+            Event::DieOutChannel(id) => (4, id),
+        };
+        (kind << Self::ID_BITS) | id
+    }
+
+    /// The event a payload holds.
+    #[inline(always)]
+    pub fn of(payload: u32) -> Event {
+        let id = payload & Self::ID_MASK;
+        match payload >> Self::ID_BITS {
+            0 => Event::Die(id),
+            1 => Event::Channel(id),
+            2 => Event::Fetched(id),
+            3 => Event::Done(id),
+            4 => Event::DieOutChannel(id),
+            k => unreachable!("event kind {k}"),
+        }
+    }
+}
+
 /// Lanes of one delay each.
 const LANES: usize = 8;
 /// Slots of the map from a delay's hash to the lane that holds it.
@@ -465,6 +522,19 @@ impl Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_survives_its_payload() {
+        for e in [
+            Event::Die(0),
+            Event::Channel(7),
+            Event::DieOutChannel(Event::ID_MASK),
+            Event::Fetched(12345),
+            Event::Done(1),
+        ] {
+            assert_eq!(Event::of(e.payload()), e);
+        }
+    }
 
     #[test]
     fn pops_in_time_then_insertion_order() {

@@ -1,5 +1,5 @@
 //! The flash back end: channels, dies, the transaction scheduler (TSU) and
-//! the operations in flight (timing-autoblox §2.6, §2.7).
+//! the operations in flight (MQSim's `TSU_Priority_OutOfOrder` and `NVM_PHY_ONFI_NVDDR2`).
 //!
 //! * Operations live in a slab of small records (`Op`), reused through a
 //!   free list: memory grows with the operations in flight, never with the
@@ -36,24 +36,14 @@
 //!   is a GC read and program on one die that move no data over the channel.
 
 use super::config::{SsdConfig, Suspend};
-use super::events::EventQueue;
+use super::events::{Event, EventQueue};
 use super::layout::{Layout, Loc};
 
 /// "No operation / no link".
 pub const NONE: u32 = u32::MAX;
 
-/// Event payload kinds of the flash model (upper 3 bits of a payload).
-pub const EV_DIE: u32 = 0;
-/// A channel's bus became free while dies wait for it.
-pub const EV_CHAN: u32 = 1;
-/// A die's data out ended and its channel, which dies wait for, is free
-/// at that same moment: the die's event and the channel's in one (see
-/// [`Flash::on_channel`]). The driver runs the channel's part
-/// ([`Flash::hand_over`]) after it has handled what the die finished,
-/// exactly where the channel's own event would have come.
-pub const EV_OUT_CHAN: u32 = 4;
-/// Bits of a payload that hold the object id.
-pub const ID_BITS: u32 = 29;
+/// Bits of a payload that hold the object id ([`Event::ID_BITS`]).
+pub const ID_BITS: u32 = Event::ID_BITS;
 const DIE_BITS: u32 = 17;
 const GEN_MASK: u32 = (1 << (ID_BITS - DIE_BITS)) - 1;
 
@@ -65,12 +55,6 @@ const DIE_MASK: u32 = (1 << DIE_BITS) - 1;
 #[inline]
 fn die_timer(die: u32, gen: u16) -> u32 {
     die | ((gen as u32) << DIE_BITS)
-}
-
-/// Compose an event payload.
-#[inline]
-pub fn payload(kind: u32, id: u32) -> u32 {
-    (kind << ID_BITS) | id
 }
 
 /// Queue (and statistics) class of an operation.
@@ -738,7 +722,7 @@ impl Flash {
         } else {
             self.stats.suspended_erases += 1;
         }
-        q.push(now + cost, payload(EV_DIE, die_timer(die, d.gen)));
+        q.push(now + cost, Event::Die(die_timer(die, d.gen)).payload());
     }
 
     /// The classes (bit per class) that may run on a die whose `kind`
@@ -771,7 +755,7 @@ impl Flash {
                 su.array_start = now;
                 d.array_end = now + su.remaining;
                 d.busy_ns += su.remaining;
-                let ev = payload(EV_DIE, die_timer(die, d.gen));
+                let ev = Event::Die(die_timer(die, d.gen)).payload();
                 let end = d.array_end;
                 self.set_active(die, true, now);
                 q.push(end, ev);
@@ -806,7 +790,7 @@ impl Flash {
         c.wait(&mut self.wait_next, die, line);
         if !c.event {
             c.event = true;
-            q.push(c.free_at.max(now), payload(EV_CHAN, ch));
+            q.push(c.free_at.max(now), Event::Channel(ch).payload());
         }
     }
 
@@ -815,7 +799,7 @@ impl Flash {
     /// When that die moves its data out and more dies wait, the channel's
     /// next event would be scheduled right after the die's, for the same
     /// moment (the end of the transfer): nothing can come between the two,
-    /// so the die's event carries the channel's ([`EV_OUT_CHAN`]), one
+    /// so the die's event carries the channel's ([`Event::DieOutChannel`]), one
     /// event instead of two (a seventh of all events in a random-write
     /// run). Same order, same results.
     pub fn on_channel(&mut self, ch: u32, now: u64, q: &mut EventQueue) {
@@ -823,13 +807,13 @@ impl Flash {
         c.event = false;
         if c.free_at > now {
             c.event = true;
-            q.push(c.free_at, payload(EV_CHAN, ch));
+            q.push(c.free_at, Event::Channel(ch).payload());
             return;
         }
         if let Some(die) = c.next_waiter(&self.wait_next) {
             if c.waiting > 0 && self.dies[die as usize].phase == Phase::WantDataOut {
                 c.event = true;
-                self.grant_data_out(die, now, q, EV_OUT_CHAN);
+                self.grant_data_out(die, now, q, true);
                 return;
             }
             self.grant(die, now, q);
@@ -837,11 +821,11 @@ impl Flash {
         let c = &mut self.chans[ch as usize];
         if c.waiting > 0 && !c.event {
             c.event = true;
-            q.push(c.free_at.max(now), payload(EV_CHAN, ch));
+            q.push(c.free_at.max(now), Event::Channel(ch).payload());
         }
     }
 
-    /// The channel part of an [`EV_OUT_CHAN`] event of die `id` (the
+    /// The channel part of an [`Event::DieOutChannel`] event of die `id` (the
     /// payload's id), after the die's part and what the driver did with
     /// the operations it finished.
     pub fn hand_over(&mut self, id: u32, now: u64, q: &mut EventQueue) {
@@ -1003,12 +987,12 @@ impl Flash {
                 }
                 d.array_end = now + chan + array;
                 d.busy_ns += chan + array;
-                let ev = payload(EV_DIE, die_timer(die, d.gen));
+                let ev = Event::Die(die_timer(die, d.gen)).payload();
                 let end = d.array_end;
                 self.set_active(die, true, now);
                 q.push(end, ev);
             }
-            Phase::WantDataOut => self.grant_data_out(die, now, q, EV_DIE),
+            Phase::WantDataOut => self.grant_data_out(die, now, q, false),
             _ => unreachable!("a die is granted the channel only when it asked"),
         }
     }
@@ -1025,9 +1009,9 @@ impl Flash {
     }
 
     /// The channel moves the data `die` read out; its event at the end is
-    /// of kind `ev` ([`EV_DIE`], or [`EV_OUT_CHAN`] when it carries the
-    /// channel's).
-    fn grant_data_out(&mut self, die: u32, now: u64, q: &mut EventQueue, ev: u32) {
+    /// the die's ([`Event::Die`]), or carries the channel's too
+    /// ([`Event::DieOutChannel`]) when `with_channel`.
+    fn grant_data_out(&mut self, die: u32, now: u64, q: &mut EventQueue, with_channel: bool) {
         let ch = self.dies[die as usize].chan as usize;
         let mut chan = 0;
         let mut id = self.dies[die as usize].batch;
@@ -1041,7 +1025,13 @@ impl Flash {
         let d = &mut self.dies[die as usize];
         d.phase = Phase::DataOut;
         d.busy_ns += chan;
-        q.push(now + chan, payload(ev, die_timer(die, d.gen)));
+        let timer = die_timer(die, d.gen);
+        let ev = if with_channel {
+            Event::DieOutChannel(timer)
+        } else {
+            Event::Die(timer)
+        };
+        q.push(now + chan, ev.payload());
     }
 
     /// A die's timer fired (array done, data out done, suspension done).
@@ -1220,17 +1210,17 @@ mod tests {
     fn drain(f: &mut Flash, q: &mut EventQueue) -> Vec<(u32, u64)> {
         let mut finished = Vec::new();
         while let Some((t, p)) = q.pop() {
-            let (kind, id) = (p >> ID_BITS, p & ((1 << ID_BITS) - 1));
-            match kind {
-                EV_DIE | EV_OUT_CHAN => f.on_die(id, t, q),
-                EV_CHAN => f.on_channel(id, t, q),
+            let ev = Event::of(p);
+            match ev {
+                Event::Die(id) | Event::DieOutChannel(id) => f.on_die(id, t, q),
+                Event::Channel(id) => f.on_channel(id, t, q),
                 _ => unreachable!("flash events only"),
             }
             for o in std::mem::take(&mut f.done) {
                 finished.push((o, t));
                 f.release(o);
             }
-            if kind == EV_OUT_CHAN {
+            if let Event::DieOutChannel(id) = ev {
                 f.hand_over(id, t, q);
             }
         }

@@ -1,11 +1,13 @@
 //! Timing mode: a discrete-event SSD model driven by wafer's FTL, placement
-//! policy and victim selector (issue 20; timing-autoblox Part 2).
+//! policy and victim selector (modelled on MQSim, Tavakkol et al. FAST'18; docs/FIDELITY.md, "Timing", says where it differs).
 //!
 //! In timing mode a [`Driver`] holds the replay: host requests arrive (trace
 //! timestamps, a closed loop of queue depth and think time, or as fast as
-//! the device admits them), pass the host interface ([`host`]), the DRAM
-//! write cache and the cached mapping table ([`cache`]), and the pages the
-//! cache flushes reach the FTL. Every flash operation the FTL performs
+//! the device admits them) through the host intake (`intake`) and the host
+//! interface ([`host`]), pass the DRAM write cache (`write_cache`, over the
+//! LRU of [`cache`]) and the cached mapping table (`mapping`), and the
+//! pages the cache flushes reach the FTL through a narrow port
+//! ([`port::FtlPort`]); the requests come from a [`port::RequestFeed`]. Every flash operation the FTL performs
 //! (user program, GC read and program, erase; mapping reads and writes come
 //! from the mapping-table cache) becomes a timed operation on its channel,
 //! chip, die and plane ([`flash`], [`layout`]), so GC interferes with host
@@ -26,13 +28,18 @@ pub mod events;
 pub mod flash;
 pub mod hist;
 pub mod host;
+mod intake;
 pub mod layout;
+mod mapping;
+pub mod port;
 pub mod result;
+mod write_cache;
 
 use serde::{Deserialize, Serialize};
 
 pub use config::SsdConfig;
 pub use driver::Driver;
+pub use port::{FtlPort, RequestFeed};
 pub use result::TimingResult;
 
 use crate::device::DeviceConfig;

@@ -94,12 +94,12 @@ pub trait VictimSelector: Send {
     fn set_hint(&mut self, _hint: Option<VictimHint>) {}
     /// The selector's complete state for a checkpoint ([`crate::checkpoint`]).
     fn save_state(&self) -> crate::error::Result<Vec<u8>> {
-        Err(crate::checkpoint::unsupported(self.name()))
+        Err(crate::codec::unsupported(self.name()))
     }
     /// Replace the state of this selector (built from the same
     /// configuration) by one saved with [`VictimSelector::save_state`].
     fn load_state(&mut self, _bytes: &[u8]) -> crate::error::Result<()> {
-        Err(crate::checkpoint::unsupported(self.name()))
+        Err(crate::codec::unsupported(self.name()))
     }
 }
 

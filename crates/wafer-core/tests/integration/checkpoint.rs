@@ -3,16 +3,16 @@
 //! registered policy and victim selector; bad checkpoints are clear errors.
 
 use super::{device, Scratch};
-use wafer_core::sim::TraceConfig;
+use wafer_core::run::TraceConfig;
 use wafer_core::{policy, victim, Error, RunConfig, RunResult, Simulation};
 
 fn strip(r: RunResult) -> serde_json::Value {
-    wafer_core::checkpoint::comparable(&r)
+    wafer_core::run::checkpoint::comparable(&r)
 }
 
 /// Assert the uninterrupted and the resumed result are the same.
 fn same(a: &serde_json::Value, b: &serde_json::Value, what: &str) {
-    let mut d = wafer_core::checkpoint::differences(a, b);
+    let mut d = wafer_core::run::checkpoint::differences(a, b);
     d.truncate(8);
     assert!(d.is_empty(), "{what}: resumed run differs: {d:#?}");
 }
@@ -66,7 +66,7 @@ fn both(c: RunConfig, stops: &[u64]) -> (serde_json::Value, serde_json::Value) {
 fn every_policy_resumes_to_the_uninterrupted_result() {
     for p in policy::REGISTRY
         .iter()
-        .filter(|p| !policy::LEARNED.contains(&p.name))
+        .filter(|p| p.family != policy::Family::Learned)
     {
         for v in ["greedy", "cost-benefit"] {
             let (a, b) = both(cfg(p.name, v), &[777, 61_003]);

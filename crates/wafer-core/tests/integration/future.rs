@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{device, run, Scratch};
 use wafer_core::future::{self, DeathReader, NEVER};
 use wafer_core::policy::nodap::search;
-use wafer_core::sim::TraceConfig;
+use wafer_core::run::TraceConfig;
 use wafer_core::{DeviceConfig, Error, RunConfig, Simulation};
 
 /// blkparse lines: `D` issue events; RWBS `W` write, `D` discard (trim).
@@ -72,7 +72,7 @@ fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
     let dir = Scratch::new("future");
     let path = dir.file("hand.blk", blk(HAND));
     let cfg = trace_cfg(&dir, &path, false);
-    let (a, info) = future::annotate(&cfg).unwrap();
+    let (a, info) = cfg.annotate().unwrap();
     assert!(info.cached && !info.reused, "{info:?}");
     assert!(
         a.path().starts_with(dir.path()) && a.path().to_str().unwrap().ends_with(".wlife"),
@@ -85,12 +85,12 @@ fn annotation_is_exact_on_a_hand_made_trace_and_cached() {
     // First event per LBA: what a prefill's content of that LBA dies at.
     assert_eq!(first, vec![NEVER, 0, 1, 3, NEVER, NEVER, NEVER, NEVER]);
     // Reused while the trace is unchanged, recomputed once it changes.
-    let (_, info2) = future::annotate(&cfg).unwrap();
+    let (_, info2) = cfg.annotate().unwrap();
     assert!(info2.reused, "{info2:?}");
     let mut longer = HAND.to_vec();
     longer.push(("W", 3, 1));
     std::fs::write(&path, blk(&longer)).unwrap();
-    let (a3, info3) = future::annotate(&cfg).unwrap();
+    let (a3, info3) = cfg.annotate().unwrap();
     assert!(!info3.reused);
     assert_eq!(deaths(a3).0, vec![2, 3, 4, 6, NEVER, NEVER, NEVER]);
 }
@@ -125,7 +125,7 @@ fn a_stale_annotation_stops_the_run() {
     let dir = Scratch::new("future");
     let path = dir.file("stale.blk", blk(HAND));
     let cfg = trace_cfg(&dir, &path, false);
-    let (a, _) = future::annotate(&cfg).unwrap();
+    let (a, _) = cfg.annotate().unwrap();
     let cache = a.path().to_path_buf();
     drop(a);
     // Same key, same length, wrong death of the first write.
@@ -207,11 +207,9 @@ fn nodap_approaches_waf_1_with_generous_op() {
 #[test]
 fn search_stops_on_small_gains_and_its_result_is_reusable() {
     let cfg = small("nodap", "hotcold:0.9:0.1", 0.1);
-    let (a, _) = future::annotate(&cfg).unwrap();
-    let a = Arc::new(a);
     let mut trials = 0;
     let opts = search::Options::default();
-    let r = search::search(&cfg, &a, &opts, &mut |_| trials += 1).unwrap();
+    let (r, _) = wafer_core::run::oracle::search(&cfg, &opts, &mut |_| trials += 1).unwrap();
     assert_eq!(trials, r.trials.len());
     assert_eq!(r.groups, r.birs.len() + 1);
     assert!(r.birs.iter().all(|b| r.candidates.contains(b)));

@@ -6,6 +6,7 @@ mod errors;
 mod future;
 mod golden;
 mod invariants;
+mod layers;
 mod peers;
 mod real_traces;
 mod reserve;

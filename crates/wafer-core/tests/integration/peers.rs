@@ -12,7 +12,7 @@
 //! changing what it should.
 
 use super::Scratch;
-use wafer_core::multi::{MultiConfig, MultiSimulation};
+use wafer_core::run::multi::{MultiConfig, MultiSimulation};
 use wafer_core::source::TraceConfig;
 use wafer_core::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm};
 use wafer_core::{
@@ -282,7 +282,11 @@ fn print_parity_numbers() {
     }
 }
 
-fn replay_all_devices(path: &str, policy: &str, victim: &str) -> wafer_core::multi::MultiResult {
+fn replay_all_devices(
+    path: &str,
+    policy: &str,
+    victim: &str,
+) -> wafer_core::run::multi::MultiResult {
     let cfg = MultiConfig {
         run: replayer_run(path, policy, victim),
         volumes: Vec::new(),

@@ -3,7 +3,7 @@
 //! carries, and the memory check that refuses instead of aborting.
 
 use super::Scratch;
-use wafer_core::sim::{Sizing, TraceConfig};
+use wafer_core::run::{Sizing, TraceConfig};
 use wafer_core::{DeviceConfig, Error, RunConfig, RunResult, Simulation};
 
 /// An MSR Cambridge CSV of `n` 4 KiB writes cycling over `blocks`

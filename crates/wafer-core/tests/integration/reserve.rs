@@ -4,7 +4,8 @@
 //! open segments back.
 
 use super::{device, run};
-use wafer_core::ftl::{Engine, GroupId};
+use wafer_core::engine::Engine;
+use wafer_core::ftl::GroupId;
 use wafer_core::policy::{Ctx, GcBlock, Placement, UserWrite};
 use wafer_core::request::{Op, Request};
 use wafer_core::{victim, RunConfig};

@@ -149,7 +149,7 @@ fn trims_and_reads_are_counted_and_trims_free_space() {
         ..Default::default()
     };
     let geo = c.device.geometry().unwrap();
-    let mut e = wafer_core::ftl::Engine::new(
+    let mut e = wafer_core::engine::Engine::new(
         &c.device,
         geo,
         wafer_core::policy::build("base", &serde_json::Value::Null, &geo).unwrap(),

@@ -143,7 +143,7 @@ fn fios_features_on_a_hand_made_trace() {
         policy: "fios".into(),
         params: json!({"features": "F", "matrix": "binary", "streams": 4, "train": "full",
                        "acf": "gaps"}),
-        trace: Some(wafer_core::sim::TraceConfig {
+        trace: Some(wafer_core::run::TraceConfig {
             path: p,
             ..Default::default()
         }),

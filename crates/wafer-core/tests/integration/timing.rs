@@ -92,7 +92,7 @@ fn trace_run(ssd: SsdConfig, path: &str, logical: u64) -> RunConfig {
         "",
         u64::MAX / 2,
     );
-    cfg.trace = Some(wafer_core::sim::TraceConfig {
+    cfg.trace = Some(wafer_core::run::TraceConfig {
         path: path.into(),
         format: Some("msr".into()),
         ..Default::default()

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use proptest::prelude::*;
 use wafer_core::request::Op;
-use wafer_core::sim::TraceConfig;
+use wafer_core::run::TraceConfig;
 use wafer_core::trace::{
     self, native, stats, Reader, Record, RecordSource, Selection, TextRecords,
 };

@@ -116,14 +116,14 @@ impl FeatureState {
     /// Start loading what [`FeatureState::tag`] reads.
     #[inline(always)]
     pub fn prefetch_tag(&self, lba: u32) {
-        crate::ftl::prefetch::prefetch(&self.bits, lba as usize);
+        crate::prefetch::prefetch(&self.bits, lba as usize);
     }
 
     /// Start loading `lba`'s entries.
     #[inline(always)]
     pub fn prefetch(&self, lba: u32) {
         self.last.prefetch(lba);
-        crate::ftl::prefetch::prefetch(&self.bits, lba as usize);
+        crate::prefetch::prefetch(&self.bits, lba as usize);
     }
 
     /// Bytes held.

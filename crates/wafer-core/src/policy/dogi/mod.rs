@@ -134,6 +134,8 @@ use pool::PoolIndex;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "dogi",
     description: "DOGI (FAST'26): hot filter + 10-class MLP, PLog/Markov-chain group configuration, frozen filter, ML relocation, expired victims",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Dogi::new(params::parse("dogi", p)?, geo)?)),
 };
@@ -148,6 +150,17 @@ pub enum Stage {
     Grp,
     /// + the frozen filter and ML-Reloc: DOGI.
     Full,
+}
+
+impl Stage {
+    /// The stage's name, as in the `stage` parameter.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::User => "user",
+            Stage::Grp => "grp",
+            Stage::Full => "full",
+        }
+    }
 }
 
 /// How a victim is chosen among the pool's segments (GN, G_frzn and the
@@ -364,8 +377,8 @@ struct Period {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Dogi {
     p: Params,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     capacity: u64,
     segment: u32,
     /// The features' tables; beside each LBA's access bitmap, its
@@ -417,7 +430,7 @@ pub struct Dogi {
     victims: Victims,
     fallbacks: u64,
     live_accuracy: Option<f64>,
-    #[serde(with = "crate::checkpoint::as_json")]
+    #[serde(with = "crate::codec::as_json")]
     history: Vec<Value>,
     placed: [u64; 3],
 }

@@ -1,7 +1,7 @@
 //! `fios`: Feature-based I/O Stream identification (Bhimani et al.,
 //! "Automatic Stream Identification to Improve Flash Endurance in Data
 //! Centers", ACM TOS 18(2) art. 17, 2022), §3.1–3.6, Figs. 3–8, Table 1,
-//! Eqs. 1–3; spec `streams.md` §2.
+//! Eqs. 1–3.
 //!
 //! Training: the requests of a training trace give four features per sector
 //! chunk ([`features`]: frequency F, adjacent access A, sequentiality S,
@@ -19,7 +19,7 @@
 //! Device (§4.3, Fig. 9; [`crate::policy::streams`]): one open segment per
 //! stream, stream-blind victims, relocation keeps the stream.
 //!
-//! Where the paper is silent (spec §2, [U]):
+//! Where the paper is silent (our choices):
 //! * Training part (the paper deploys FIOS trained once, F14: on the first
 //!   100 s of its one-hour run, then serving the rest): `train=prefix:X`
 //!   (the first fraction X of the user writes; default 0.028 = 100/3600) /
@@ -28,7 +28,7 @@
 //!   and the prefill, are stream 0); the first pass over the stream stops at
 //!   the prefix's end. `train=full` (the replays of §6.1-6.3 do not say
 //!   which part trained) reads the whole run's stream before the replay
-//!   through [`Placement::prepare_stream`] and applies the dictionary from
+//!   through [`Placement::prepare`] and applies the dictionary from
 //!   the first write, prefill included: future knowledge, marked in
 //!   `policy_state` (`future_knowledge`) and in the result's warnings.
 //! * Features count writes (`count_reads` adds reads to F and A); A is the
@@ -54,15 +54,15 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::streams::{Chunking, Span};
+use super::streams::Chunking;
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::TrainingStats;
 use crate::params;
 use crate::request::{Op, Request};
-use crate::sim::RunConfig;
 
 use dictionary::{ClusterStats, Dictionary, Footprint, Rows};
 use features::{Accumulator, Adjacent};
@@ -72,6 +72,8 @@ use selection::{AcfKind, AttributeAccumulator, Attributes, Cutoffs, Fallback};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fios",
     description: "FIOS (ACM TOS 2022): per-chunk features F/S/A/C, weighted K-means into K streams, chunk->stream dictionary trained on the run's first 100 s-equivalent (train=full: the whole run it places, future knowledge); features by hand or auto-selected from the workload's attributes",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("fios", p)?;
@@ -558,8 +560,8 @@ impl Placement for Fios {
     fn groups(&self) -> usize {
         self.cfg.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        let span = Span::of(run)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        let span = run.span()?;
         let bad = |reason: String| Error::Parameter {
             policy: "fios".into(),
             reason,
@@ -597,7 +599,7 @@ impl Placement for Fios {
         let mut t = Training::new(&self.cfg, span.first_ns, train_ns.max(1), lambda_span);
         let mut written = 0u64;
         let chunk_blocks = self.cfg.chunking.blocks;
-        crate::source::replay_requests(run, |r| {
+        run.requests(&mut |r| {
             if written >= end_writes || r.time_ns >= end_ns {
                 return false;
             }

@@ -1,7 +1,6 @@
 //! `lstm-km`: LSTM temperature prediction + K-means stream assignment (P.
 //! Yang et al., "Reducing Garbage Collection Overhead in SSD Based on
-//! Workload Prediction", HotStorage'19, §3, Figs. 3–6, Eq. 1; spec
-//! `streams.md` §5).
+//! Workload Prediction", HotStorage'19, §3, Figs. 3–6, Eq. 1).
 //!
 //! The address space is cut into `chunks` equal chunks (10,000). Every
 //! period (5 s of trace time, or `period_dw` drive-writes) each chunk gets a
@@ -35,7 +34,7 @@
 //! to scale (|r| ≥ 0.999, e.g. write requests when every request is one
 //! block); `features` may name them instead. Every input is log1p-scaled and divided by its training maximum.
 //!
-//! Where the paper is silent ([U] in the spec): the candidate list (the
+//! Where the paper is silent: the candidate list (the
 //! StoneNeedle features are not published), T in blocks, the LSTM's size
 //! (1 layer, `hidden` 128 joint / 32 per chunk), normalisation, training
 //! settings and schedule; K-means on raw temperatures (`log_kmeans` for
@@ -57,9 +56,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, warning, Chunking, Clock, ShortRun, Span, MIN_WINDOWS};
+use super::streams::{rank_map, warning, Chunking, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::GroupId;
 use crate::model::train::{self, LstmShape, TrainSpec, TrainingStats};
@@ -67,7 +67,6 @@ use crate::model::{Dense, LstmCell, Tensors};
 use crate::params;
 use crate::request::Request;
 use crate::rng::Rng;
-use crate::sim::RunConfig;
 
 pub use records::CANDIDATES;
 use records::{pearson, Period, T, WIDTH};
@@ -75,6 +74,8 @@ use records::{pearson, Period, T, WIDTH};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "lstm-km",
     description: "LSTM+KM (HotStorage'19): per-chunk temperature records every 5 s, an LSTM over 5 periods predicts the next temperatures, 1-D K-means into 8 streams; predictor=last is T'(t+1)=T(t)",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("lstm-km", p)?;
@@ -847,8 +848,8 @@ impl Placement for LstmKm {
     fn groups(&self) -> usize {
         self.p.streams as usize
     }
-    fn prepare_stream(&mut self, run: &RunConfig) -> Result<()> {
-        let span = Span::of(run)?;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        let span = run.span()?;
         // Training needs k + 2 periods in its prefix (`train_frac` of them).
         let training = self.collecting && self.model.is_none();
         let need = self.k as u64 + 2;

@@ -85,14 +85,17 @@ use serde_json::{json, Value};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
-use crate::ftl::{prefetch, GroupId, SegState, SegmentId};
+use crate::ftl::{GroupId, SegState, SegmentId};
 use crate::params;
+use crate::prefetch;
 use crate::victim::{cost_benefit_score, cost_benefit_sqrt_score, top_by_score};
 use model::{Config, Limits, Model, Prediction, Uid};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "midas",
     description: "MiDAS (FAST'24): chain of FIFO groups sized at run time by a Markov-chain WAF model over sampled update intervals, hot filter",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Midas::new(params::parse("midas", p)?, geo)?)),
 };
@@ -104,6 +107,8 @@ pub(in crate::policy) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "midas-ng",
     description:
         "MiDAS-NG (Shiro Fig. 9): MiDAS with one GC group (chain of hot, user and one GC group)",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let mut p: Params = params::parse("midas-ng", p)?;
@@ -239,8 +244,8 @@ enum LastVictim {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Midas {
     /// Registry name (`midas`, or `midas-ng`).
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     p: Params,
     last_victim: LastVictim,
     /// Chain positions besides the hot group that labels may take

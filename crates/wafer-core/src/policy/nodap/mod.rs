@@ -41,7 +41,6 @@ pub mod search;
 pub mod user;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -49,16 +48,18 @@ use serde_json::{json, Value};
 use super::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation};
+use crate::future::{accuracy::class_of, remaining};
 use crate::params;
-use crate::sim::RunConfig;
 use crate::victim::top_by_score;
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "nodap",
     description: "NoDaP (DOGI, FAST'26): oracle; groups by exact (remaining) lifetime in searched BIRs, expired-segment victims",
+    family: crate::policy::Family::Oracle,
+    needs_future: true,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(NoDap::new(params::parse("nodap", p)?, geo)?)),
 };
@@ -177,7 +178,7 @@ pub struct NoDap {
     size_sum: Vec<u64>,
     choices: u64,
     rules: VictimRules,
-    #[serde(with = "crate::checkpoint::as_json")]
+    #[serde(with = "crate::codec::as_json")]
     searched: Option<Value>,
 }
 
@@ -248,7 +249,7 @@ impl Placement for NoDap {
         true
     }
 
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
         if !self.p.birs.is_empty() || self.p.config.is_some() || !self.p.search {
             return Ok(());
         }
@@ -256,7 +257,7 @@ impl Placement for NoDap {
             min_gain: self.p.min_gain,
             max_groups: self.p.max_groups,
         };
-        let r = search::search(run, ann, &opts, &mut |_| {})?;
+        let r = search::search(run, &opts, &mut |_| {})?;
         self.configure(r.birs.clone(), r.sizes.clone());
         self.searched = Some(json!({
             "trials": r.trials.len(),

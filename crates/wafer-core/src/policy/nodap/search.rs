@@ -9,14 +9,12 @@
 //! measured mean size, kept when they lower WAF). The grid doubles from one
 //! segment's blocks up to the length of the stream.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 use serde_json::json;
 
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::future::Annotation;
-use crate::sim::{RunConfig, Simulation};
 
 /// Search options.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -87,14 +85,14 @@ pub struct SearchResult {
     pub candidates: Vec<u64>,
     /// Every replay, in order.
     pub trials: Vec<Trial>,
-    /// The replay searched on (policy and params aside).
-    #[serde(with = "crate::checkpoint::as_json")]
+    /// The replay searched on (policy and params aside), as the caller
+    /// describes it (`null` for a search run inside a replay).
+    #[serde(with = "crate::codec::as_json")]
     pub run: serde_json::Value,
 }
 
 struct Searcher<'a> {
-    cfg: &'a RunConfig,
-    ann: &'a Arc<Annotation>,
+    run: &'a dyn RunService,
     trials: Vec<Trial>,
     progress: &'a mut dyn FnMut(&Trial),
 }
@@ -109,14 +107,8 @@ struct Best {
 
 impl Searcher<'_> {
     fn eval(&mut self, birs: &[u64], sizes: &[u32]) -> Result<Option<Best>> {
-        let mut c = self.cfg.clone();
-        c.policy = "nodap".into();
-        c.params = json!({"birs": birs, "sizes": sizes, "search": false});
-        c.accuracy = false;
-        let outcome = Simulation::with_annotation(c, Some(self.ann.clone())).and_then(|mut sim| {
-            sim.run()?;
-            Ok(sim.result())
-        });
+        let params = json!({"birs": birs, "sizes": sizes, "search": false});
+        let outcome = self.run.replay("nodap", Some(&params), &mut |p| p);
         let (waf, mean_sealed) = match outcome {
             Ok(r) => {
                 let mean = r
@@ -220,14 +212,14 @@ impl Searcher<'_> {
 
 /// Candidate BIR bounds: one segment's blocks, doubling, below the stream's
 /// length (prefill included).
-pub fn grid(cfg: &RunConfig, ann: &Annotation) -> Result<Vec<u64>> {
-    let geo = cfg.device.geometry()?;
-    let prefill = if cfg.device.prefill {
+pub fn grid(run: &dyn RunService, ann: &Annotation) -> Vec<u64> {
+    let geo = run.geometry();
+    let prefill = if run.prefill() {
         geo.logical_blocks as u64
     } else {
         0
     };
-    let horizon = prefill + cfg.writes.min(ann.writes());
+    let horizon = prefill + run.writes().min(ann.writes());
     let mut v = Vec::new();
     let mut c = geo.segment_blocks as u64;
     while c < horizon {
@@ -237,14 +229,13 @@ pub fn grid(cfg: &RunConfig, ann: &Annotation) -> Result<Vec<u64>> {
     if v.is_empty() {
         v.push(geo.segment_blocks as u64);
     }
-    Ok(v)
+    v
 }
 
-/// Search NoDaP's group configuration for the stream of `cfg` (annotated by
-/// `ann`), calling `progress` after every replay.
+/// Search NoDaP's group configuration for the stream of `run` (by its
+/// annotation), calling `progress` after every replay.
 pub fn search(
-    cfg: &RunConfig,
-    ann: &Arc<Annotation>,
+    run: &dyn RunService,
     opts: &Options,
     progress: &mut dyn FnMut(&Trial),
 ) -> Result<SearchResult> {
@@ -258,13 +249,12 @@ pub fn search(
             ),
         ));
     }
-    let mut cfg = cfg.clone();
-    crate::sim::resolve(&mut cfg)?;
-    let cfg = &cfg;
-    let grid = grid(cfg, ann)?;
+    let ann = run.annotation().ok_or_else(|| {
+        Error::Simulation("NoDaP's search needs the run's annotated future".into())
+    })?;
+    let grid = grid(run, ann);
     let mut s = Searcher {
-        cfg,
-        ann,
+        run,
         trials: Vec::new(),
         progress,
     };
@@ -312,11 +302,6 @@ pub fn search(
         }
         best = next;
     };
-    let mut run = serde_json::to_value(cfg).unwrap_or_default();
-    if let Some(o) = run.as_object_mut() {
-        o.remove("policy");
-        o.remove("params");
-    }
     Ok(SearchResult {
         groups: best.birs.len() + 1,
         birs: best.birs,
@@ -326,7 +311,7 @@ pub fn search(
         per_groups,
         candidates: grid,
         trials: s.trials,
-        run,
+        run: serde_json::Value::Null,
     })
 }
 

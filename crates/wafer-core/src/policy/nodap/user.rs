@@ -33,12 +33,12 @@ use serde_json::{json, Value};
 
 use super::NoDap;
 use crate::device::Geometry;
+use crate::engine::RunService;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::future::{accuracy::class_of, remaining, Annotation, NEVER};
+use crate::future::{accuracy::class_of, remaining, NEVER};
 use crate::model::train::TrainingStats;
 use crate::policy::{self, Ctx, Event, GcBlock, Placement, UserWrite};
-use crate::sim::{RunConfig, Simulation};
 
 /// No class predicted for a write.
 const NONE: u8 = u8::MAX;
@@ -49,6 +49,30 @@ const PER_OCTAVE: f64 = 4.0;
 /// The predictor of `nodap+POLICY-user`, if `name` is one.
 pub fn predictor_of(name: &str) -> Option<&str> {
     name.strip_prefix("nodap+")?.strip_suffix("-user")
+}
+
+/// The registered policy `predictor` of `nodap+PREDICTOR-user` (`name`),
+/// if it can be one: a registered policy that does not place by the future.
+pub fn check_predictor(name: &str, predictor: &str) -> Result<&'static policy::PolicyInfo> {
+    if predictor.contains('+') {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "the predictor must be a registered policy, not a composite: '{predictor}'"
+            ),
+        });
+    }
+    let p = policy::info(predictor)?;
+    if p.needs_future {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "the predictor must be a practical policy (sepbit, midas, phftl, ml-dt, dogi, ...); \
+                 '{predictor}' places by the future"
+            ),
+        });
+    }
+    Ok(p)
 }
 
 /// The predictor's recorded classes and, per class, its blocks' lifetimes.
@@ -175,10 +199,10 @@ impl Placement for Recorder {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct NoDapUser {
     nodap: NoDap,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     predictor: String,
-    #[serde(with = "crate::checkpoint::as_json")]
+    #[serde(with = "crate::codec::as_json")]
     predictor_params: Value,
     /// The predictor's class of each user write, by logical time.
     classes: Vec<u8>,
@@ -205,12 +229,8 @@ impl NoDapUser {
             Some(m) => m.remove("predictor").unwrap_or(Value::Null),
             None => Value::Null,
         };
-        if predictor == "nodap" || predictor.starts_with("oracle-") || predictor.contains('+') {
-            return Err(bad(format!(
-                "the predictor must be a practical policy (sepbit, midas, phftl, ml-dt, dogi, ...), got '{predictor}'"
-            )));
-        }
-        // Fail now on an unknown predictor or a bad parameter.
+        check_predictor(name, predictor)?;
+        // Fail now on a bad parameter.
         let p = policy::build(predictor, &predictor_params, geo)?;
         if p.needs_future() {
             return Err(bad(format!("'{predictor}' places by the future")));
@@ -247,23 +267,21 @@ impl Placement for NoDapUser {
         true
     }
 
-    fn prepare(&mut self, run: &RunConfig, ann: &Arc<Annotation>) -> Result<()> {
-        self.nodap.prepare(run, ann)?;
-        let mut c = run.clone();
-        c.policy = self.predictor.clone();
-        c.params = self.predictor_params.clone();
-        c.accuracy = false;
+    fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
+        self.nodap.prepare(run)?;
         let rec = Arc::new(Mutex::new(Recording::default()));
-        let out = rec.clone();
-        let mut sim = Simulation::with_builder(c, Some(ann.clone()), move |cfg, geo| {
-            let inner = policy::build(&cfg.policy, &cfg.params, geo)?;
-            Ok(Box::new(Recorder { inner, out }) as Box<dyn Placement>)
-        })?;
-        sim.run()?;
-        let r = sim.result();
+        let r = run.replay(
+            &self.predictor,
+            Some(&self.predictor_params),
+            &mut |inner| {
+                Box::new(Recorder {
+                    inner,
+                    out: rec.clone(),
+                })
+            },
+        )?;
         self.predictor_waf = r.steady_waf.or(r.waf);
         self.predictor_training = r.training;
-        drop(sim);
         let rec = std::mem::take(&mut *rec.lock().unwrap_or_else(|e| e.into_inner()));
         self.medians = rec.medians();
         let last = self.last();

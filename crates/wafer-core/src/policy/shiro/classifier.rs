@@ -65,8 +65,8 @@ pub enum Pred {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Policy name (errors, model files).
-    #[serde(with = "crate::checkpoint::static_str")]
-    pub policy: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    pub policy: crate::codec::Name,
     /// The parameters as given.
     pub p: ClassifierParams,
     /// Write window [pages].
@@ -403,9 +403,9 @@ impl Classifier {
         self.last.prefetch(lba);
         let i = lba as usize * self.c.p.hidden;
         if self.c.int8 {
-            crate::ftl::prefetch::prefetch(&self.h8, i);
+            crate::prefetch::prefetch(&self.h8, i);
         } else {
-            crate::ftl::prefetch::prefetch(&self.h32, i);
+            crate::prefetch::prefetch(&self.h32, i);
         }
     }
 

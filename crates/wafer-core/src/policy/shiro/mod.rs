@@ -54,8 +54,7 @@
 //! `shiro-ng` (Fig. 9): the same user side and victims, and a single GC
 //! group (no GC separation, no agent).
 //!
-//! Choices where the paper is silent (the spec's [U] points, with the
-//! likely choice): feature units and digit counts ([`features`]); the
+//! Choices where the paper is silent (with the likely choice): feature units and digit counts ([`features`]); the
 //! window counts logical capacity; samples are pairs of writes inside one
 //! window; the training history comes from a log of the last
 //! `history_windows` + 1 windows; the classes of a training set are
@@ -94,6 +93,8 @@ use qlearn::{Agent, Credit, State};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "shiro",
     description: "Shiro (TCAD'25): GRU page classifier (cached state, hex features, Algorithm 1 threshold) into SHORT/LONG/UNSEEN, Q-learning GC migration over 5 levels, Adjusted Greedy victims",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: crate::params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Shiro::new(crate::params::parse("shiro", p)?, geo, false)?)),
 };
@@ -102,6 +103,8 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "shiro-ng",
     description:
         "Shiro-NG (Shiro Fig. 9): Shiro's user separation and Adjusted Greedy, one GC group",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: crate::params::defaults::<Params>,
     build: |p, geo| {
         Ok(Box::new(Shiro::new(
@@ -177,8 +180,8 @@ pub struct Shiro {
     own_victims: bool,
     /// The page of the GC decision whose destination is not known yet.
     placing: Option<u32>,
-    #[serde(with = "crate::checkpoint::static_str")]
-    name: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     levels: usize,
     segment_blocks: u32,
     classifier: Classifier,
@@ -309,7 +312,7 @@ impl Placement for Shiro {
 
     fn prefetch(&self, lba: u32) {
         self.classifier.prefetch(lba);
-        crate::ftl::prefetch::prefetch(&self.page, lba as usize);
+        crate::prefetch::prefetch(&self.page, lba as usize);
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {

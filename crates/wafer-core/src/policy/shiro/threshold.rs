@@ -77,8 +77,8 @@ pub struct Pick {
     /// The threshold chosen [pages].
     pub threshold: u64,
     /// How: `inflection` (first window), `candidates`, or `kept`.
-    #[serde(with = "crate::checkpoint::static_str")]
-    pub how: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    pub how: crate::codec::Name,
     /// The three candidates (p - step, p, p + step), when tried.
     pub candidates: Vec<Candidate>,
     /// The step after this window [percentile points].

@@ -1,25 +1,36 @@
 //! The engine: the FTL state plus a placement policy and a victim selector.
 //! It applies requests (write, read, trim), runs GC when free segments run
-//! low, and counts everything in [`Stats`].
+//! low, and counts everything in [`Stats`]. The placement vocabulary it
+//! drives ([`Placement`] and the values it hands a policy) is in
+//! [`placement`]; what a policy may ask of its run before it starts, in
+//! [`service`].
 //!
 //! Hot path per user block: one policy call per request batch, one forward-map
 //! lookup, one invalidation (reverse map + segment counter + selector update),
 //! one append. No allocation: batches reuse two buffers.
 
-use super::check;
-use super::semantics::GcSemantics;
-use super::sink::FlashOp;
-use super::stats::{Counters, Stats};
-use super::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
+pub mod placement;
+pub mod service;
+mod vacant;
+
+pub(crate) use placement::forward_block_hooks;
+pub use placement::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite};
+pub use service::{Replayed, RunService};
+
 use serde::Serialize;
 
 use crate::device::{BackgroundGc, DeviceConfig, GcMode, Geometry};
 use crate::error::{Error, Result};
+use crate::ftl::check;
+use crate::ftl::semantics::GcSemantics;
+use crate::ftl::sink::FlashOp;
+use crate::ftl::stats::{Counters, Stats};
+use crate::ftl::{Ftl, GroupId, SegState, SegmentId, UNMAPPED};
 use crate::future::accuracy::class_of;
 use crate::future::{remaining, Future, NEVER};
-use crate::policy::{Ctx, Event, GcBlock, Placement, UserWrite};
+pub use crate::request::MAX_BATCH;
 use crate::request::{Op, Request};
-use crate::victim::{BlockEvent, VictimSelector};
+use crate::victim::VictimSelector;
 
 /// How this engine runs GC, resolved from the device configuration for its
 /// segment count and the policy's groups (reported in every result).
@@ -34,8 +45,8 @@ pub struct GcSettings {
     /// lowered to `start_below` [segments].
     pub lowered_from: Option<usize>,
     /// Background GC mode (`off`, `after-request`, `idle-gap`).
-    #[serde(with = "crate::checkpoint::static_str")]
-    pub background: crate::checkpoint::Name,
+    #[serde(with = "crate::codec::static_str")]
+    pub background: crate::codec::Name,
     /// Background GC runs while fewer segments than this are free
     /// [segments]; 0 when off.
     pub background_below: usize,
@@ -53,8 +64,6 @@ struct Background {
     victim_ns: u64,
 }
 
-/// Largest batch of user blocks handed to the policy at once [blocks].
-pub const MAX_BATCH: usize = 256;
 /// How many victim slots ahead GC prefetches forward-map entries.
 const GC_PREFETCH: usize = 16;
 /// Free segments the GC reserve holds at least: GC starts with one free
@@ -79,9 +88,9 @@ pub struct Engine {
     pub stats: Stats,
     // The policy, the selector and the future are saved by their own
     // methods (see `Engine::save_state`); a decoded engine gets the run's.
-    #[serde(skip, default = "crate::checkpoint::vacant_policy")]
+    #[serde(skip, default = "crate::engine::vacant::policy")]
     policy: Box<dyn Placement>,
-    #[serde(skip, default = "crate::checkpoint::vacant_selector")]
+    #[serde(skip, default = "crate::engine::vacant::selector")]
     victim: Box<dyn VictimSelector>,
     gc_low: usize,
     gc_high: usize,
@@ -261,7 +270,7 @@ impl Engine {
             });
         }
         Ok(EngineState {
-            core: crate::checkpoint::encode(self)?,
+            core: crate::codec::encode(self)?,
             policy: self.policy.save_state()?,
             victim: self.victim.save_state()?,
             future: self.future.as_ref().map(Future::cursor),
@@ -271,7 +280,7 @@ impl Engine {
     /// Replace this engine's state (built from the same configuration) by
     /// a saved one.
     pub fn load_state(&mut self, s: EngineState) -> Result<()> {
-        let mut e: Engine = crate::checkpoint::decode(&s.core)?;
+        let mut e: Engine = crate::codec::decode(&s.core)?;
         std::mem::swap(&mut e.policy, &mut self.policy);
         std::mem::swap(&mut e.victim, &mut self.victim);
         e.future = self.future.take();
@@ -822,7 +831,7 @@ impl Engine {
         // order), the colder on a tie.
         let g = g as usize;
         let best = (0..self.ftl.groups.len())
-            .filter(|&h| self.ftl.groups[h].open != super::NO_SEGMENT)
+            .filter(|&h| self.ftl.groups[h].open != crate::ftl::NO_SEGMENT)
             .min_by_key(|&h| (h.abs_diff(g), std::cmp::Reverse(h)));
         let Some(h) = best else {
             return Err(self.out_of_space());
@@ -856,7 +865,7 @@ impl Engine {
             .ftl
             .groups
             .iter()
-            .filter(|g| g.open != super::NO_SEGMENT)
+            .filter(|g| g.open != crate::ftl::NO_SEGMENT)
             .count();
         (self.ftl.free.len() + open) as u64
     }
@@ -916,7 +925,7 @@ impl Engine {
             if base + off + GC_PREFETCH < end {
                 let ahead = self.ftl.rev[base + off + GC_PREFETCH];
                 if ahead != UNMAPPED {
-                    super::prefetch::prefetch(&self.ftl.map, ahead as usize);
+                    crate::prefetch::prefetch(&self.ftl.map, ahead as usize);
                     if fixed.is_none() {
                         self.policy.prefetch_gc(ahead);
                     }
@@ -1041,7 +1050,7 @@ impl Engine {
             let open: u64 = f
                 .groups
                 .iter()
-                .filter(|g| g.open != super::NO_SEGMENT)
+                .filter(|g| g.open != crate::ftl::NO_SEGMENT)
                 .map(|g| (g.next - f.segs.valid[g.open as usize]) as u64)
                 .sum();
             if open != self.open_garbage {

@@ -7,234 +7,22 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::device::{DeviceConfig, Geometry};
+use super::checkpoint::{self, Position};
+use super::config::RunConfig;
+use super::result::{EraseStats, RunResult};
+use super::service::Prepared;
+use super::setup::Conventions;
+use super::{resources, warnings};
+use crate::device::Geometry;
+use crate::engine::{Engine, Placement};
 use crate::error::{Error, Result};
-use crate::ftl::engine::GcSettings;
-use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
-use crate::ftl::Engine;
-use crate::future::{self, AccuracyReport, Annotation, AnnotationInfo, Future};
-use crate::model::train::TrainingStats;
+use crate::ftl::stats::Counters;
+use crate::future::{AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::request::{Op, Request};
-use crate::setup::{Conventions, Setup};
-use crate::source::{open_source, Source};
-pub use crate::source::{resolve, Sizing, TraceConfig, TraceSummary};
-use crate::timing::{self, TimingResult, TimingRun};
-use crate::victim::CostBenefitConfig;
-use crate::warnings::{self, Warning};
-use crate::{policy, resources, victim};
-
-/// Everything that defines a replay.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunConfig {
-    /// The simulated device.
-    pub device: DeviceConfig,
-    /// Placement policy name (see `policy::REGISTRY`).
-    pub policy: String,
-    /// Policy parameter overrides (a JSON object).
-    pub params: Value,
-    /// Victim selector name (see `victim::SELECTORS`).
-    pub victim: String,
-    /// Synthetic workload spec (see [`crate::workload`]).
-    pub workload: String,
-    /// User blocks to write [blocks].
-    pub writes: u64,
-    /// User blocks to write as a multiple of the logical capacity once the
-    /// device is sized (a trace's footprint) [drive-writes]; replaces
-    /// `writes` when given.
-    pub drive_writes: Option<f64>,
-    /// Seed of every random choice in the run.
-    pub seed: u64,
-    /// Replay this trace instead of `workload`; `writes` then caps the user
-    /// blocks replayed.
-    pub trace: Option<TraceConfig>,
-    /// Annotate the request stream with each block's death time and score
-    /// the policy's lifetime predictions against it (oracle policies get the
-    /// annotation anyway).
-    pub accuracy: bool,
-    /// Refuse the run if its memory estimate exceeds this [bytes]; `None`:
-    /// the memory the machine has available.
-    pub memory_limit: Option<u64>,
-    /// Folder of the lifetime-annotation cache; `None`: `$WAFER_CACHE_DIR`,
-    /// else `$XDG_CACHE_HOME/wafer`, else `~/.cache/wafer`.
-    pub cache_dir: Option<String>,
-    /// Whose conventions to follow ([`Setup`]): a peer's setup overrides
-    /// the fields it fixes when the run starts.
-    pub setup: Setup,
-    /// What the `cost-benefit` victim selector computes (form and clock).
-    pub cost_benefit: CostBenefitConfig,
-    /// Count the prefill's writes in `waf` (MiDAS-Simulation's WAF).
-    pub waf_counts_prefill: bool,
-    /// Timing mode: simulate this SSD's latency, throughput and energy
-    /// (see [`crate::timing`]); `None`: WAF mode.
-    pub timing: Option<TimingRun>,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        RunConfig {
-            device: DeviceConfig::default(),
-            policy: "base".into(),
-            params: Value::Null,
-            victim: "greedy".into(),
-            workload: "zipf:1.0".into(),
-            writes: 4 << 20,
-            drive_writes: None,
-            seed: 1,
-            trace: None,
-            accuracy: false,
-            memory_limit: None,
-            cache_dir: None,
-            setup: Setup::Wafer,
-            cost_benefit: CostBenefitConfig::default(),
-            waf_counts_prefill: false,
-            timing: None,
-        }
-    }
-}
-
-/// Per-group figures at the end of a run.
-#[derive(Clone, Debug, Serialize)]
-pub struct GroupResult {
-    /// Group index.
-    pub group: usize,
-    /// User writes into the group [blocks].
-    pub user_writes: u64,
-    /// GC writes into the group [blocks].
-    pub gc_writes: u64,
-    /// Segments the group holds (open + sealed).
-    pub segments: u64,
-    /// Valid blocks in the group.
-    pub valid_blocks: u64,
-    /// Segments GC collected from the group.
-    pub victims: u64,
-    /// Mean garbage proportion of those victims (1 - valid ratio).
-    pub mean_victim_garbage: Option<f64>,
-    /// Mean lifespan of those victims: collection minus opening time [user blocks].
-    pub mean_lifespan: Option<f64>,
-    /// Share of the user writes that went to the group.
-    pub user_write_share: Option<f64>,
-    /// Share of the valid blocks the group holds at the end.
-    pub valid_share: Option<f64>,
-    /// (Remaining) lifetimes of the blocks written into the group, when the
-    /// run has the annotated future.
-    pub lifetime: Option<LifetimeProfile>,
-}
-
-/// Quantiles of the lifetimes of the blocks a group received [user blocks],
-/// to a power of two (`null`: never dies).
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct LifetimeProfile {
-    /// 10th percentile.
-    pub p10: Option<u64>,
-    /// Median.
-    pub median: Option<u64>,
-    /// 90th percentile.
-    pub p90: Option<u64>,
-}
-
-/// Min / mean / max erase count over all segments.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct EraseStats {
-    /// Fewest erases of any segment.
-    pub min: u32,
-    /// Mean erases per segment.
-    pub mean: f64,
-    /// Most erases of any segment.
-    pub max: u32,
-}
-
-/// Everything a replay measured.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunResult {
-    /// Placement policy.
-    pub policy: String,
-    /// Victim selector.
-    pub victim: String,
-    /// Workload spec.
-    pub workload: String,
-    /// Seed.
-    pub seed: u64,
-    /// Validated device shape.
-    pub geometry: Geometry,
-    /// The conventions the run followed (its setup and what it fixed).
-    pub conventions: Conventions,
-    /// (user + GC) / user over the whole workload; with
-    /// `conventions.waf_counts_prefill`, the prefill's writes count too.
-    pub waf: Option<f64>,
-    /// (user + GC) / user over the workload alone, whatever the conventions.
-    pub workload_waf: Option<f64>,
-    /// User and GC writes of the prefill [blocks] (zero without one).
-    pub prefill_writes: u64,
-    /// GC writes during the prefill [blocks].
-    pub prefill_gc_writes: u64,
-    /// WAF after the warm-up; `None` if the run did not pass the warm-up.
-    pub steady_waf: Option<f64>,
-    /// Shiro's (F - U) / U = WAF - 1.
-    pub extra_writes_per_user_write: Option<f64>,
-    /// User-written blocks.
-    pub user_writes: u64,
-    /// GC-written blocks.
-    pub gc_writes: u64,
-    /// All counters.
-    pub counters: Counters,
-    /// User writes / logical capacity.
-    pub drive_writes: f64,
-    /// Mean valid ratio of the collected segments.
-    pub mean_victim_valid_ratio: Option<f64>,
-    /// How GC ran: foreground watermarks [segments], background mode.
-    pub gc: GcSettings,
-    /// Segments held out of use (free reserve + open segments of the
-    /// policy's groups) when GC started: mean and max.
-    pub held_segments: HeldSegments,
-    /// Victims per valid-ratio bin of width 1/20.
-    pub victim_valid_histogram: [u64; VICTIM_BINS],
-    /// Erase counts per segment.
-    pub erases: EraseStats,
-    /// Per-group figures.
-    pub groups: Vec<GroupResult>,
-    /// Time series, one row per window.
-    pub windows: Vec<WindowRow>,
-    /// Wall time spent simulating the workload [s] (prefill excluded).
-    pub elapsed_seconds: f64,
-    /// Wall time of the prefill [s].
-    pub prefill_seconds: f64,
-    /// User writes per wall second.
-    pub user_writes_per_second: f64,
-    /// Engine state (mapping, segments, victim selector) [bytes].
-    pub engine_memory_bytes: u64,
-    /// Engine state per physical block [bytes].
-    pub engine_bytes_per_physical_block: f64,
-    /// Policy state [bytes].
-    pub policy_memory_bytes: u64,
-    /// The policy's run-time decisions (e.g. MiDAS's group configuration),
-    /// if it reports any.
-    pub policy_state: Option<serde_json::Value>,
-    /// Trace format replayed, if a trace was.
-    pub trace_format: Option<String>,
-    /// The trace replayed: what reading it did (lines, skipped, ...),
-    /// passes, how it sized the device, its footprint and timing.
-    pub trace: Option<TraceSummary>,
-    /// Memory the run was estimated to need before it started [bytes].
-    pub memory_estimate: resources::Estimate,
-    /// Why to distrust a number here (GC never ran, warm-up not reached,
-    /// odd timestamps, ...), each with a stable `code` and a `message`.
-    pub warnings: Vec<Warning>,
-    /// How the lifetime annotation was obtained, if the run had one.
-    pub annotation: Option<AnnotationInfo>,
-    /// The policy's lifetime predictions scored against the annotation
-    /// (`None` without one, or for a policy that predicts nothing).
-    pub accuracy: Option<AccuracyReport>,
-    /// What the policy's online training did (learned policies): trainings,
-    /// wall time [s] (inside `elapsed_seconds`), examples, loss.
-    pub training: Option<TrainingStats>,
-    /// Timing mode's measurements (latency, throughput, energy, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timing: Option<TimingResult>,
-}
+use crate::source::Source;
+use crate::timing;
+use crate::trace::Extent;
+use crate::{policy, victim};
 
 /// A replay in progress.
 pub struct Simulation {
@@ -265,60 +53,43 @@ pub struct Simulation {
     origin: RunConfig,
 }
 
-/// What a checkpoint holds besides the engine's state: the replay's position.
-#[derive(Serialize, Deserialize)]
-struct Position {
-    written: u64,
-    taken: u64,
-    pending: Option<Request>,
-    elapsed: f64,
-    prefill_seconds: f64,
-    /// Bytes of the trace file, to refuse a trace that changed.
-    trace_bytes: Option<u64>,
+/// The request source as a timed replay consumes it: requests with the
+/// bytes they cover, counted into the run's position, the write that
+/// reaches the run's length cut short and the last.
+struct Feed<'a> {
+    src: &'a mut Source,
+    written: &'a mut u64,
+    taken: &'a mut u64,
+    total: u64,
+    ended: bool,
 }
 
-/// The header and state of the checkpoint at `path`.
-fn read_checkpoint(
-    path: &std::path::Path,
-) -> Result<(RunConfig, Position, crate::ftl::engine::EngineState)> {
-    let named = crate::checkpoint::in_file(path);
-    let err = |reason: String| {
-        named(Error::Checkpoint {
-            file: String::new(),
-            reason,
-        })
-    };
-    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
-    let magic = crate::checkpoint::MAGIC;
-    if bytes.len() < magic.len() + 4 || &bytes[..magic.len()] != magic {
-        return Err(err("not a wafer checkpoint".into()));
+impl timing::RequestFeed for Feed<'_> {
+    fn next(&mut self, page_bytes: u32) -> Result<Option<(Request, Extent)>> {
+        let Some((mut r, mut ext)) = self.src.next_extent(page_bytes)? else {
+            return Ok(None);
+        };
+        *self.taken += 1;
+        if r.op == Op::Write {
+            let room = self.total - *self.written;
+            if r.blocks as u64 >= room {
+                if r.blocks as u64 > room {
+                    r.blocks = room as u32;
+                    let end = r.blocks as u64 * page_bytes as u64;
+                    ext.bytes = ext.bytes.min(end - ext.head as u64);
+                }
+                self.ended = true;
+            }
+            *self.written += r.blocks as u64;
+        }
+        Ok(Some((r, ext)))
     }
-    let format = u32::from_le_bytes(
-        bytes[magic.len()..magic.len() + 4]
-            .try_into()
-            .expect("4 bytes"),
-    );
-    if format != crate::checkpoint::FORMAT {
-        return Err(err(format!(
-            "checkpoint format {format}; this wafer reads format {}",
-            crate::checkpoint::FORMAT
-        )));
+    fn ended(&self) -> bool {
+        self.ended
     }
-    let body = &bytes[magic.len() + 4..];
-    // The version comes first, so a checkpoint of another version is named
-    // as such rather than as corrupt.
-    let version: String = crate::checkpoint::decode(body).map_err(&named)?;
-    if version != env!("CARGO_PKG_VERSION") {
-        return Err(err(format!(
-            "written by wafer {version}; this is wafer {}: finish it with that version",
-            env!("CARGO_PKG_VERSION")
-        )));
+    fn written(&self) -> u64 {
+        *self.written
     }
-    let (_, config, position, engine): (String, String, Position, _) =
-        crate::checkpoint::decode(body).map_err(&named)?;
-    let cfg: RunConfig = serde_json::from_str(&config)
-        .map_err(|e| err(format!("its run configuration does not parse: {e}")))?;
-    Ok((cfg, position, engine))
 }
 
 /// Requests drawn ahead of the one being applied.
@@ -345,7 +116,7 @@ impl Simulation {
     pub fn with_builder(
         cfg: RunConfig,
         ann: Option<Arc<Annotation>>,
-        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
+        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn Placement>>,
     ) -> Result<Self> {
         Self::construct(cfg, ann, build, true)
     }
@@ -355,7 +126,7 @@ impl Simulation {
     fn construct(
         mut cfg: RunConfig,
         ann: Option<Arc<Annotation>>,
-        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn policy::Placement>>,
+        build: impl FnOnce(&RunConfig, &Geometry) -> Result<Box<dyn Placement>>,
         prefill: bool,
     ) -> Result<Self> {
         let origin = cfg.clone();
@@ -364,12 +135,13 @@ impl Simulation {
             Some(t) => {
                 t.validate()?;
                 cfg.device.block_size = t.ssd.flash.page_bytes;
-                crate::source::resolve(&mut cfg)?;
+                cfg.resolve()?;
                 Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
             }
             None => None,
         };
-        let (source, geo) = open_source(&mut cfg)?;
+        cfg.resolve()?;
+        let (source, geo) = cfg.stream().open()?;
         if let Some(k) = cfg.drive_writes {
             if !(k.is_finite() && k > 0.0) {
                 return Err(Error::config(
@@ -405,15 +177,12 @@ impl Simulation {
         let (ann, annotation) = match ann {
             Some(a) => (Some(a), None),
             None if cfg.accuracy || policy.needs_future() => {
-                let (a, info) = future::annotate(&cfg)?;
+                let (a, info) = cfg.annotate()?;
                 (Some(Arc::new(a)), Some(info))
             }
             None => (None, None),
         };
-        if let Some(a) = &ann {
-            policy.prepare(&cfg, a)?;
-        }
-        policy.prepare_stream(&cfg)?;
+        policy.prepare(&Prepared::new(&cfg, geo, ann.clone()))?;
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
@@ -436,7 +205,7 @@ impl Simulation {
                 Some(Box::new(timing::Driver::new(
                     run.clone(),
                     fit,
-                    &engine,
+                    &engine.ftl.geo,
                     pre,
                 )?))
             }
@@ -471,7 +240,7 @@ impl Simulation {
     /// its event queue is not state).
     fn checkpointable(&self) -> Result<()> {
         match self.timing {
-            Some(_) => Err(crate::checkpoint::unsupported("a timed replay")),
+            Some(_) => Err(crate::codec::unsupported("a timed replay")),
             None => Ok(()),
         }
     }
@@ -481,7 +250,7 @@ impl Simulation {
     /// ([`Simulation::checkpointable`]) or not now
     /// ([`Simulation::checkpoint_ready`]).
     pub fn save_checkpoint(&self, path: &std::path::Path) -> Result<()> {
-        let named = crate::checkpoint::in_file(path);
+        let named = checkpoint::in_file(path);
         self.checkpointable().map_err(&named)?;
         if !self.checkpoint_ready() {
             return Err(named(Error::Checkpoint {
@@ -498,15 +267,7 @@ impl Simulation {
             prefill_seconds: self.prefill_seconds,
             trace_bytes: self.trace_bytes(),
         };
-        let config = serde_json::to_string(&self.origin).expect("a run config serialises");
-        let mut out = Vec::new();
-        out.extend_from_slice(crate::checkpoint::MAGIC);
-        out.extend_from_slice(&crate::checkpoint::FORMAT.to_le_bytes());
-        let body =
-            crate::checkpoint::encode(&(env!("CARGO_PKG_VERSION"), config, position, engine))
-                .map_err(named)?;
-        out.extend_from_slice(&body);
-        crate::checkpoint::write_atomic(path, &out)
+        checkpoint::write(path, &self.origin, &position, &engine)
     }
 
     /// The configuration as given to the run (before a setup or the sizing
@@ -521,8 +282,8 @@ impl Simulation {
     /// end gives the result the uninterrupted run gives (apart from the
     /// timing fields).
     pub fn resume(path: &std::path::Path) -> Result<Self> {
-        let named = crate::checkpoint::in_file(path);
-        let (cfg, position, engine) = read_checkpoint(path)?;
+        let named = checkpoint::in_file(path);
+        let (cfg, position, engine) = checkpoint::read(path)?;
         let mut sim = Self::construct(
             cfg,
             None,
@@ -596,14 +357,16 @@ impl Simulation {
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timing.as_mut() {
-            Some(d) => d.advance(
-                &mut self.engine,
-                &mut self.source,
-                &mut self.written,
-                &mut self.taken,
-                goal,
-                self.cfg.writes,
-            ),
+            Some(d) => {
+                let mut feed = Feed {
+                    src: &mut self.source,
+                    written: &mut self.written,
+                    taken: &mut self.taken,
+                    total: self.cfg.writes,
+                    ended: false,
+                };
+                d.advance(&mut self.engine, &mut feed, goal, self.cfg.writes)
+            }
             None => self.advance(goal),
         };
         self.elapsed += t.elapsed().as_secs_f64();
@@ -679,7 +442,7 @@ impl Simulation {
     /// Arrival time of the next request [ns since the trace's first
     /// request], `None` when the source has nothing left (an error it met is
     /// then returned by [`Simulation::step_request`]). For callers that
-    /// interleave several simulations by time ([`crate::multi`]).
+    /// interleave several simulations by time ([`super::multi`]).
     pub fn next_time(&mut self) -> Option<u64> {
         if let Some(r) = &self.pending {
             return Some(r.time_ns);
@@ -739,47 +502,7 @@ impl Simulation {
         let geo = e.ftl.geo;
         let segs = &e.ftl.segs;
         let n = geo.segments as usize;
-        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
-        let mut groups: Vec<GroupResult> = (0..stats.group_user.len())
-            .map(|g| GroupResult {
-                group: g,
-                user_writes: stats.group_user[g],
-                gc_writes: stats.group_gc[g],
-                segments: 0,
-                valid_blocks: 0,
-                victims: stats.group_victims[g].victims,
-                mean_victim_garbage: ratio(
-                    stats.group_victims[g].valid_blocks as f64,
-                    (stats.group_victims[g].victims * geo.segment_blocks as u64) as f64,
-                )
-                .map(|v| 1.0 - v),
-                mean_lifespan: ratio(
-                    stats.group_victims[g].lifespan_sum as f64,
-                    stats.group_victims[g].victims as f64,
-                ),
-                user_write_share: ratio(stats.group_user[g] as f64, c.user_writes as f64),
-                valid_share: None,
-                lifetime: stats.life_quantile(g, 0.5).map(|_| {
-                    let q = |x| stats.life_quantile(g, x).filter(|&v| v != u64::MAX);
-                    LifetimeProfile {
-                        p10: q(0.1),
-                        median: q(0.5),
-                        p90: q(0.9),
-                    }
-                }),
-            })
-            .collect();
-        for s in 0..n {
-            if segs.state[s] != crate::ftl::SegState::Free {
-                let g = &mut groups[segs.group[s] as usize];
-                g.segments += 1;
-                g.valid_blocks += segs.valid[s] as u64;
-            }
-        }
-        let valid_total: u64 = groups.iter().map(|g| g.valid_blocks).sum();
-        for g in &mut groups {
-            g.valid_share = ratio(g.valid_blocks as f64, valid_total as f64);
-        }
+        let groups = stats.group_results(&e.ftl);
         let erases = EraseStats {
             min: segs.erase_count.iter().copied().min().unwrap_or(0),
             mean: segs.erase_count.iter().map(|&x| x as f64).sum::<f64>() / n as f64,

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::{RunConfig, RunResult, Simulation};
 use crate::error::{Error, Result};
-use crate::sim::{RunConfig, RunResult, Simulation};
 use crate::source::TraceConfig;
 use crate::trace;
 

@@ -37,8 +37,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::RunConfig;
 use crate::device::{GarbageAccounting, GcCheck, GcMode};
-use crate::sim::RunConfig;
 use crate::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm};
 
 /// Whose conventions a run follows.

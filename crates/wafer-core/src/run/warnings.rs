@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::sim::{RunResult, Sizing};
+use super::{RunResult, Sizing};
 
 /// Steady-state drive-writes below which a steady WAF is called short.
 pub const MIN_STEADY_DRIVE_WRITES: f64 = 2.0;

@@ -11,9 +11,9 @@
 
 use serde::Serialize;
 
+use super::RunConfig;
 use crate::device::{DeviceConfig, Geometry};
 use crate::error::{Error, Result};
-use crate::sim::RunConfig;
 
 /// Bytes of engine state per segment (metadata arrays, free queue, victim
 /// selector bookkeeping), rounded up.

@@ -1,0 +1,110 @@
+//! What defines a replay: [`RunConfig`], the only type that knows a whole
+//! run (device, policy, victim selector, request stream, conventions,
+//! timing). Lower layers take their own parts of it ([`StreamSpec`] for
+//! the request stream and its annotation).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::setup::Setup;
+use crate::device::DeviceConfig;
+use crate::error::Result;
+use crate::future::{Annotation, AnnotationInfo};
+use crate::source::{StreamSpec, TraceConfig};
+use crate::timing::TimingRun;
+use crate::victim::CostBenefitConfig;
+
+/// Everything that defines a replay.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// The simulated device.
+    pub device: DeviceConfig,
+    /// Placement policy name (see `policy::REGISTRY`).
+    pub policy: String,
+    /// Policy parameter overrides (a JSON object).
+    pub params: Value,
+    /// Victim selector name (see `victim::SELECTORS`).
+    pub victim: String,
+    /// Synthetic workload spec (see [`crate::workload`]).
+    pub workload: String,
+    /// User blocks to write [blocks].
+    pub writes: u64,
+    /// User blocks to write as a multiple of the logical capacity once the
+    /// device is sized (a trace's footprint) [drive-writes]; replaces
+    /// `writes` when given.
+    pub drive_writes: Option<f64>,
+    /// Seed of every random choice in the run.
+    pub seed: u64,
+    /// Replay this trace instead of `workload`; `writes` then caps the user
+    /// blocks replayed.
+    pub trace: Option<TraceConfig>,
+    /// Annotate the request stream with each block's death time and score
+    /// the policy's lifetime predictions against it (oracle policies get the
+    /// annotation anyway).
+    pub accuracy: bool,
+    /// Refuse the run if its memory estimate exceeds this [bytes]; `None`:
+    /// the memory the machine has available.
+    pub memory_limit: Option<u64>,
+    /// Folder of the lifetime-annotation cache; `None`: `$WAFER_CACHE_DIR`,
+    /// else `$XDG_CACHE_HOME/wafer`, else `~/.cache/wafer`.
+    pub cache_dir: Option<String>,
+    /// Whose conventions to follow ([`Setup`]): a peer's setup overrides
+    /// the fields it fixes when the run starts.
+    pub setup: Setup,
+    /// What the `cost-benefit` victim selector computes (form and clock).
+    pub cost_benefit: CostBenefitConfig,
+    /// Count the prefill's writes in `waf` (MiDAS-Simulation's WAF).
+    pub waf_counts_prefill: bool,
+    /// Timing mode: simulate this SSD's latency, throughput and energy
+    /// (see [`crate::timing`]); `None`: WAF mode.
+    pub timing: Option<TimingRun>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            device: DeviceConfig::default(),
+            policy: "base".into(),
+            params: Value::Null,
+            victim: "greedy".into(),
+            workload: "zipf:1.0".into(),
+            writes: 4 << 20,
+            drive_writes: None,
+            seed: 1,
+            trace: None,
+            accuracy: false,
+            memory_limit: None,
+            cache_dir: None,
+            setup: Setup::Wafer,
+            cost_benefit: CostBenefitConfig::default(),
+            waf_counts_prefill: false,
+            timing: None,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The part of this configuration that makes the request stream.
+    pub fn stream(&self) -> StreamSpec {
+        StreamSpec {
+            workload: self.workload.clone(),
+            trace: self.trace.clone(),
+            seed: self.seed,
+            writes: self.writes,
+            device: self.device.clone(),
+        }
+    }
+
+    /// Annotate this run's request stream with each block's death
+    /// ([`crate::future::annotate`], cached in `cache_dir` for a trace).
+    pub fn annotate(&self) -> Result<(Annotation, AnnotationInfo)> {
+        crate::future::annotate(&self.stream(), self.cache_dir.as_deref())
+    }
+
+    /// Run the trace's footprint pass (once: clones reuse it) and size the
+    /// device from it where asked ([`crate::source::resolve`]).
+    pub fn resolve(&mut self) -> Result<()> {
+        crate::source::resolve(self.trace.as_mut(), &mut self.device)
+    }
+}

@@ -1,0 +1,24 @@
+//! The run layer, on top of everything: a replay assembled from its
+//! configuration ([`RunConfig`] -> [`Simulation`] -> [`RunResult`]), the
+//! peers' conventions ([`setup`]), its memory estimate ([`resources`]), the
+//! warnings of its result ([`warnings`]), checkpoint files ([`checkpoint`]),
+//! many volumes in one timeline ([`multi`]), the replay service policies get
+//! ([`service`]) and NoDaP's search on a configuration ([`oracle`]). No
+//! module below imports it (`tests/integration/layers.rs`).
+
+pub mod checkpoint;
+pub mod config;
+pub mod multi;
+pub mod oracle;
+pub mod resources;
+pub mod result;
+pub(crate) mod service;
+pub mod setup;
+pub mod sim;
+pub mod warnings;
+
+pub use crate::source::{Sizing, TraceConfig, TraceSummary};
+pub use config::RunConfig;
+pub use result::{EraseStats, GroupResult, LifetimeProfile, RunResult};
+pub use setup::{Conventions, Setup};
+pub use sim::Simulation;

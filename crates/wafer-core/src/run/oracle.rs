@@ -1,0 +1,36 @@
+//! NoDaP's offline configuration search on a whole run configuration
+//! (`wafer oracle search`): the stream is annotated once and every trial
+//! replays it ([`crate::policy::nodap::search`]).
+
+use std::sync::Arc;
+
+use super::config::RunConfig;
+use super::service::Prepared;
+use crate::error::Result;
+use crate::future::AnnotationInfo;
+use crate::policy::nodap::search::{self, Options, SearchResult, Trial};
+
+/// Search NoDaP's group configuration for the stream of `cfg`, calling
+/// `progress` after every replay; also says how the annotation was made.
+pub fn search(
+    cfg: &RunConfig,
+    opts: &Options,
+    progress: &mut dyn FnMut(&Trial),
+) -> Result<(SearchResult, AnnotationInfo)> {
+    let mut cfg = cfg.clone();
+    let (ann, info) = cfg.annotate()?;
+    cfg.resolve()?;
+    let geo = cfg.device.geometry()?;
+    let mut r = search::search(
+        &Prepared::new(&cfg, geo, Some(Arc::new(ann))),
+        opts,
+        progress,
+    )?;
+    let mut run = serde_json::to_value(&cfg).unwrap_or_default();
+    if let Some(o) = run.as_object_mut() {
+        o.remove("policy");
+        o.remove("params");
+    }
+    r.run = run;
+    Ok((r, info))
+}

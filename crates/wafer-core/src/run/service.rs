@@ -1,0 +1,76 @@
+//! The replay service a policy gets in [`crate::engine::Placement::prepare`]:
+//! the run's request stream, its annotation, and nested replays of the same
+//! run under another policy.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::config::RunConfig;
+use super::sim::Simulation;
+use crate::device::Geometry;
+use crate::engine::{Placement, Replayed, RunService};
+use crate::error::Result;
+use crate::future::Annotation;
+use crate::policy;
+use crate::request::Request;
+
+/// A run being built, as its policy sees it: the settled configuration
+/// (setup applied, device sized, `writes` known) and its annotation.
+pub(crate) struct Prepared<'a> {
+    cfg: &'a RunConfig,
+    geo: Geometry,
+    ann: Option<Arc<Annotation>>,
+}
+
+impl<'a> Prepared<'a> {
+    /// The service of the run `cfg` on `geo`, annotated by `ann`.
+    pub(crate) fn new(cfg: &'a RunConfig, geo: Geometry, ann: Option<Arc<Annotation>>) -> Self {
+        Prepared { cfg, geo, ann }
+    }
+}
+
+impl RunService for Prepared<'_> {
+    fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    fn prefill(&self) -> bool {
+        self.cfg.device.prefill
+    }
+    fn writes(&self) -> u64 {
+        self.cfg.writes
+    }
+    fn annotation(&self) -> Option<&Arc<Annotation>> {
+        self.ann.as_ref()
+    }
+    fn requests(&self, f: &mut dyn FnMut(&Request) -> bool) -> Result<()> {
+        self.cfg.stream().for_each(f)
+    }
+    /// The same configuration with another policy, without the accuracy
+    /// report (a nested replay scores nothing), reusing the annotation.
+    fn replay(
+        &self,
+        name: &str,
+        params: Option<&Value>,
+        wrap: &mut dyn FnMut(Box<dyn Placement>) -> Box<dyn Placement>,
+    ) -> Result<Replayed> {
+        let mut c = self.cfg.clone();
+        c.policy = name.to_string();
+        if let Some(p) = params {
+            c.params = p.clone();
+        }
+        c.accuracy = false;
+        let mut sim = Simulation::with_builder(c, self.ann.clone(), |cfg, geo| {
+            Ok(wrap(policy::build(&cfg.policy, &cfg.params, geo)?))
+        })?;
+        sim.run()?;
+        let r = sim.result();
+        Ok(Replayed {
+            waf: r.waf,
+            steady_waf: r.steady_waf,
+            groups: r.groups,
+            policy_state: r.policy_state,
+            training: r.training,
+        })
+    }
+}
