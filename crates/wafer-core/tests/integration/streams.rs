@@ -378,12 +378,12 @@ fn vstream_on_one_tenant_warns_it_is_base() {
 }
 
 /// An MSR trace of `n` 4 KiB writes 1 ms apart: the first `same` write to
-/// chunks 0..8 in turn, the rest to chunks `from..from + 64` in turn.
-fn two_phase_trace(dir: &Scratch, name: &str, n: u64, same: u64, from: u64) -> String {
+/// chunks 0..8 in turn, the rest to chunks `from..from + spread` in turn.
+fn two_phase_trace(dir: &Scratch, name: &str, n: u64, same: u64, spread: u64) -> String {
     let t0 = 128_166_372_000_000_000u64;
     let mut lines = String::new();
     for i in 0..n {
-        let chunk = if i < same { i % 8 } else { from + i % 64 };
+        let chunk = if i < same { i % 8 } else { 100 + i % spread };
         lines += &format!(
             "{},hm,0,Write,{},4096,100\n",
             t0 + i * 10_000,
@@ -396,12 +396,12 @@ fn two_phase_trace(dir: &Scratch, name: &str, n: u64, same: u64, from: u64) -> S
 #[test]
 fn fios_never_reads_past_its_training_prefix() {
     // Two traces that agree on their first 400 of 4,000 writes and then
-    // write different places: the default (a causal prefix, 2.8% of the
+    // spread over 64 or 7 chunks: the default (a causal prefix, 2.8% of the
     // writes = 112) builds the same dictionary from both, from exactly the
     // prefix's requests; train=full (future knowledge) does not.
     let dir = Scratch::new("fios-causal");
-    let a = two_phase_trace(&dir, "a.csv", 4000, 400, 100);
-    let b = two_phase_trace(&dir, "b.csv", 4000, 400, 300);
+    let a = two_phase_trace(&dir, "a.csv", 4000, 400, 64);
+    let b = two_phase_trace(&dir, "b.csv", 4000, 400, 7);
     let run_on = |path: &str, params: Value| {
         run(RunConfig {
             device: DeviceConfig {
@@ -412,7 +412,7 @@ fn fios_never_reads_past_its_training_prefix() {
             },
             policy: "fios".into(),
             params,
-            trace: Some(wafer_core::sim::TraceConfig {
+            trace: Some(wafer_core::run::TraceConfig {
                 path: path.into(),
                 ..Default::default()
             }),
@@ -518,7 +518,7 @@ fn automatic_selection_on_real_trace_layouts() {
                 },
                 policy: "fios".into(),
                 params: json!({"train": "full", "acf": acf}),
-                trace: Some(wafer_core::sim::TraceConfig {
+                trace: Some(wafer_core::run::TraceConfig {
                     path: path.clone(),
                     ..Default::default()
                 }),
