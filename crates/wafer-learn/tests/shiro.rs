@@ -217,10 +217,10 @@ fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
     assert_eq!(q(&dec)["credit"], "decision");
     assert_eq!(q(&gc)["credit"], "gc");
     assert!(q(&dec)["stats"]["updates"].as_u64().unwrap() > 0);
-    assert_ne!(q(&dec)["actions"], q(&gc)["actions"]);
+    assert_ne!(q(&dec)["q_mean"], q(&gc)["q_mean"], "different rewards");
     // A floor on the Adam steps: later windows run more than one epoch.
     let mut p = quick();
-    p["min_steps"] = json!(40);
+    p["min_steps"] = json!(12);
     let floor = run(cfg("shiro", p));
     let h = floor.policy_state.as_ref().unwrap()["history"].clone();
     let later: Vec<u64> = h.as_array().unwrap()[3..]

@@ -135,8 +135,10 @@ pub struct Params {
     /// `per-page` [U: per-pair].
     pub q_update: String,
     /// Whose outcome rewards a GC decision: `decision` (its destination
-    /// superblock's invalid share) or `gc` (the next victims' mean, shared
-    /// by every decision of a GC); see [`qlearn`].
+    /// superblock's invalid share, at its collection or the horizon), `gc`
+    /// (the next victims' mean, shared by every decision of a GC) or
+    /// `collected` (the destination's share, only once it is collected);
+    /// see [`qlearn`].
     pub q_credit: Credit,
     /// Choose victims by Adjusted Greedy (Eq. 1); false: the configured
     /// selector.
@@ -430,6 +432,7 @@ impl Placement for Shiro {
                 "states": Agent::states(self.levels),
                 "stats": a.stats,
                 "actions": a.actions,
+                "q_mean": a.q_mean(),
             });
         }
         if let Some(m) = &self.meta {

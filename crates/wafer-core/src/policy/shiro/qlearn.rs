@@ -262,6 +262,11 @@ impl Agent {
         self.credit
     }
 
+    /// The mean of the Q table (what the rewards moved it to; reported).
+    pub fn q_mean(&self) -> f64 {
+        self.q.iter().map(|&v| v as f64).sum::<f64>() / self.q.len().max(1) as f64
+    }
+
     /// States with `levels` GC levels (90,000 for 5).
     pub fn states(levels: usize) -> usize {
         BINS * BINS * (USER_TYPES + levels) * PREDICTIONS * (levels + 1)
