@@ -221,7 +221,12 @@ fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
     // A floor on the Adam steps: later windows run more than one epoch.
     let mut p = quick();
     p["min_steps"] = json!(12);
-    let floor = run(cfg("shiro", p));
+    // (The training options need no GC: half the writes.)
+    let short = |policy: &str, p: Value| RunConfig {
+        writes: 3 << 14,
+        ..cfg(policy, p)
+    };
+    let floor = run(short("shiro", p));
     let h = floor.policy_state.as_ref().unwrap()["history"].clone();
     let later: Vec<u64> = h.as_array().unwrap()[3..]
         .iter()
@@ -235,7 +240,7 @@ fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
     // Writes not rewritten within the window, at least T old, join LONG.
     let mut p = quick();
     p["label_unseen"] = json!("long");
-    let long = run(cfg("shiro", p));
+    let long = run(short("shiro", p));
     let sum = |r: &RunResult, key: &str| -> u64 {
         r.policy_state.as_ref().unwrap()["history"]
             .as_array()
@@ -261,5 +266,5 @@ fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
     let mut p = quick();
     p["label_unseen"] = json!("long");
     p["min_steps"] = json!(8);
-    assert!(run(cfg("phftl", p)).training.unwrap().trainings > 0);
+    assert!(run(short("phftl", p)).training.unwrap().trainings > 0);
 }
