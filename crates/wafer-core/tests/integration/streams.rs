@@ -454,7 +454,7 @@ fn bursty_trace(n: u64, hours: u64, line: impl Fn(u64, u64, u64) -> String) -> S
     let stretch = 600_000_000_000u64; // 10 min [ns]
     let stretches = hours * 6;
     // Busy stretches get four times the writes of quiet ones.
-    let weight = |k: u64| if (k / 6) % 3 == 0 { 4 } else { 1 };
+    let weight = |k: u64| if (k / 6).is_multiple_of(3) { 4 } else { 1 };
     let total: u64 = (0..stretches).map(weight).sum();
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move || {
