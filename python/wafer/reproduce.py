@@ -564,7 +564,7 @@ EXPERIMENTS = {
     "shiro": Experiment(
         description="Shiro (TCAD'25 §V, Figs. 7-9, Table V) on synthetic stand-ins for its Alibaba drives (the "
                     "traces are not reachable here): FIO-like zipf:1.0, hotcold and phase (a moving hot set) at "
-                    "Table III's 7% OP, 2^18 pages, fresh drive semantics kept out (prefilled, warm-up 2 "
+                    "Table III's 7% OP, 2^18 pages, prefilled (the fresh drive is `shiro-fresh`), warm-up 2 "
                     "drive-writes); Base and 2R with cost-benefit (as the paper runs them), Shiro, SepBIT and "
                     "MiDAS with their own victims; the -NG ablations (no GC separation) of Fig. 9.",
         figure="Shiro Fig. 7 (WAF), Fig. 9 (-NG ablations), Table V (short-class accuracy)",
