@@ -328,7 +328,9 @@ impl Agent {
     pub fn placed(&mut self, seg: SegmentId, erases: u32) {
         let Some(pair) = self.last.take() else { return };
         match self.credit {
-            Credit::Collected => self.waiting[seg as usize].push((pair, self.gcs)),
+            // The decision belongs to the GC under way (number gcs + 1), as
+            // with the other credits: due when GC gcs + 1 + horizon ends.
+            Credit::Collected => self.waiting[seg as usize].push((pair, self.gcs + 1)),
             _ => {
                 self.decided.push_back(Pending { pair, seg, erases });
                 self.holds[seg as usize] = erases + 1;
