@@ -60,7 +60,7 @@ def test_every_timing_preset_constructs(preset):
     t = next(x for x in wafer.timing_presets() if x["name"] == preset)
     assert t["config"] == wafer.timing_config(preset) and t["description"]
     dev = wafer.Device(capacity="2GiB", op=preset_op(t["config"]))
-    cfg = run_config("base", device=dev, writes=1 << 10, timing=preset)
+    cfg = run_config("base", device=dev, writes=1 << 10, timing=preset, fit_device=True)
     assert cfg["timing"]["ssd"]["name"] == preset
     _core.Simulation(json.dumps(cfg))
 

@@ -139,6 +139,11 @@ def device_fields_json() -> str:
     choices, doc, default), as JSON.
     """
 
+def extend_json(src: str, dst: str, format: str | None, selection_json: str, block_size: int, drive_writes: float, seed: int) -> str:
+    """Write a trace and a continuation that keeps its lifetimes to `dst` (a
+    native trace) up to `drive_writes` in all; returns what it wrote as JSON.
+    """
+
 def inspect_json(path: str, format: str | None, selection_json: str, block_size: int, capacity_blocks: int | None = None) -> str:
     """Statistics of a trace (see `wafer.TraceStats`), as JSON."""
 
@@ -168,12 +173,18 @@ def registry_json() -> str:
     """
 
 def timing_config_json(spec: str) -> str:
-    """The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
+    """The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`
     naming the key when it is invalid.
     """
 
 def timing_defaults_json() -> str:
     """Default timing-run settings (arrival, queue depth, ...), as JSON."""
+
+def timing_import_toml(path: str) -> str:
+    """The timing preset (TOML text) equivalent to MQSim device configuration
+    `path` (an `ssdconfig.xml`): a header naming the file and what it asks
+    for that wafer does not do, then every field (`wafer presets import`).
+    """
 
 def timing_preset_toml(name: str) -> str:
     """The TOML text of timing preset `name` (to copy and edit)."""

@@ -88,8 +88,8 @@ def _params(text: str) -> list[tuple[str, str]]:
     return out
 
 
-_FN = re.compile(r"((?:\s*#\[[^\]]*(?:\([^)]*\))?[^\]]*\]\s*)*)\s*fn\s+(\w+)\s*\((.*?)\)\s*(?:->\s*([^{]+?))?\s*\{",
-                 re.S)
+_FN = re.compile(r"((?:\s*(?:#\[[^\]]*(?:\([^)]*\))?[^\]]*\]|//[^\n]*)\s*)*)"  # attributes, line comments
+                 r"\s*fn\s+(\w+)\s*\((.*?)\)\s*(?:->\s*([^{]+?))?\s*\{", re.S)
 
 
 def rust_signatures(source: str) -> dict[str, dict[str, tuple[list[tuple[str, str]], str, str]]]:

@@ -239,6 +239,7 @@ def run_config(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -257,10 +258,20 @@ def run_config(
     queue_depth: int = 32,
     think_ns: int = 0,
     precondition: float | None = None,
+    precondition_workload: str | None = None,
+    fit_device: bool = False,
+    flush: bool = True,
 ) -> dict[str, Any]:
     """The engine's run configuration (a JSON-ready dict) for these arguments
     (see :func:`replay`)."""
-    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None)
+    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None,
+                                precondition_workload=precondition_workload, fit_device=fit_device, flush=flush)
+    if timing_cfg is not None and not fit_device and device is not None and (
+            device.size_given() or device.physical_blocks is not None
+            or (device.op is not None and abs(device.op - preset_op(timing_cfg["ssd"])) > 1e-9)):
+        raise _core.ConfigError(
+            "invalid device configuration: device: a timed run uses the preset's whole drive (its capacity and "
+            "over-provisioning); give fit_device=True (--fit-device) to size the device yourself")
     if device is None and timing_cfg is not None:
         device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()
@@ -293,6 +304,7 @@ def run_config(
             "capacity_from_trace": not device.size_given(),
             "address_space": bool(address_space),
             "repeat": int(repeat),
+            "extend": None if extend is None else float(extend),
         }
         # A device sized from a small footprint gets segments that fit it,
         # unless the user chose the segment size.
@@ -346,7 +358,8 @@ _ARRIVALS = ("trace", "closed", "afap")
 
 
 def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int, precondition: float | None,
-                   is_trace: bool) -> dict[str, Any] | None:
+                   is_trace: bool, precondition_workload: str | None = None, fit_device: bool = False,
+                   flush: bool = True) -> dict[str, Any] | None:
     if timing is None:
         if arrival is not None:
             raise _core.ConfigError("invalid device configuration: timing.arrival: only with timing=PRESET")
@@ -358,7 +371,8 @@ def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns:
     defaults = json.loads(_core.timing_defaults_json())
     return {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": int(think_ns),
             "precondition_drive_writes": None if precondition is None else float(precondition),
-            "idle_ns": defaults["idle_ns"]}
+            "precondition_workload": precondition_workload, "fit_device": bool(fit_device),
+            "flush": bool(flush), "idle_ns": defaults["idle_ns"]}
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
@@ -376,6 +390,7 @@ def replay(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -397,6 +412,9 @@ def replay(
     queue_depth: int = 32,
     think_ns: int = 0,
     precondition: float | None = None,
+    precondition_workload: str | None = None,
+    fit_device: bool = False,
+    flush: bool = True,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float | None = None,
 ) -> RunResult:
@@ -414,9 +432,12 @@ def replay(
     footprint: the blocks it reads or writes, mapped densely (``address_space
     =True`` keeps its addresses and sizes the device to the highest one).
     With a size given, blocks keep their addresses unless ``remap=True``.
-    ``repeat=K`` replays the trace K times in a row (timestamps shifted), so
-    a short trace reaches a steady state. ``result.warnings`` says when a
-    number means little (GC never ran, warm-up not reached, odd timestamps).
+    ``repeat=K`` replays the trace K times in a row (timestamps shifted; every
+    block then lives exactly one pass), ``extend=K`` continues it to K
+    drive-writes in all with requests drawn from its own lifetimes, sizes,
+    read/write mix and locality (``wafer.traces.extend``), so a short trace
+    reaches a steady state. ``result.warnings`` says when a number means
+    little (GC never ran, warm-up not reached, odd timestamps).
 
     Before anything is allocated, the run's memory is estimated; a run that
     needs more than the machine has (or ``memory_limit``, bytes or
@@ -436,16 +457,24 @@ def replay(
     as safetensors (see :func:`train`).
 
     ``timing="intel750"`` (a preset of :func:`timing_presets`, a TOML file,
-    or a dict) simulates the SSD's timing too: the FTL runs ``precondition``
-    drive-writes in WAF mode (default: the device's warm-up for a synthetic
-    workload, none for a trace), then every request passes the host
-    interface, DRAM cache and mapping table and every flash operation
-    (user, GC, mapping) runs on its channel, die and plane.
+    or a dict) simulates the SSD's timing too, on the preset's whole drive
+    (its capacity and over-provisioning; a trace is placed inside it,
+    remapped densely only when its addresses exceed it): the drive is
+    preconditioned in WAF mode to ``precondition`` drive-writes (the
+    preset's ``[precondition]`` by default, 2: a sequential fill, then a
+    drive-write of random overwrites by ``precondition_workload``: a
+    synthetic run's own workload, else the preset's), never with the
+    trace's requests; then every request passes the host interface, DRAM
+    cache and mapping table and every flash operation (user, GC, mapping)
+    runs on its channel, die and plane; at the end the dirty cache is
+    flushed and timed (``flush=False`` leaves it).
+    ``fit_device=True`` sizes the device to the run instead (the trace's
+    footprint or ``device``): quicker, not the preset's drive.
     ``arrival`` is ``"trace"`` (open loop at the timestamps; the default
     for traces), ``"closed"`` (``queue_depth`` outstanding requests, each
     completion issues the next after ``think_ns``; the default otherwise)
-    or ``"afap"`` (as fast as the device admits). Without a ``device`` the
-    preset's over-provisioning is used; the page size is the block size.
+    or ``"afap"`` (as fast as the device admits). The page size is the
+    block size.
     ``result.timing`` holds latency percentiles, IOPS, bandwidth,
     utilisation, hit rates, WAF with mapping writes and energy.
 
@@ -476,11 +505,13 @@ def replay(
     :class:`RunResult`), so nothing measured is lost.
     """
     kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
-              repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
+              repeat=repeat, extend=extend, writes=writes, drive_writes=drive_writes, device=device, victim=victim,
+              seed=seed,
               cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
               cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
     timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
-                     precondition=precondition)
+                     precondition=precondition, precondition_workload=precondition_workload,
+                     fit_device=fit_device, flush=flush)
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search

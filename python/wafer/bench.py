@@ -162,9 +162,12 @@ def _timing(logical: int, workload: str, repeat: int, timed_writes: float = 2.0,
             qd: int = 32) -> dict:
     """Timing mode's own speed: host requests and flash operations simulated
     per wall second (timed phase only; the preconditioning runs at WAF speed)."""
-    dev = Device(logical_blocks=logical, op=preset_op(timing_config(preset)), warmup_drive_writes=1.0)
-    writes = int((1 + timed_writes) * logical)
-    runs = [replay("base", workload, device=dev, writes=writes, timing=preset, arrival="closed", queue_depth=qd)
+    dev = Device(logical_blocks=logical, op=preset_op(timing_config(preset)))
+    writes = int(timed_writes * logical)
+    # A device of `logical` pages, filled and overwritten once by the
+    # workload before its timed writes.
+    runs = [replay("base", workload, device=dev, writes=writes, timing=preset, arrival="closed", queue_depth=qd,
+                   fit_device=True, precondition=2.0)
             for _ in range(repeat)]
     best = max(runs, key=lambda r: r.timing["requests_per_wall_second"])
     t = best.timing

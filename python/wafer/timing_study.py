@@ -97,12 +97,14 @@ class TimingExperiment:
         def run_one(policy: str, workload: str, preset: str, capacity: str, dw: float, **kw: Any) -> dict[str, Any]:
             nonlocal done
             ssd = timing_config(preset)
-            dev = Device(capacity=capacity, op=preset_op(ssd), warmup_drive_writes=1.0)
+            dev = Device(capacity=capacity, op=preset_op(ssd))
             row: dict[str, Any] = {"policy": policy, "preset": preset, "workload": workload}
             try:
+                # A device of `capacity`, filled and overwritten once by the
+                # workload, then dw - 1 drive-writes timed.
                 r = replay(policy, workload, device=dev, victim="cost-benefit", seed=self.seed,
-                           drive_writes=dw, timing=preset, arrival="closed", params=STREAM_PARAMS.get(policy),
-                           **kw)
+                           drive_writes=dw - 1.0, timing=preset, arrival="closed", params=STREAM_PARAMS.get(policy),
+                           fit_device=True, precondition=2.0, **kw)
             except WaferError as e:
                 row["error"] = str(e)
             else:

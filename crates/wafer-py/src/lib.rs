@@ -448,6 +448,28 @@ fn convert_json(
     .map_err(to_py)
 }
 
+/// Write a trace and a continuation that keeps its lifetimes to `dst` (a
+/// native trace) up to `drive_writes` in all; returns what it wrote as JSON.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // reason: the Python signature's arguments, one each
+fn extend_json(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    format: Option<&str>,
+    selection_json: &str,
+    block_size: u32,
+    drive_writes: f64,
+    seed: u64,
+) -> PyResult<String> {
+    let sel = selection(selection_json)?;
+    py.detach(|| {
+        trace::extend::write_extended(src, format, &sel, block_size, drive_writes, seed, dst)
+    })
+    .map(|w| serde_json::to_string(&w).expect("report serialises"))
+    .map_err(to_py)
+}
+
 /// Read every selected request of a trace and return (requests, seconds):
 /// the reader's own speed.
 #[pyfunction]
@@ -553,7 +575,7 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
 }
 
-/// The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
+/// The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`
 /// naming the key when it is invalid.
 #[pyfunction]
 fn timing_config_json(spec: &str) -> PyResult<String> {
@@ -569,6 +591,16 @@ fn timing_preset_toml(name: &str) -> PyResult<String> {
         .find(|(n, _)| *n == name)
         .map(|(_, text)| text.to_string())
         .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+}
+
+/// The timing preset (TOML text) equivalent to MQSim device configuration
+/// `path` (an `ssdconfig.xml`): a header naming the file and what it asks
+/// for that wafer does not do, then every field (`wafer presets import`).
+#[pyfunction]
+fn timing_import_toml(path: &str) -> PyResult<String> {
+    use wafer_core::timing::config::mqsim_xml;
+    let c = mqsim_xml::load(std::path::Path::new(path)).map_err(to_py)?;
+    mqsim_xml::to_preset_toml(&c, path).map_err(to_py)
 }
 
 /// Default timing-run settings (arrival, queue depth, ...), as JSON.
@@ -603,6 +635,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
+    m.add_function(wrap_pyfunction!(extend_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
     m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_kernels, m)?)?;
@@ -611,6 +644,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_import_toml, m)?)?;
     m.add_function(wrap_pyfunction!(timing_defaults_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

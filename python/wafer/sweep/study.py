@@ -21,7 +21,7 @@ A study names what to vary; every combination is one job (one replay)::
 
 A policy is a name or a table: ``name``, fixed ``params``, a ``grid`` of
 parameters whose lists are swept, an optional ``label``. A trace is a path or
-a table: ``path``, ``label``, ``format``, ``repeat``, ``remap``,
+a table: ``path``, ``label``, ``format``, ``repeat``, ``extend``, ``remap``,
 ``address_space`` and the selection keys ``device``, ``start``, ``end``,
 ``max_requests``, ``drop_reads``, ``skip_bad``. A device's ``timing`` key is
 reserved for the timing presets (not implemented yet).
@@ -61,7 +61,7 @@ ACCURACY_METRICS = ("user_accuracy", "gc_accuracy")
 
 _KEYS = {"name", "description", "workloads", "traces", "policies", "victims", "devices", "seeds", "writes",
          "drive_writes", "metrics", "accuracy", "cache_dir"}
-_TRACE_KEYS = {"path", "label", "format", "repeat", "remap", "address_space", "device", "start", "end",
+_TRACE_KEYS = {"path", "label", "format", "repeat", "extend", "remap", "address_space", "device", "start", "end",
                "max_requests", "drop_reads", "skip_bad"}
 _DEVICE_FIELDS = {f.name for f in fields(Device)}
 
@@ -100,7 +100,8 @@ def replay_args(spec: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
                         max_requests=t.get("max_requests"), drop_reads=bool(t.get("drop_reads")),
                         skip_bad=bool(t.get("skip_bad")))
         kw.update(trace=t["path"], format=t.get("format"), selection=sel, remap=bool(t.get("remap")),
-                  address_space=bool(t.get("address_space")), repeat=int(t.get("repeat", 1)))
+                  address_space=bool(t.get("address_space")), repeat=int(t.get("repeat", 1)),
+                  extend=t.get("extend"))
         workload = t["path"]
     return spec["policy"], workload, kw
 

@@ -22,7 +22,7 @@ use crate::request::{Op, Request};
 use crate::source::Source;
 use crate::timing;
 use crate::trace::Extent;
-use crate::{policy, victim};
+use crate::{policy, victim, workload};
 
 /// A replay in progress.
 pub struct Simulation {
@@ -92,6 +92,64 @@ impl timing::RequestFeed for Feed<'_> {
     }
 }
 
+/// Prepare a timed run's drive ([`timing::Driver::precondition`]): the
+/// engine's prefill wrote it whole when `run.precondition()` >= 1, else
+/// that share of it is written in order; then `precondition() - 1`
+/// drive-writes of the preconditioning workload (given, else a synthetic
+/// run's own, else the preset's), seeded apart from the run's own stream.
+fn precondition(
+    d: &mut timing::Driver,
+    engine: &mut Engine,
+    run: &timing::TimingRun,
+    cfg: &RunConfig,
+    geo: &Geometry,
+    prefill_seconds: f64,
+    future: bool,
+) -> Result<()> {
+    let logical = geo.logical_blocks as u64;
+    let p = run.precondition();
+    // A synthetic run is preconditioned by its own workload (its steady
+    // state), a trace by the preset's (a trace is never consumed by it).
+    let spec = match (&run.precondition_workload, &cfg.trace) {
+        (Some(s), _) => s.as_str(),
+        (None, None) => cfg.workload.as_str(),
+        (None, Some(_)) => run.ssd.precondition.workload.as_str(),
+    };
+    let plan = timing::driver::Precondition {
+        prefilled: if cfg.device.prefill { logical } else { 0 },
+        prefill_seconds,
+        fill: ((p.min(1.0) * logical as f64).round() as u64).min(logical),
+        overwrites: ((p - 1.0).max(0.0) * logical as f64).round() as u64,
+        workload: spec.to_string(),
+    };
+    if future && (plan.overwrites > 0 || (plan.fill > 0 && plan.fill < logical)) {
+        return Err(Error::config(
+            "timing.precondition_drive_writes",
+            format!(
+                "{p}: a policy that reads the future (or --accuracy) replays only the annotated \
+                 stream, so preconditioning can fill the drive (1) or leave it fresh (0), no more"
+            ),
+        ));
+    }
+    let mut src = Source::Synthetic(
+        workload::parse(spec, logical, geo.block_size, cfg.seed ^ PRECONDITION_SEED)
+            .map_err(|e| Error::config("timing.precondition_workload", format!("{spec}: {e}")))?,
+    );
+    let (mut written, mut taken) = (0, 0);
+    let mut feed = Feed {
+        src: &mut src,
+        written: &mut written,
+        taken: &mut taken,
+        total: plan.overwrites,
+        ended: plan.overwrites == 0,
+    };
+    d.precondition(engine, plan, &mut feed)
+}
+
+/// Salt of the preconditioning workload's seed (apart from the run's own
+/// stream, the same for every run of one seed).
+const PRECONDITION_SEED: u64 = 0x7072_6563_6f6e_6431;
+
 /// Requests drawn ahead of the one being applied.
 const LOOKAHEAD: usize = 16;
 
@@ -134,9 +192,23 @@ impl Simulation {
         let fit = match cfg.timing.clone() {
             Some(t) => {
                 t.validate()?;
-                cfg.device.block_size = t.ssd.flash.page_bytes;
-                cfg.resolve()?;
-                Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
+                // The preconditioning fills the drive (the prefill, when it
+                // fills it whole) and is the warm-up.
+                cfg.device.prefill = t.precondition() >= 1.0;
+                cfg.device.warmup_drive_writes = 0.0;
+                if t.fit_device {
+                    cfg.device.block_size = t.ssd.flash.page_bytes;
+                    cfg.resolve()?;
+                    Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
+                } else {
+                    let fit = timing::whole_device(&mut cfg.device, &t.ssd)?;
+                    if let Some(tr) = cfg.trace.as_mut() {
+                        // Placed inside the drive, remapped only if it must.
+                        tr.capacity_from_trace = false;
+                    }
+                    cfg.resolve()?;
+                    Some(fit)
+                }
             }
             None => None,
         };
@@ -183,6 +255,7 @@ impl Simulation {
             None => (None, None),
         };
         policy.prepare(&Prepared::new(&cfg, geo, ann.clone()))?;
+        let future = ann.is_some();
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
@@ -193,22 +266,24 @@ impl Simulation {
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
         let timing = match (&cfg.timing, fit) {
-            (Some(run), Some(fit)) => {
-                let warm = run
-                    .precondition_drive_writes
-                    .unwrap_or(if cfg.trace.is_some() {
-                        0.0
-                    } else {
-                        cfg.device.warmup_drive_writes
-                    });
-                let pre = (warm * geo.logical_blocks as f64).round() as u64;
-                Some(Box::new(timing::Driver::new(
-                    run.clone(),
-                    fit,
-                    &engine.ftl.geo,
-                    pre,
-                )?))
+            (Some(run), Some(fit)) if prefill => {
+                let mut d = timing::Driver::new(run.clone(), fit, &engine.ftl.geo)?;
+                precondition(
+                    &mut d,
+                    &mut engine,
+                    run,
+                    &cfg,
+                    &geo,
+                    prefill_seconds,
+                    future,
+                )?;
+                Some(Box::new(d))
             }
+            (Some(run), Some(fit)) => Some(Box::new(timing::Driver::new(
+                run.clone(),
+                fit,
+                &engine.ftl.geo,
+            )?)),
             _ => None,
         };
         Ok(Simulation {
@@ -570,7 +645,12 @@ impl Simulation {
             training: e.policy_training(),
             timing: self.timing.as_ref().map(|d| d.result()),
         };
-        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes);
+        let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
+            .then_some(self.cfg.writes);
+        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
+        if let Some(t) = &self.cfg.timing {
+            r.warnings.extend(warnings::mqsim_xml_unsupported(&t.ssd));
+        }
         r
     }
 }

@@ -19,6 +19,8 @@ pub trait FtlPort {
     fn stored_at(&self, pba: u32) -> Option<u32>;
     /// Start logging the flash operations requests cause.
     fn record_flash(&mut self);
+    /// Statistics start again from here (the preconditioning is over).
+    fn reset_stats(&mut self);
     /// Swap the flash operations logged since the last call into `log`
     /// (left as it is when nothing is logged).
     fn take_flash_ops(&mut self, log: &mut Vec<FlashOp>);
@@ -50,6 +52,9 @@ impl FtlPort for Engine {
     }
     fn record_flash(&mut self) {
         Engine::record_flash(self, true);
+    }
+    fn reset_stats(&mut self) {
+        Engine::reset_stats(self);
     }
     #[inline(always)]
     fn take_flash_ops(&mut self, log: &mut Vec<FlashOp>) {

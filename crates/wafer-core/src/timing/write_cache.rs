@@ -184,6 +184,33 @@ impl WriteCache {
         }
     }
 
+    /// Pages the write cache holds at most (0 without one).
+    pub fn capacity(&self) -> u32 {
+        if self.write {
+            self.lru.capacity()
+        } else {
+            0
+        }
+    }
+
+    /// The dirty pages and their sectors, least recent first.
+    pub fn dirty(&self) -> Vec<(u32, u64)> {
+        self.lru
+            .entries()
+            .filter(|&(_, v)| v & DIRTY != 0)
+            .map(|(k, v)| (k, v & !DIRTY))
+            .collect()
+    }
+
+    /// Page `lpn` is on its way to flash (the end's flush): clean in the
+    /// cache, counted as flushing.
+    pub fn flush_page(&mut self, lpn: u32) {
+        if let Some(s) = self.lru.peek(lpn) {
+            *self.lru.val_mut(s) &= !DIRTY;
+        }
+        self.flushing += 1;
+    }
+
     /// Hint: `lpn` is accessed soon (its index entry).
     #[inline(always)]
     pub fn prefetch(&self, lpn: u32) {

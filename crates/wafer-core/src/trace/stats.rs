@@ -16,7 +16,7 @@ use crate::request::Op;
 
 /// Multiplicative hasher for block numbers (keys are already well spread).
 #[derive(Default)]
-struct BlockHasher(u64);
+pub(super) struct BlockHasher(u64);
 
 impl Hasher for BlockHasher {
     fn finish(&self) -> u64 {
@@ -30,7 +30,8 @@ impl Hasher for BlockHasher {
     }
 }
 
-type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
+/// A hash map keyed by block number.
+pub(super) type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
 
 /// A power-of-two histogram: bin k counts values in [2^k, 2^(k+1)), bin 0 also holds 0.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -119,10 +120,14 @@ pub struct TraceStats {
     pub write_footprint_blocks: u64,
     /// One past the highest block touched (the address space replay needs).
     pub address_space_blocks: u64,
-    /// Capacity the drive-writes refer to [blocks] (given, or the address space).
+    /// Capacity the drive-writes refer to [blocks]: given, or the footprint
+    /// (the device a replay sizes from the trace by default, so `inspect`
+    /// and `replay` count drive-writes on the same base).
     pub capacity_blocks: u64,
     /// write_blocks / capacity_blocks.
     pub drive_writes: Option<f64>,
+    /// write_blocks / address_space_blocks (the base of `--address-space`).
+    pub address_space_drive_writes: Option<f64>,
     /// Time from the first to the last request [s].
     pub duration_seconds: f64,
     /// FIOS attributes.
@@ -242,9 +247,11 @@ pub fn compute(
     s.mean_update_interval = (interval_n > 0).then(|| interval_sum / interval_n as f64);
     s.footprint_blocks = last.len() as u64;
     s.never_overwritten_blocks = last.values().filter(|&&t| t < TRIMMED).count() as u64;
-    s.capacity_blocks = capacity_blocks.unwrap_or(s.address_space_blocks);
+    s.capacity_blocks = capacity_blocks.unwrap_or(s.footprint_blocks);
     s.drive_writes =
         (s.capacity_blocks > 0).then(|| s.write_blocks as f64 / s.capacity_blocks as f64);
+    s.address_space_drive_writes =
+        (s.address_space_blocks > 0).then(|| s.write_blocks as f64 / s.address_space_blocks as f64);
     s.read_fraction = (s.requests > 0).then(|| s.reads as f64 / s.requests as f64);
     s.duration_seconds = first_t.map_or(0.0, |f| (last_t - f) as f64 / 1e9);
     let days = s.duration_seconds / 86_400.0;

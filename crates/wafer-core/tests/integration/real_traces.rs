@@ -149,7 +149,7 @@ fn repeat_replays_the_trace_with_shifted_times() {
         "{:?}",
         once.warnings
     );
-    assert!(codes(&eight).is_empty(), "{:?}", eight.warnings);
+    assert_eq!(codes(&eight), ["periodic-repeat"], "{:?}", eight.warnings);
     // Each block is overwritten every 200 writes, in the same order: GC
     // runs and finds its victims empty.
     assert!(eight.counters.victims > 0 && eight.steady_waf.unwrap() >= 1.0);
@@ -187,7 +187,7 @@ fn warnings_say_when_numbers_mean_little() {
         assert!(c.contains(&code), "{code}: {:?}", r.warnings);
     }
     assert!(
-        r.warnings[0].message.contains("--repeat"),
+        r.warnings[0].message.contains("--extend"),
         "{:?}",
         r.warnings
     );

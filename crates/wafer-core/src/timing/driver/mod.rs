@@ -7,7 +7,8 @@
 //! to the host; statistics are kept per window ([`report`] gathers them).
 //!
 //! Operations carry their owner in their `owner` word: a request slot
-//! (`OWN_REQ`), the cache's flush (`OWN_FLUSH`), or none.
+//! (`OWN_REQ`), the cache's flush (`OWN_FLUSH`), a translation-page read
+//! that accesses wait for (`OWN_MAP`), or none.
 
 mod report;
 
@@ -20,7 +21,7 @@ use super::hist::Histogram;
 use super::host::{Dram, Host};
 use super::intake::Intake;
 use super::layout::Layout;
-use super::mapping::{Access, MappingTable};
+use super::mapping::{self, Access, MappingTable};
 use super::port::{FtlPort, RequestFeed};
 use super::result::TimingWindow;
 use super::write_cache::{Place, WriteCache};
@@ -28,7 +29,7 @@ use super::{Fit, TimingRun};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::FlashOp;
-use crate::request::{Op as ReqOp, Request};
+use crate::request::{Op as ReqOp, Request, MAX_BATCH};
 use crate::trace::Extent;
 
 /// What ends a run of events in the driver's inner loop.
@@ -44,6 +45,7 @@ enum Next {
 const OWN_KIND: u32 = 3 << 30;
 const OWN_REQ: u32 = 1 << 30;
 const OWN_FLUSH: u32 = 2 << 30;
+const OWN_MAP: u32 = mapping::OWNER;
 const OWN_ID: u32 = (1 << 30) - 1;
 
 /// Which writer's flash operations the engine just logged.
@@ -58,6 +60,40 @@ enum Writer {
     Flush { rmw: u32 },
     /// Background work (idle time).
     Background,
+}
+
+/// How to prepare the drive before timing starts ([`Driver::precondition`]).
+#[derive(Clone, Debug, Default)]
+pub struct Precondition {
+    /// Pages `0..prefilled` the engine's prefill wrote already.
+    pub prefilled: u64,
+    /// Its wall time [s].
+    pub prefill_seconds: f64,
+    /// Pages `0..fill` written in order (those not prefilled).
+    pub fill: u64,
+    /// User blocks of overwrites after the fill.
+    pub overwrites: u64,
+    /// The overwrites' workload spec (reported).
+    pub workload: String,
+}
+
+/// What the preconditioning did.
+#[derive(Clone, Debug, Default)]
+struct Preconditioned {
+    writes: u64,
+    seconds: f64,
+    workload: String,
+}
+
+/// The end's flush of the dirty cache.
+#[derive(Clone, Copy, Debug)]
+struct FlushMark {
+    /// When it started (the last request had completed) [ns].
+    start: u64,
+    pages: u64,
+    /// Flash programs before it: all, and of user data.
+    programs_before: u64,
+    user_before: u64,
 }
 
 /// What the driver counts itself (the parts count their own).
@@ -75,6 +111,7 @@ struct Counts {
     host_pages_written: u64,
     idle_periods: u64,
     violations: u64,
+    unmapped_reads: u64,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -115,25 +152,19 @@ pub struct Driver {
     windows: Vec<TimingWindow>,
     mark: WindowMark,
     engine_windows: usize,
-    precondition_target: u64,
-    precondition_writes: u64,
-    precondition_from: Option<u64>,
-    precondition_done: u64,
+    pre: Preconditioned,
     started: bool,
+    /// The end's flush, once it is issued.
+    flush: Option<FlushMark>,
     wall: f64,
     log: Vec<FlashOp>,
 }
 
 impl Driver {
     /// A driver for a device of shape `geo` (shaped by
-    /// [`super::fit_device`] into `fit`); timing starts after
-    /// `precondition_writes` more user blocks.
-    pub fn new(
-        run: TimingRun,
-        fit: Fit,
-        geo: &Geometry,
-        precondition_writes: u64,
-    ) -> Result<Driver> {
+    /// [`super::whole_device`] or [`super::fit_device`] into `fit`); timing
+    /// starts after [`Driver::precondition`] (or at the first request).
+    pub fn new(run: TimingRun, fit: Fit, geo: &Geometry) -> Result<Driver> {
         run.validate()?;
         let ssd: &SsdConfig = &run.ssd;
         let logical = geo.logical_blocks as usize;
@@ -169,11 +200,9 @@ impl Driver {
             windows: Vec::new(),
             mark: WindowMark::default(),
             engine_windows: 0,
-            precondition_target: 0,
-            precondition_writes,
-            precondition_from: None,
-            precondition_done: 0,
+            pre: Preconditioned::default(),
             started: false,
+            flush: None,
             wall: 0.0,
             log: Vec::with_capacity(1024),
             flash,
@@ -183,9 +212,8 @@ impl Driver {
 
     // ---------------------------------------------------------------- intake
 
-    /// Advance: precondition first (WAF mode), then replay requests until
-    /// `feed` has handed out `goal` user blocks (the whole run at `total`,
-    /// then drain).
+    /// Advance: replay requests until `feed` has handed out `goal` user
+    /// blocks (the whole run at `total`, then drain and flush the cache).
     pub fn advance(
         &mut self,
         ftl: &mut impl FtlPort,
@@ -194,71 +222,135 @@ impl Driver {
         total: u64,
     ) -> Result<()> {
         if !self.started {
-            let from = *self.precondition_from.get_or_insert(feed.written());
-            self.precondition_target = (from + self.precondition_writes).min(total);
-            self.precondition(ftl, feed, goal.min(self.precondition_target))?;
-            if feed.written() < self.precondition_target && !self.intake.done {
-                return Ok(());
-            }
-            self.precondition_done = feed.written() - from;
             self.start(ftl);
         }
         let t0 = Instant::now();
-        let r = self.run_events(ftl, feed, goal, total);
+        let mut r = self.run_events(ftl, feed, goal, total);
+        if r.is_ok() && self.run.flush && self.flush.is_none() && self.drained() {
+            r = self.flush_cache(ftl);
+        }
         self.wall += t0.elapsed().as_secs_f64();
         r
     }
 
-    /// Whether every request has been replayed and has completed.
-    pub fn finished(&self) -> bool {
-        self.started
-            && self.intake.done
+    /// The end: every dirty cached page goes to flash (timed from the last
+    /// completion), and the events run until the last program is done.
+    fn flush_cache(&mut self, ftl: &mut impl FtlPort) -> Result<()> {
+        let pages = self.cache.dirty();
+        self.flush = Some(FlushMark {
+            start: self.now,
+            pages: pages.len() as u64,
+            programs_before: self.programs(),
+            user_before: self.flash.stats.ops[Class::UserWrite as usize],
+        });
+        for (lpn, mask) in pages {
+            self.cache.flush_page(lpn);
+            self.flush(ftl, lpn, mask)?;
+        }
+        while let Some((t, p)) = self.q.pop() {
+            self.now = t;
+            let ev = Event::of(p);
+            self.dispatch(ftl, ev)?;
+            if !self.flash.done.is_empty() {
+                self.process_done(ftl)?;
+            } else if self.flash.urgent_stale {
+                self.update_urgent(ftl);
+            }
+            if let Event::DieOutChannel(id) = ev {
+                self.flash.hand_over(id, self.now, &mut self.q);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every request replayed and completed, nothing left to happen.
+    fn drained(&self) -> bool {
+        self.intake.done
             && self.intake.next.is_none()
             && self.intake.in_flight == 0
             && self.q.is_empty()
     }
 
-    /// WAF mode with the cache and mapping table warmed on the way.
-    fn precondition(
+    /// Whether every request has been replayed and has completed (and the
+    /// cache is flushed, when asked).
+    pub fn finished(&self) -> bool {
+        self.started && self.drained() && (!self.run.flush || self.flush.is_some())
+    }
+
+    /// Prepare the drive before timing starts, in WAF mode (no timing):
+    /// pages `0..fill` written in order (after the `prefilled` pages the
+    /// engine's prefill wrote), then `overwrites` user blocks from `feed`;
+    /// the mapping table and the cache end up holding the last of these
+    /// accesses. Timing starts after it.
+    pub fn precondition(
         &mut self,
         ftl: &mut impl FtlPort,
+        plan: Precondition,
         feed: &mut dyn RequestFeed,
-        goal: u64,
     ) -> Result<()> {
-        while feed.written() < goal {
-            let Some((r, ext)) = self.intake.pull(feed, self.page_bytes) else {
+        let t0 = Instant::now();
+        let mut lba = plan.prefilled;
+        while lba < plan.fill {
+            let blocks = (plan.fill - lba).min(MAX_BATCH as u64) as u32;
+            ftl.submit(&Request {
+                time_ns: 0,
+                lba,
+                blocks,
+                op: ReqOp::Write,
+                tenant: 0,
+            })?;
+            lba += blocks as u64;
+        }
+        let filled = plan.prefilled.max(plan.fill);
+        // The table holds the fill's last entries (clean: on flash).
+        for lpn in filled.saturating_sub(self.map.capacity())..filled {
+            self.map.warm(lpn as u32);
+        }
+        while feed.written() < plan.overwrites {
+            let Some((r, ext)) = feed.next(self.page_bytes)? else {
                 break;
             };
             self.check_range(&r)?;
-            match r.op {
-                ReqOp::Write if self.cache.write => {
-                    for k in 0..r.blocks {
-                        let lpn = r.lba as u32 + k;
-                        let mask = self.mask(ext, k);
-                        self.map.warm(lpn);
-                        if let Some(old) = self.cache.warm_write(lpn, mask) {
-                            ftl.submit(&Request {
-                                lba: old as u64,
-                                blocks: 1,
-                                ..r
-                            })?;
-                        }
-                    }
-                }
-                _ => {
-                    ftl.submit(&r)?;
-                    for k in 0..r.blocks {
-                        let lpn = r.lba as u32 + k;
-                        match r.op {
-                            ReqOp::Trim => self.cache.invalidate(lpn),
-                            _ => self.map.warm(lpn),
-                        }
+            self.warm_apply(ftl, r, ext)?;
+        }
+        self.pre = Preconditioned {
+            writes: filled + feed.written(),
+            seconds: plan.prefill_seconds + t0.elapsed().as_secs_f64(),
+            workload: plan.workload,
+        };
+        self.start(ftl);
+        Ok(())
+    }
+
+    /// One request of the preconditioning: applied in WAF mode, its pages
+    /// through the cache (dirty pages it evicts written to flash) and the
+    /// mapping table.
+    fn warm_apply(&mut self, ftl: &mut impl FtlPort, r: Request, ext: Extent) -> Result<()> {
+        match r.op {
+            ReqOp::Write if self.cache.write => {
+                for k in 0..r.blocks {
+                    let lpn = r.lba as u32 + k;
+                    let mask = self.mask(ext, k);
+                    self.map.warm(lpn);
+                    if let Some(old) = self.cache.warm_write(lpn, mask) {
+                        ftl.submit(&Request {
+                            lba: old as u64,
+                            blocks: 1,
+                            ..r
+                        })?;
                     }
                 }
             }
-        }
-        if let Some(e) = self.intake.error.take() {
-            return Err(e);
+            _ => {
+                ftl.submit(&r)?;
+                for k in 0..r.blocks {
+                    let lpn = r.lba as u32 + k;
+                    match r.op {
+                        ReqOp::Trim => self.cache.invalidate(lpn),
+                        _ => self.map.warm(lpn),
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -269,6 +361,7 @@ impl Driver {
     /// start clean.
     fn start(&mut self, ftl: &mut impl FtlPort) {
         self.started = true;
+        ftl.reset_stats();
         ftl.record_flash();
         self.map.start(ftl);
         self.engine_windows = ftl.windows_closed();
@@ -468,7 +561,9 @@ impl Driver {
                         continue;
                     }
                     let Some(pba) = ftl.lookup(lpn) else {
-                        continue; // never written: zeroes, no flash read
+                        // Never written: zeroes, no flash read.
+                        self.c.unmapped_reads += 1;
+                        continue;
                     };
                     let map = self
                         .map
@@ -520,7 +615,8 @@ impl Driver {
         Ok(())
     }
 
-    /// Submit `op` after its optional mapping read and read-modify-write read.
+    /// Submit `op` after its optional read-modify-write read, once the
+    /// read of translation page `map` it waits for (if any) ends.
     #[inline]
     fn start_chain(&mut self, map: Option<u32>, rmw: u32, op: u32) {
         let mut head = op;
@@ -528,11 +624,10 @@ impl Driver {
             self.flash.chain(rmw, op);
             head = rmw;
         }
-        if let Some(m) = map {
-            self.flash.chain(m, head);
-            head = m;
+        match map {
+            Some(m) => self.map.wait(m, head),
+            None => self.flash.submit(head, self.now, &mut self.q),
         }
-        self.flash.submit(head, self.now, &mut self.q);
     }
 
     /// A read of the old copy of a partially written page, or NONE.
@@ -733,6 +828,10 @@ impl Driver {
                 match owner & OWN_KIND {
                     OWN_REQ => self.page_done(owner & OWN_ID),
                     OWN_FLUSH => self.flush_done(ftl)?,
+                    OWN_MAP => {
+                        self.map
+                            .read_done(owner & OWN_ID, &mut self.flash, &mut self.q, self.now)
+                    }
                     _ => unreachable!("owner tag"),
                 }
             }

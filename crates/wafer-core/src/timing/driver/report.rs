@@ -11,7 +11,11 @@ impl Driver {
     pub fn result(&self) -> TimingResult {
         let ssd = &self.run.ssd;
         let t = self.now.max(1);
-        let secs = self.now as f64 * 1e-9;
+        // Rates over the requests' phase; busy shares and energy over all
+        // the simulated time (the end's flush included).
+        let end = self.flush.map_or(self.now, |f| f.start);
+        let secs = end as f64 * 1e-9;
+        let all_secs = self.now as f64 * 1e-9;
         let frac = |ns: u64| ns as f64 / t as f64;
         let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let fs = &self.flash.stats;
@@ -42,8 +46,8 @@ impl Driver {
         let flash_idle_j = idle_ns as f64 * 1e-9 * e.idle_mw_per_chip * 1e-3;
         let channel_j = fs.channel_bytes as f64 * e.channel_pj_per_byte * 1e-12;
         let dram_j =
-            secs * e.dram_mw * 1e-3 + self.dram.bytes as f64 * 8.0 * e.dram_pj_per_bit * 1e-12;
-        let controller_j = secs * e.controller_mw * 1e-3;
+            all_secs * e.dram_mw * 1e-3 + self.dram.bytes as f64 * 8.0 * e.dram_pj_per_bit * 1e-12;
+        let controller_j = all_secs * e.controller_mw * 1e-3;
         let total_j = flash_read_j
             + flash_program_j
             + flash_erase_j
@@ -108,7 +112,20 @@ impl Driver {
             queue_depth: self.run.queue_depth,
             slice_pages: self.fit.slice,
             erase_us: self.flash.t.erase as f64 / 1e3,
-            precondition_writes: self.precondition_done,
+            precondition_writes: self.pre.writes,
+            precondition_seconds: self.pre.seconds,
+            precondition_workload: self.pre.workload.clone(),
+            flush: self.flush.map(|f| Flush {
+                pages: f.pages,
+                seconds: (self.now - f.start) as f64 * 1e-9,
+                programs: fs.programs - f.programs_before,
+                user_programs: user_programs - f.user_before,
+            }),
+            fit_device: self.run.fit_device,
+            cache: CacheEnd {
+                capacity_pages: self.cache.capacity() as u64,
+                dirty_pages_at_end: self.cache.dirty().len() as u64,
+            },
             simulated_seconds: secs,
             arrived: self.intake.arrived,
             requests,
@@ -156,6 +173,7 @@ impl Driver {
                 }),
                 cmt_hits: self.map.hits,
                 cmt_misses: self.map.misses,
+                cmt_merged_misses: self.map.merged_misses,
                 cmt_hit_rate: (cmt_total > 0).then(|| self.map.hits as f64 / cmt_total as f64),
             },
             flash: FlashCounts {
@@ -165,6 +183,9 @@ impl Driver {
                 gc_programs: fs.ops[Class::GcWrite as usize],
                 mapping_programs: self.map.programs,
                 mapping_reads: self.map.reads,
+                mapping_write_backs: self.map.write_backs,
+                mapping_entries_written_back: self.map.entries_written_back,
+                mapping_cleaning_moves: self.map.cleaning_moves,
                 erases: fs.erases,
                 copybacks: self.c.copybacks,
                 multiplane_batches: fs.multiplane,
@@ -172,6 +193,9 @@ impl Driver {
                 suspended_programs: fs.suspended_programs,
                 suspended_erases: fs.suspended_erases,
                 rmw_reads: self.c.rmw_reads,
+                unmapped_reads: self.c.unmapped_reads,
+                programs_by_page_type: fs.programs_by_type[..ssd.flash.technology.page_types()]
+                    .to_vec(),
             },
             waf_with_mapping: (user_programs > 0)
                 .then(|| fs.programs as f64 / user_programs as f64),
@@ -186,7 +210,11 @@ impl Driver {
                 dram_j,
                 controller_j,
                 total_j,
-                average_power_w: if secs > 0.0 { total_j / secs } else { 0.0 },
+                average_power_w: if all_secs > 0.0 {
+                    total_j / all_secs
+                } else {
+                    0.0
+                },
                 per_request_j: (requests > 0).then(|| total_j / requests as f64),
                 per_byte_j: (bytes > 0).then(|| total_j / bytes as f64),
             },
