@@ -530,14 +530,6 @@ impl DeviceConfig {
     }
 }
 
-impl DeviceConfig {
-    /// The preset `name` (see [`crate::preset`], which defines them) for a
-    /// drive of `logical_bytes`.
-    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
-        crate::preset::sized(name, logical_bytes)
-    }
-}
-
 impl Geometry {
     /// Check that `reserved` segments can stay free (GC reserve plus one open
     /// segment per group) while all logical data still fits.

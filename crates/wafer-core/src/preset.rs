@@ -91,6 +91,14 @@ fn shiro_superblock(logical_bytes: u64) -> Value {
     json!({ "segment_blocks": pages.max(1) })
 }
 
+impl DeviceConfig {
+    /// The preset `name` for a drive of `logical_bytes` ([`sized`]; here,
+    /// not in `device.rs`, so the device layer does not import the presets).
+    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
+        sized(name, logical_bytes)
+    }
+}
+
 /// Preset `name` for a drive of `logical_bytes`: its fields, the logical
 /// size counted in its blocks, and the fields its size sets.
 pub fn sized(name: &str, logical_bytes: u64) -> Result<DeviceConfig> {

@@ -96,11 +96,11 @@ fn fios_reads_its_training_trace_and_reports_the_dictionary() {
     let r = run(cfg(
         "fios",
         "zipf:1.0,arrivals=mmpp",
-        json!({"features": "auto"}),
+        json!({"features": "auto", "acf": "gaps"}),
         4 * 16_384,
     ));
     let s = r.policy_state.unwrap();
-    // Bursty arrivals: the ACF is high and random small writes select C.
+    // Bursty arrivals: the gaps' ACF is high and random small writes select C.
     let acf = s["attributes"]["acf"].as_f64().unwrap();
     assert!(acf > 0.8, "ACF {acf}");
     assert!(s["features"].as_str().unwrap().contains('C'), "{s}");
