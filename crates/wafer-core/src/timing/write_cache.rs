@@ -202,6 +202,11 @@ impl WriteCache {
             .collect()
     }
 
+    /// How many pages are dirty (no list built: a result asks it).
+    pub fn dirty_count(&self) -> u64 {
+        self.lru.entries().filter(|&(_, v)| v & DIRTY != 0).count() as u64
+    }
+
     /// Page `lpn` is on its way to flash (the end's flush): clean in the
     /// cache, counted as flushing.
     pub fn flush_page(&mut self, lpn: u32) {

@@ -188,6 +188,7 @@ fn a_timed_replay_says_it_cannot_be_checkpointed() {
     let mut c = cfg("base", "greedy");
     c.timing = Some(wafer_core::timing::TimingRun {
         ssd: super::timing::tiny(),
+        fit_device: true,
         ..Default::default()
     });
     c.device = device(8000, 0.2, 64);

@@ -247,20 +247,32 @@ impl Driver {
             self.cache.flush_page(lpn);
             self.flush(ftl, lpn, mask)?;
         }
-        while let Some((t, p)) = self.q.pop() {
-            self.now = t;
-            let ev = Event::of(p);
-            self.dispatch(ftl, ev)?;
-            if !self.flash.done.is_empty() {
-                self.process_done(ftl)?;
-            } else if self.flash.urgent_stale {
-                self.update_urgent(ftl);
-            }
-            if let Event::DieOutChannel(id) = ev {
-                self.flash.hand_over(id, self.now, &mut self.q);
-            }
+        while !self.q.is_empty() {
+            self.next_event(ftl)?;
         }
         Ok(())
+    }
+
+    /// Run the next event (the queue is not empty); returns it.
+    #[inline(always)]
+    fn next_event(&mut self, ftl: &mut impl FtlPort) -> Result<Event> {
+        let (t, p) = self.q.pop().expect("an event");
+        self.now = t;
+        let ev = Event::of(p);
+        self.dispatch(ftl, ev)?;
+        // Finished operations someone waits for; else the urgent mode again
+        // only if what it reads changed (free segments change only in
+        // `apply_log`, which updates it).
+        if !self.flash.done.is_empty() {
+            self.process_done(ftl)?;
+        } else if self.flash.urgent_stale {
+            self.update_urgent(ftl);
+        }
+        if let Event::DieOutChannel(id) = ev {
+            // The channel's event it carries (it finishes nothing).
+            self.flash.hand_over(id, self.now, &mut self.q);
+        }
+        Ok(ev)
     }
 
     /// Every request replayed and completed, nothing left to happen.
@@ -424,24 +436,9 @@ impl Driver {
                     (Some(ta), None) => break Next::Arrival(ta),
                     _ => {}
                 }
-                let (t, p) = self.q.pop().expect("an event");
-                self.now = t;
-                let ev = Event::of(p);
-                self.dispatch(ftl, ev)?;
-                // Finished operations someone waits for; else the urgent
-                // mode again only if what it reads changed (free segments
-                // change only in `apply_log`, which updates it).
-                if !self.flash.done.is_empty() {
-                    self.process_done(ftl)?;
-                } else if self.flash.urgent_stale {
-                    self.update_urgent(ftl);
-                }
-                match ev {
-                    // The channel's event it carries (it finishes nothing).
-                    Event::DieOutChannel(id) => self.flash.hand_over(id, self.now, &mut self.q),
-                    // A completion may set the next issue time.
-                    Event::Done(_) => break Next::Look,
-                    _ => {}
+                // A completion may set the next issue time.
+                if let Event::Done(_) = self.next_event(ftl)? {
+                    break Next::Look;
                 }
             };
             let ta = match next {

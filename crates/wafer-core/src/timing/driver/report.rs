@@ -124,7 +124,7 @@ impl Driver {
             fit_device: self.run.fit_device,
             cache: CacheEnd {
                 capacity_pages: self.cache.capacity() as u64,
-                dirty_pages_at_end: self.cache.dirty().len() as u64,
+                dirty_pages_at_end: self.cache.dirty_count(),
             },
             simulated_seconds: secs,
             arrived: self.intake.arrived,
