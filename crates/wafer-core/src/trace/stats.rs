@@ -169,7 +169,7 @@ pub fn compute(
     let (mut prev_write_t, mut prev_gap): (Option<u64>, Option<f64>) = (None, None);
     let (mut gs, mut gss, mut glag, mut gn, mut lagn) = (0f64, 0f64, 0f64, 0u64, 0u64);
     let (mut prev_write_end, mut random, mut seq_judged) = (None::<u64>, 0u64, 0u64);
-    let mut rate = crate::policy::fios::selection::RateSeries::default();
+    let mut rate = super::rate::RateSeries::default();
     // Requests per 5-minute window.
     let (mut window, mut window_count, mut peak) = (0u64, 0u64, 0u64);
     while let Some(r) = src.next_record()? {
@@ -267,7 +267,7 @@ pub fn compute(
             }
         }),
         acf_write_rate: {
-            use crate::policy::fios::selection::{ACF_MIN_WINDOWS, ACF_WINDOW_S};
+            use super::rate::{ACF_MIN_WINDOWS, ACF_WINDOW_S};
             rate.acf((ACF_WINDOW_S * 1e9) as u64, ACF_MIN_WINDOWS)
                 .map(|(r, _)| r)
         },

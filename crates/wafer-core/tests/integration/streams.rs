@@ -96,13 +96,17 @@ fn fios_reads_its_training_trace_and_reports_the_dictionary() {
     let r = run(cfg(
         "fios",
         "zipf:1.0,arrivals=mmpp",
-        json!({"features": "auto", "acf": "gaps"}),
+        json!({"features": "auto", "train": "full", "acf": "gaps"}),
         4 * 16_384,
     ));
     let s = r.policy_state.unwrap();
-    // Bursty arrivals: the gaps' ACF is high and random small writes select C.
+    // Bursty arrivals, trained on the whole run (a 2.8% prefix lies inside
+    // one burst state): the gaps' ACF is high (the rate's too, less so at
+    // this short span) and random small writes select C.
     let acf = s["attributes"]["acf"].as_f64().unwrap();
-    assert!(acf > 0.8, "ACF {acf}");
+    assert!(acf > 0.8, "ACF {acf} {s}");
+    let rate = s["attributes"]["acf_rate"].as_f64().unwrap();
+    assert!(rate > 0.2, "rate ACF {rate}");
     assert!(s["features"].as_str().unwrap().contains('C'), "{s}");
     assert_eq!(s["theta"].as_str().unwrap().chars().nth(1), Some('1'));
     // 16,384 blocks in chunks of 8: 2,048 chunks; BD is 4 bits per chunk.
