@@ -788,7 +788,8 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
                                  f"{d['never_overwritten_blocks']} blocks never overwritten"),
     ]
     f = d["fios"]
-    rows.append(("FIOS attributes", f"ACF {_fmt_num(f['acf'])}, RW {_fmt_num(f['random_write_ratio'])}, "
+    rows.append(("FIOS attributes", f"ACF {_fmt_num(f['acf_write_rate'])} (write rate per 5 min; of the gaps "
+                                    f"{_fmt_num(f['acf'])}), RW {_fmt_num(f['random_write_ratio'])}, "
                                     f"R {_fmt_num(f['reuse_ratio'])}, S {_fmt_num(f['avg_write_kib'])} KiB, "
                                     f"WV {_fmt_num(f['working_volume_kib'])} KiB, "
                                     f"write rate {_fmt_num(f['write_gb_per_day'])} GB/day, "

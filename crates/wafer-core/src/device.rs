@@ -530,72 +530,6 @@ impl DeviceConfig {
     }
 }
 
-/// Device presets: the devices of the papers, by name.
-pub const PRESETS: &[(&str, &str)] = &[(
-    "shiro",
-    "Shiro's device (TCAD'25 §V-A, Table III): 16 KiB pages, 7% OP, superblocks of 64 blocks \
-     (256 pages per block up to 50 GiB, 512 to 100 GiB, 1,024 above; a smaller drive keeps the \
-     40 GiB drive's 171 superblocks), foreground GC below 5% free superblocks, background GC \
-     below 25% when enabled, an empty drive (no prefill)",
-)];
-
-/// Superblocks of the 40 GiB drive of Shiro's Table III, kept by smaller drives.
-pub const SHIRO_SMALL_SUPERBLOCKS: u64 = 171;
-
-impl DeviceConfig {
-    /// The preset `name` (see [`PRESETS`]) for a drive of `logical_bytes`.
-    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
-        match name {
-            "shiro" => {
-                const GIB: u64 = 1 << 30;
-                let page = 16_384u64;
-                let logical = logical_bytes / page;
-                if logical == 0 {
-                    return Err(Error::config(
-                        "capacity",
-                        format!("{logical_bytes} bytes is less than one 16 KiB page"),
-                    ));
-                }
-                // Table III: 64 dies per superblock; pages per block by size.
-                let segment = if logical_bytes >= 40 * GIB {
-                    let per_block = if logical_bytes <= 50 * GIB {
-                        256
-                    } else if logical_bytes <= 100 * GIB {
-                        512
-                    } else {
-                        1024
-                    };
-                    64 * per_block
-                } else {
-                    ((logical as f64 * 1.07) / SHIRO_SMALL_SUPERBLOCKS as f64).floor() as u64
-                };
-                Ok(DeviceConfig {
-                    logical_blocks: logical,
-                    op: 0.07,
-                    block_size: page as u32,
-                    segment_blocks: segment.max(1) as u32,
-                    gc_low_fraction: Some(0.05),
-                    gc_high_fraction: None,
-                    background_gc: BackgroundGc::Off,
-                    background_free_fraction: 0.25,
-                    background_min_invalid: 0.125,
-                    prefill: false,
-                    ..Default::default()
-                })
-            }
-            other => Err(Error::UnknownName {
-                kind: "device preset",
-                name: other.to_string(),
-                known: PRESETS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        }
-    }
-}
-
 impl Geometry {
     /// Check that `reserved` segments can stay free (GC reserve plus one open
     /// segment per group) while all logical data still fits.
@@ -786,36 +720,6 @@ mod tests {
                 other => panic!("{field}: expected a config error, got {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn shiro_preset_gives_table_iii() {
-        const GIB: u64 = 1 << 30;
-        // (GiB, superblocks, superblock pages): Table III.
-        for (gib, sbs, pages) in [
-            (40, 171, 16_384),
-            (50, 214, 16_384),
-            (100, 214, 32_768),
-            (500, 535, 65_536),
-        ] {
-            let c = DeviceConfig::preset("shiro", gib * GIB).unwrap();
-            let g = c.geometry().unwrap();
-            assert_eq!(
-                (g.segments, g.segment_blocks, g.block_size),
-                (sbs, pages, 16_384),
-                "{gib} GiB"
-            );
-            assert_eq!(c.gc_low_fraction, Some(0.05));
-            assert!(!c.prefill);
-        }
-        // A small drive keeps 171 superblocks.
-        let g = DeviceConfig::preset("shiro", GIB)
-            .unwrap()
-            .geometry()
-            .unwrap();
-        assert_eq!((g.segments, g.logical_blocks), (171, 65_536));
-        let e = DeviceConfig::preset("nope", GIB).unwrap_err().to_string();
-        assert!(e.contains("shiro"), "{e}");
     }
 
     #[test]

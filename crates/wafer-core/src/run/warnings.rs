@@ -44,10 +44,38 @@ fn warn(out: &mut Vec<Warning>, code: &'static str, message: String) {
     out.push(Warning { code, message });
 }
 
+/// The codes a policy may raise through its `policy_state.warnings` (a
+/// list of `{"code", "message"}`): a window scaled down to fit a short run,
+/// a result that used future knowledge, a placement that cannot separate.
+pub const POLICY_CODES: &[&str] = &["window-scaled", "future-knowledge", "single-virtual-stream"];
+
+/// The warnings a policy put in its state.
+fn policy_warnings(r: &RunResult, out: &mut Vec<Warning>) {
+    let Some(list) = r
+        .policy_state
+        .as_ref()
+        .and_then(|s| s.get("warnings"))
+        .and_then(|w| w.as_array())
+    else {
+        return;
+    };
+    for w in list {
+        let code = w.get("code").and_then(|c| c.as_str()).unwrap_or("");
+        let message = w.get("message").and_then(|m| m.as_str()).unwrap_or("");
+        let code = POLICY_CODES
+            .iter()
+            .find(|&&c| c == code)
+            .copied()
+            .unwrap_or("policy");
+        warn(out, code, format!("{}: {message}", r.policy));
+    }
+}
+
 /// The warnings of `r` (its `warnings` field is ignored); `asked_writes`:
 /// the user blocks the run was to write, when its source ended before.
 pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64>) -> Vec<Warning> {
     let mut out = Vec::new();
+    policy_warnings(r, &mut out);
     let geo = &r.geometry;
     let repeat_hint = if r.trace.is_some() {
         "extend the trace with --extend K (K drive-writes in all, its lifetimes kept)"

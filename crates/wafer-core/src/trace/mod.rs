@@ -45,6 +45,7 @@ mod flashnet;
 mod msr;
 mod msrcut;
 pub mod native;
+pub mod rate;
 mod remap;
 mod spc;
 pub mod stats;

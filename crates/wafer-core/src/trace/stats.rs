@@ -67,6 +67,10 @@ fn bin(x: u64) -> usize {
 pub struct FiosAttributes {
     /// ACF: lag-1 autocorrelation of the inter-arrival times of writes.
     pub acf: Option<f64>,
+    /// ACF of the write rate: lag-1 autocorrelation of write requests per
+    /// 5-minute window (per 1/32 of a shorter trace), what `fios acf=rate`
+    /// uses (FIOS §3.6; see `policy::fios::selection`).
+    pub acf_write_rate: Option<f64>,
     /// RW: fraction of writes not starting where the previous write ended.
     pub random_write_ratio: Option<f64>,
     /// R: bytes accessed / unique bytes accessed.
@@ -165,6 +169,7 @@ pub fn compute(
     let (mut prev_write_t, mut prev_gap): (Option<u64>, Option<f64>) = (None, None);
     let (mut gs, mut gss, mut glag, mut gn, mut lagn) = (0f64, 0f64, 0f64, 0u64, 0u64);
     let (mut prev_write_end, mut random, mut seq_judged) = (None::<u64>, 0u64, 0u64);
+    let mut rate = super::rate::RateSeries::default();
     // Requests per 5-minute window.
     let (mut window, mut window_count, mut peak) = (0u64, 0u64, 0u64);
     while let Some(r) = src.next_record()? {
@@ -212,6 +217,7 @@ pub fn compute(
                     prev_gap = Some(gap);
                 }
                 prev_write_t = Some(r.time_ns);
+                rate.add(r.time_ns);
                 if let Some(e) = prev_write_end {
                     seq_judged += 1;
                     if e != r.offset {
@@ -260,6 +266,11 @@ pub fn compute(
                 1.0
             }
         }),
+        acf_write_rate: {
+            use super::rate::{ACF_MIN_WINDOWS, ACF_WINDOW_S};
+            rate.acf((ACF_WINDOW_S * 1e9) as u64, ACF_MIN_WINDOWS)
+                .map(|(r, _)| r)
+        },
         random_write_ratio: (seq_judged > 0).then(|| random as f64 / seq_judged as f64),
         reuse_ratio: (unique_bytes > 0.0)
             .then(|| (s.read_bytes + s.write_bytes) as f64 / unique_bytes),
