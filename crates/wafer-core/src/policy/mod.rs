@@ -66,6 +66,9 @@ pub const REGISTRY: &[PolicyInfo] = &[
     two_r::INFO,
     sepbit::INFO,
     sepbit::INFO_NG,
+    sepbit::INFO_HALF,
+    sepbit::INFO_DOUBLE,
+    sepbit::INFO_GW,
     midas::INFO,
     midas::INFO_NG,
     shiro::INFO,
@@ -100,6 +103,11 @@ pub const REGISTRY: &[PolicyInfo] = &[
 /// ([`crate::model::train`]), so wafer-core's own tests leave them to
 /// wafer-learn's.
 pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi", "lstm-km"];
+
+/// The parameter defaults of the policy registered under `name`, if any.
+pub fn defaults(name: &str) -> Option<Value> {
+    REGISTRY.iter().find(|p| p.name == name).map(|p| (p.defaults)())
+}
 
 /// Build the policy registered under `name` with parameter overrides `params`.
 /// `POLICY+nu` / `POLICY+ngc` build the oracle-assisted variant ([`assisted`]);

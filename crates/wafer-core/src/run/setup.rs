@@ -38,8 +38,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::RunConfig;
-use crate::device::{GarbageAccounting, GcCheck, GcMode};
-use crate::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm};
+use crate::device::{GarbageAccounting, GcCheck, GcMode, PlacementBatch};
+use crate::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm, VictimTies};
 
 /// Whose conventions a run follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +88,10 @@ pub struct Conventions {
     pub pick_segments: Option<u32>,
     /// What `cost-benefit` computes.
     pub cost_benefit: CostBenefitConfig,
+    /// How victim selectors break ties.
+    pub victim_ties: VictimTies,
+    /// How many of a request's blocks the policy places at once.
+    pub placement_batch: PlacementBatch,
     /// Whether `waf` counts the prefill's writes.
     pub waf_counts_prefill: bool,
 }
@@ -107,6 +111,8 @@ impl Conventions {
                 GcCheck::Block => None,
             }),
             cost_benefit: cfg.cost_benefit,
+            victim_ties: cfg.victim_ties,
+            placement_batch: d.placement_batch,
             waf_counts_prefill: cfg.waf_counts_prefill,
         }
     }
@@ -126,10 +132,12 @@ impl Setup {
                 d.prefill = false;
                 d.garbage_accounting = GarbageAccounting::AtSeal;
                 d.gc_check = GcCheck::Request;
+                d.placement_batch = PlacementBatch::Block;
                 cfg.cost_benefit = CostBenefitConfig {
                     form: CostBenefitForm::Sqrt,
                     clock: CostBenefitClock::TraceTime,
                 };
+                cfg.victim_ties = VictimTies::Replayer;
                 cfg.waf_counts_prefill = false;
             }
             Setup::MidasSim => {

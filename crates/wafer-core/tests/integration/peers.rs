@@ -96,6 +96,149 @@ fn midas_text(input: &Input) -> String {
     out
 }
 
+/// The second kind of parity input (issue 35): a trace in a real trace's
+/// layout, as a CloudPhysics / Alibaba volume looks: byte offsets and sizes
+/// (a fifth of them 512-byte aligned only, so the 4 KiB blocks round out),
+/// multi-block requests of every size, a quarter reads, several requests
+/// on one microsecond, and busy periods separated by long idle gaps
+/// (seconds to hours). Each volume of `volumes` mixes
+/// * small random writes (1-2 blocks) on hot pages: Zipf 0.9 over the
+///   first quarter of its space, hot ranks scattered;
+/// * medium writes (2-16 blocks) into warm extents of 64 blocks, uniform;
+/// * a journal: 16-128-block writes appending through the last eighth of
+///   the space, wrapping;
+/// * now and then a whole-extent rewrite: 4-16 consecutive 64-block
+///   writes (a file copied);
+///
+/// each volume writing its last block once so the replayer's property file
+/// (its maximum offset) covers the space. Deterministic in `seed`.
+struct Cloud {
+    file: &'static str,
+    volumes: u32,
+    /// Logical space of each volume [blocks].
+    logical_blocks: u64,
+    requests: usize,
+    seed: u64,
+    fnv: u64,
+}
+
+/// One volume, about 10 drive-writes.
+const CLOUD: Cloud = Cloud {
+    file: "cloud.csv",
+    volumes: 1,
+    logical_blocks: 1 << 15,
+    requests: 90_000,
+    seed: 7,
+    fnv: 0,
+};
+
+/// Three volumes in one file (`--all-devices`), interleaved by time.
+const CLOUD3: Cloud = Cloud {
+    file: "cloud3.csv",
+    volumes: 3,
+    logical_blocks: 1 << 14,
+    requests: 120_000,
+    seed: 8,
+    fnv: 0,
+};
+
+/// The trace text of `c` (Alibaba layout, timestamps in µs).
+fn cloud_text(c: &Cloud) -> String {
+    use wafer_core::rng::Rng;
+    use wafer_core::workload::ZipfSampler;
+    const EPOCH_US: u64 = 1_577_808_000_000_000;
+    struct Volume {
+        rng: Rng,
+        clock_us: u64,
+        /// Requests left in the current busy period.
+        busy: u64,
+        journal: u64,
+        /// Blocks of an extent copy still to write, and where.
+        copy: (u64, u64),
+        hot: ZipfSampler,
+        wrote_last: bool,
+    }
+    let n = c.logical_blocks;
+    let hot_len = n / 4;
+    let journal = (n - n / 8, n / 8);
+    let mut vols: Vec<Volume> = (0..c.volumes)
+        .map(|v| {
+            let mut rng = Rng::derive(c.seed, v as u64);
+            let start = rng.below(3_600_000_000);
+            Volume {
+                clock_us: start,
+                busy: 0,
+                journal: 0,
+                copy: (0, 0),
+                hot: ZipfSampler::new(hot_len, 0.9),
+                wrote_last: false,
+                rng,
+            }
+        })
+        .collect();
+    let mut out = String::with_capacity(c.requests * 40);
+    for i in 0..c.requests {
+        // the volume whose next request comes first (ties: the lowest)
+        let v = (0..vols.len()).min_by_key(|&v| vols[v].clock_us).unwrap();
+        let vol = &mut vols[v];
+        let r = &mut vol.rng;
+        let (write, lba, blocks) = if vol.copy.0 > 0 {
+            let b = vol.copy.0.min(64);
+            let at = vol.copy.1;
+            vol.copy = (vol.copy.0 - b, at + b);
+            (true, at, b)
+        } else if !vol.wrote_last && i * c.volumes as usize > c.requests / 2 {
+            vol.wrote_last = true;
+            (true, n - 1, 1)
+        } else {
+            let x = r.next_f64();
+            if x < 0.25 {
+                (false, r.below(n - 16), 1 + r.below(16))
+            } else if x < 0.70 {
+                // scatter the hot ranks over the hot quarter
+                let rank = vol.hot.sample(r);
+                let lba = rank.wrapping_mul(0x9E37_79B9) % hot_len;
+                (true, lba, 1 + r.below(2))
+            } else if x < 0.92 {
+                let extent = hot_len / 64 + r.below((journal.0 - hot_len) / 64);
+                (true, extent * 64 + r.below(48), 2 + r.below(15))
+            } else if x < 0.995 {
+                let b = 16 + r.below(113);
+                let at = journal.0 + vol.journal % (journal.1 - 128);
+                vol.journal += b;
+                (true, at, b)
+            } else {
+                let extents = 4 + r.below(13);
+                let at = hot_len + 64 * r.below((journal.0 - hot_len) / 64 - extents);
+                vol.copy = (extents * 64, at);
+                continue;
+            }
+        };
+        // a fifth of the requests start and end on 512-byte sectors only
+        let (mut off, mut len) = (lba * 4096, blocks * 4096);
+        if r.below(5) == 0 && lba + blocks < n {
+            off += 512 * (1 + r.below(7));
+            len -= 512 * r.below(8);
+        }
+        let op = if write { 'W' } else { 'R' };
+        out.push_str(&format!("{v},{op},{off},{len},{}\n", EPOCH_US + vol.clock_us));
+        // the next arrival: within a busy period, exponential gaps of 300 µs
+        // (one in eight on the same microsecond); then an idle gap of 10 s
+        // to 8 h, log-uniform
+        if vol.busy == 0 {
+            vol.busy = 1 + r.exponential(4000.0) as u64;
+            let idle_s = 10.0 * (2880.0f64).powf(r.next_f64());
+            vol.clock_us += (idle_s * 1e6) as u64;
+        } else {
+            vol.busy -= 1;
+            if r.below(8) != 0 {
+                vol.clock_us += r.exponential(300.0) as u64;
+            }
+        }
+    }
+    out
+}
+
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
@@ -150,6 +293,26 @@ fn write_input(dir: &Scratch, input: &Input) -> String {
     dir.file(input.file, text)
 }
 
+/// Write `c` into `dir` (and into `$WAFER_PEER_TRACES` if set), checking
+/// its hash as [`write_input`] does; its path.
+fn write_cloud(dir: &Scratch, c: &Cloud) -> String {
+    let text = cloud_text(c);
+    if let Some(d) = std::env::var_os("WAFER_PEER_TRACES") {
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(std::path::Path::new(&d).join(c.file), &text).unwrap();
+    }
+    let hash = fnv1a(text.as_bytes());
+    if c.fnv != 0 {
+        assert_eq!(
+            hash, c.fnv,
+            "{}: the generated trace changed; the peer's reference numbers are for the old one \
+             (rerun the peer, docs/FIDELITY.md)",
+            c.file
+        );
+    }
+    dir.file(c.file, text)
+}
+
 /// The replayer's configuration of the parity runs: 6 classes, GP 0.15, one
 /// segment per GC, 1 MiB segments (256 blocks).
 fn replayer_run(path: &str, policy: &str, victim: &str) -> RunConfig {
@@ -201,6 +364,17 @@ fn replay(cfg: RunConfig) -> RunResult {
     sim.run().expect("run completes");
     sim.engine().check().expect("invariants hold");
     sim.result()
+}
+
+#[test]
+#[ignore = "writes the real-trace-layout inputs into $WAFER_PEER_TRACES"]
+fn write_cloud_inputs() {
+    let dir = Scratch::new("cloud");
+    for c in [&CLOUD, &CLOUD3] {
+        let path = write_cloud(&dir, c);
+        let text = std::fs::read(&path).unwrap();
+        println!("{} fnv {:#x} lines {}", c.file, fnv1a(&text), text.iter().filter(|&&b| b == b'\n').count());
+    }
 }
 
 #[test]
