@@ -15,7 +15,12 @@
 //!   the age in trace microseconds since the segment's last append
 //!   (`selection/CostBenefit.java`); `sepbit` tests user writes as the
 //!   replayer does (a FIFO of recent writes, `placement/SepBIT.java`) and
-//!   measures segment lifespans from the previous seal of its class.
+//!   measures segment lifespans from the previous seal of its class;
+//!   `sepbit` (and its variants), `uw`, `fadac` and `multilog` read the
+//!   replayer's valid-block count of the log (`valid_count = "log"`), which
+//!   needs a request's blocks placed one at a time (`Log.append`); the
+//!   selectors list their candidates in the replayer's hash-map order and
+//!   sort them stably, so equal scores go as there (`victim_ties`).
 //! * `midas-sim`: MiDAS-Simulation (github.com/sungkyun123/MiDAS-Simulation):
 //!   a fixed-capacity SSD (`watermark` GC mode) prefilled sequentially, GC
 //!   checked after each block until the reserve (`gc_low`, 4 free segments
@@ -122,11 +127,13 @@ impl Setup {
     /// Set this setup's conventions in `cfg` (the setup wins over the
     /// fields it fixes; `pick_segments`, the thresholds, the GC reserve and
     /// the device size stay as given) and merge its policy parameters under
-    /// the user's.
+    /// the user's. Under every setup the run's seed reaches the policies
+    /// that draw from their own seeded generator (`multilog`), unless their
+    /// `seed` parameter is given.
     pub fn apply(self, cfg: &mut RunConfig) {
         let d = &mut cfg.device;
         match self {
-            Setup::Wafer => return,
+            Setup::Wafer => {}
             Setup::SepbitReplayer => {
                 d.gc_mode = GcMode::GarbageProportion;
                 d.prefill = false;
@@ -164,15 +171,35 @@ impl Setup {
                 cfg.params = Value::Object(merged);
             }
         }
+        if base == "multilog" && cfg.params.get("seed").is_none() {
+            let mut p = match std::mem::take(&mut cfg.params) {
+                Value::Object(m) => m,
+                Value::Null => Map::new(),
+                other => {
+                    // not an object: the policy's own parse reports it
+                    cfg.params = other;
+                    return;
+                }
+            };
+            p.insert("seed".into(), json!(cfg.seed));
+            cfg.params = Value::Object(p);
+        }
     }
 
     /// The parameters this setup gives `policy` (under victim selector
     /// `victim`), as a JSON object (empty for most).
     pub fn policy_params(self, policy: &str, victim: &str) -> Value {
         match (self, policy) {
-            (Setup::SepbitReplayer, "sepbit") => json!({
+            // the replayer's valid-block count (`Log.getnValidBlocks`) where
+            // its policies read one, and its GC age (`accessId - lastAccess`)
+            (Setup::SepbitReplayer, "sepbit" | "bit-half" | "bit-double" | "bit-gw") => json!({
                 "user_test": "fifo",
                 "lifespan_start": "previous-seal",
+                "valid_count": "log",
+                "gc_age": "access-id",
+            }),
+            (Setup::SepbitReplayer, "uw" | "fadac" | "multilog") => json!({
+                "valid_count": "log",
             }),
             // MiDAS as the simulator runs it: the start-up chain of 4 groups
             // (its "naive MiDA") with its hot filter running from the start,

@@ -377,6 +377,90 @@ fn write_cloud_inputs() {
     }
 }
 
+/// Every replayer cell of the parity tables: (wafer policy, selector).
+const CELLS: &[(&str, &str)] = &[
+    ("base", "greedy"),
+    ("base", "cost-benefit"),
+    ("two-r", "greedy"),
+    ("two-r", "cost-benefit"),
+    ("sepbit", "greedy"),
+    ("sepbit", "cost-benefit"),
+    ("warcip", "greedy"),
+    ("warcip", "cost-benefit"),
+    ("dac", "greedy"),
+    ("dac", "cost-benefit"),
+    ("eti", "greedy"),
+    ("eti", "cost-benefit"),
+    ("multiqueue", "greedy"),
+    ("multiqueue", "cost-benefit"),
+    ("sfr", "greedy"),
+    ("sfr", "cost-benefit"),
+    ("sfs", "greedy"),
+    ("sfs", "cost-benefit"),
+    ("fadac", "greedy"),
+    ("fadac", "cost-benefit"),
+    ("uw", "greedy"),
+    ("uw", "cost-benefit"),
+    ("gw", "greedy"),
+    ("gw", "cost-benefit"),
+    ("multilog", "multilog"),
+];
+
+/// `WAFER_CELLS=policy/victim,...` (default: [`CELLS`]) on the
+/// real-layout inputs (or on `WAFER_PARITY_TRACE`, one volume), printed as
+/// `input policy victim WAF`; `WAFER_SEEDS=N` runs each cell with seeds
+/// 1..=N (for `multilog`).
+#[test]
+#[ignore = "prints wafer's numbers on the real-layout inputs"]
+fn print_cloud_numbers() {
+    let dir = Scratch::new("cloud-numbers");
+    let cells: Vec<(String, String)> = match std::env::var("WAFER_CELLS") {
+        Ok(v) => v
+            .split(',')
+            .map(|c| {
+                let (p, v) = c.split_once('/').expect("policy/victim");
+                (p.to_string(), v.to_string())
+            })
+            .collect(),
+        Err(_) => CELLS.iter().map(|&(p, v)| (p.into(), v.into())).collect(),
+    };
+    let seeds: u64 = std::env::var("WAFER_SEEDS").map_or(1, |s| s.parse().unwrap());
+    let inputs: Vec<(String, String, u32)> = match std::env::var("WAFER_PARITY_TRACE") {
+        Ok(t) => vec![(t.clone(), t, 1)],
+        Err(_) => [&CLOUD, &CLOUD3]
+            .iter()
+            .map(|c| (c.file.to_string(), write_cloud(&dir, c), c.volumes))
+            .collect(),
+    };
+    for (name, path, volumes) in &inputs {
+        for (p, v) in &cells {
+            for seed in 1..=seeds {
+                let waf = if *volumes > 1 {
+                    let cfg = MultiConfig {
+                        run: RunConfig {
+                            seed,
+                            ..replayer_run(path, p, v)
+                        },
+                        volumes: Vec::new(),
+                        all_devices: true,
+                    };
+                    let mut m = MultiSimulation::new(cfg).expect("valid config");
+                    while !m.step(1 << 20).expect("run completes") {}
+                    m.result().waf.unwrap()
+                } else {
+                    replay(RunConfig {
+                        seed,
+                        ..replayer_run(path, p, v)
+                    })
+                    .waf
+                    .unwrap()
+                };
+                println!("{name} {p} {v} {waf:.6} seed {seed}");
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "prints wafer's numbers on the parity inputs"]
 fn print_parity_numbers() {
