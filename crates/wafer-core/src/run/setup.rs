@@ -201,6 +201,10 @@ impl Setup {
             (Setup::SepbitReplayer, "uw" | "fadac" | "multilog") => json!({
                 "valid_count": "log",
             }),
+            (Setup::SepbitReplayer, "gw") => json!({
+                "gc_age": "access-id",
+                "ell_update": "before-moves",
+            }),
             // MiDAS as the simulator runs it: the start-up chain of 4 groups
             // (its "naive MiDA") with its hot filter running from the start,
             // the first model window opened after 2

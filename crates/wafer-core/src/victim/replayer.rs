@@ -55,6 +55,11 @@ pub struct HashOrder {
     size: u64,
     /// The map's table capacity (a power of two, at least 16).
     cap: u64,
+    /// Victims chosen and the erase count each had then: the replayer
+    /// removes a victim from its map only after moving its blocks
+    /// (`Log.removeSegments` after the `gcAppend`s), so the seals of those
+    /// moves see it still in.
+    leaving: Vec<(SegmentId, u32)>,
 }
 
 impl HashOrder {
@@ -67,6 +72,7 @@ impl HashOrder {
             next: classes as u64,
             size: 0,
             cap: 16,
+            leaving: Vec::new(),
         };
         for _ in 0..classes {
             o.put();
@@ -103,8 +109,24 @@ impl HashOrder {
         self.put();
     }
 
-    /// A segment was collected (`Log.removeSegments`).
-    pub fn removed(&mut self) {
+    /// `seg` was chosen as a victim: it leaves the map once erased.
+    pub fn chosen(&mut self, seg: SegmentId, ftl: &Ftl) {
+        self.leaving.push((seg, ftl.segs.erase_count[seg as usize]));
+    }
+
+    /// Take the victims erased since they were chosen out of the map
+    /// (`Log.removeSegments`).
+    pub fn settle(&mut self, ftl: &Ftl) {
+        let before = self.leaving.len();
+        self.leaving
+            .retain(|&(s, e)| ftl.segs.erase_count[s as usize] == e);
+        for _ in self.leaving.len()..before {
+            self.removed();
+        }
+    }
+
+    /// A segment left the map.
+    fn removed(&mut self) {
         self.size -= 1;
     }
 
@@ -118,7 +140,7 @@ impl HashOrder {
 
     /// Bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.rid.capacity() * 8 + self.pending.capacity() * 8
+        self.rid.capacity() * 8 + self.pending.capacity() * 8 + self.leaving.capacity() * 8
     }
 }
 
@@ -205,10 +227,12 @@ impl VictimSelector for Replayer {
 
     fn on_seal(&mut self, seg: SegmentId, ftl: &Ftl) {
         self.modified_us[seg as usize] = ftl.now_ns / 1000;
+        self.order.settle(ftl);
         self.order.sealed(seg, ftl.segs.group[seg as usize]);
     }
 
     fn select(&mut self, ftl: &Ftl, max_valid: u32) -> Option<SegmentId> {
+        self.order.settle(ftl);
         self.candidates(ftl, max_valid);
         let blocks = ftl.geo.segment_blocks as f64;
         let segs = &ftl.segs;
@@ -283,14 +307,15 @@ impl VictimSelector for Replayer {
                 list.first().copied()
             }
         };
-        if chosen.is_some() {
-            self.order.removed();
+        if let Some(v) = chosen {
+            self.order.chosen(v, ftl);
         }
         chosen
     }
 
-    fn remove(&mut self, _seg: SegmentId, _ftl: &Ftl) {
-        self.order.removed();
+    fn remove(&mut self, seg: SegmentId, ftl: &Ftl) {
+        self.order.settle(ftl);
+        self.order.chosen(seg, ftl);
     }
 
     fn needs_policy_group(&self) -> bool {

@@ -408,8 +408,9 @@ const CELLS: &[(&str, &str)] = &[
 
 /// `WAFER_CELLS=policy/victim,...` (default: [`CELLS`]) on the
 /// real-layout inputs (or on `WAFER_PARITY_TRACE`, one volume), printed as
-/// `input policy victim WAF`; `WAFER_SEEDS=N` runs each cell with seeds
-/// 1..=N (for `multilog`).
+/// `input policy victim WAF`; `WAFER_SEEDS=A..B` runs each cell with seeds
+/// A..=B (`multilog`'s draws; the replayer's random selectors draw from seed
+/// 0 by default).
 #[test]
 #[ignore = "prints wafer's numbers on the real-layout inputs"]
 fn print_cloud_numbers() {
@@ -424,7 +425,10 @@ fn print_cloud_numbers() {
             .collect(),
         Err(_) => CELLS.iter().map(|&(p, v)| (p.into(), v.into())).collect(),
     };
-    let seeds: u64 = std::env::var("WAFER_SEEDS").map_or(1, |s| s.parse().unwrap());
+    let seeds: (u64, u64) = std::env::var("WAFER_SEEDS").map_or((1, 1), |s| {
+        let (a, b) = s.split_once("..").expect("WAFER_SEEDS=A..B");
+        (a.parse().unwrap(), b.parse().unwrap())
+    });
     let inputs: Vec<(String, String, u32)> = match std::env::var("WAFER_PARITY_TRACE") {
         Ok(t) => vec![(t.clone(), t, 1)],
         Err(_) => [&CLOUD, &CLOUD3]
@@ -434,7 +438,7 @@ fn print_cloud_numbers() {
     };
     for (name, path, volumes) in &inputs {
         for (p, v) in &cells {
-            for seed in 1..=seeds {
+            for seed in seeds.0..=seeds.1 {
                 let waf = if *volumes > 1 {
                     let cfg = MultiConfig {
                         run: RunConfig {
