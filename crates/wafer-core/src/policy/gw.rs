@@ -119,7 +119,13 @@ impl Placement for Gw {
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
         if self.early && self.collecting != Some(b.victim) {
             self.collecting = Some(b.victim);
-            self.ell.on_event(ctx, &Event::Collected { seg: b.victim, valid: 0 });
+            self.ell.on_event(
+                ctx,
+                &Event::Collected {
+                    seg: b.victim,
+                    valid: 0,
+                },
+            );
         }
         let since = self.last.since(b.lba, ctx.now()).unwrap_or(0);
         let age = since.saturating_sub(self.access_id as u64) as f64;

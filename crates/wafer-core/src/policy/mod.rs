@@ -106,7 +106,10 @@ pub const LEARNED: &[&str] = &["shiro", "shiro-ng", "phftl", "ml-dt", "dogi", "l
 
 /// The parameter defaults of the policy registered under `name`, if any.
 pub fn defaults(name: &str) -> Option<Value> {
-    REGISTRY.iter().find(|p| p.name == name).map(|p| (p.defaults)())
+    REGISTRY
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| (p.defaults)())
 }
 
 /// Build the policy registered under `name` with parameter overrides `params`.

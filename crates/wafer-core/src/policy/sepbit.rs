@@ -125,7 +125,8 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
 /// the mean group-0 lifespan.
 pub(super) const INFO_HALF: PolicyInfo = PolicyInfo {
     name: "bit-half",
-    description: "SepBIT's BITHalf (its replayer): SepBIT with ℓ = half the mean group-0 lifespan; 6 groups",
+    description:
+        "SepBIT's BITHalf (its replayer): SepBIT with ℓ = half the mean group-0 lifespan; 6 groups",
     defaults: params::defaults::<Params>,
     build: |p, geo| build("bit-half", Variant::Half, p, geo),
 };

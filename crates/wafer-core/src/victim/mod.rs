@@ -364,7 +364,14 @@ pub fn build_with(
     seed: u64,
     cost_benefit: CostBenefitConfig,
 ) -> Result<Box<dyn VictimSelector>> {
-    build_run(name, geo, seed, cost_benefit, VictimTies::Wafer, REPLAYER_CLASSES)
+    build_run(
+        name,
+        geo,
+        seed,
+        cost_benefit,
+        VictimTies::Wafer,
+        REPLAYER_CLASSES,
+    )
 }
 
 /// The replayer's open segments per log in every run wafer compared it with

@@ -357,6 +357,11 @@ mod tests {
         assert_eq!(o.cap, 32, "the capacity never shrinks");
         // ids past the capacity come back to the first buckets
         assert_eq!(o.key(39), (44 % 32, 44));
-        assert!(o.key(39) < o.key(20), "id {} before id {}", o.key(39).1, o.key(20).1);
+        assert!(
+            o.key(39) < o.key(20),
+            "id {} before id {}",
+            o.key(39).1,
+            o.key(20).1
+        );
     }
 }
