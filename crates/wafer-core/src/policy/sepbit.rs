@@ -23,8 +23,8 @@
 //! `sepbit-ng` (Shiro §V-B, Fig. 9) keeps groups 0 and 1 and sends every
 //! GC-written block to group 2.
 //!
-//! Two rules have the replayer's variant as an option (the `sepbit-replayer`
-//! setup sets both):
+//! Four rules have the replayer's variant as an option (the `sepbit-replayer`
+//! setup sets them all):
 //! * `user_test`: `exact` (default) tests the exact lifetime, from a per-LBA
 //!   last-write table, against ℓ. `fifo` is the replayer's test: a FIFO of the
 //!   most recent writes, capped at min(valid blocks, ℓ) entries (it shrinks
@@ -36,13 +36,24 @@
 //!   (`first-write`, default) or, as in the replayer, which opens the next
 //!   segment of a class when it seals the last, at the previous seal of
 //!   group 0 (`previous-seal`).
+//! * `valid_count`, the valid blocks that cap the `fifo` test: the LBAs
+//!   written (`written`, default) or the replayer's count of its log
+//!   (`log`, [`LogValid`]: its blocks less the garbage it has counted, which
+//!   holds the open segments' garbage and lags a request behind).
+//! * `gc_age`: a moved block's age counts its last user write (`since-write`,
+//!   default) or not (`access-id`, the replayer's `accessId - lastAccess`).
 //!
-//! Deviations: (1) the GC class follows the victim's own group (the
-//! replayer's too); the prototype (`prototype/`) tests the previously
-//! collected segment's class. (2) Under `fifo` the valid block count is the
-//! number of LBAs written; the replayer's is its log's block count less the
-//! garbage it has counted, which includes open segments' garbage and lags a
-//! request behind.
+//! `classes` (default 6, the replayer's `--setNumOpenSegments`) sets the GC
+//! classes by age: group 3 below 4ℓ, each further group 4 times the previous
+//! bound, the last one open-ended. The replayer's variants are policies of
+//! their own: `bit-half` and `bit-double` (ℓ halved / doubled,
+//! `BITHalf.java`, `BITDouble.java`) and `bit-gw` (GC classes 3-5 by age
+//! against ℓ3 and ℓ3 + ℓ4, the mean lifespans of GC classes 3 and 4 themselves,
+//! `BITGW.java`).
+//!
+//! Deviation: the GC class follows the victim's own group (the replayer's
+//! too); the prototype (`prototype/`) tests the previously collected
+//! segment's class.
 
 use serde::{Deserialize, Serialize};
 

@@ -12,8 +12,8 @@
 //! The hash map's order ([`HashOrder`]): the replayer numbers a log's
 //! segments 0, 1, ... as it opens them (`classes` at start, then one
 //! whenever it seals one, for the same class); a `HashMap` with `Long` keys
-//! iterates its buckets in index order, bucket `(h ^ h >>> 16) & (capacity
-//! - 1)` for `h` the key's low 32 bits xor its high ones, and a bucket's
+//! iterates its buckets in index order, bucket
+//! `(h ^ h >>> 16) & (capacity - 1)` for `h` the key's low 32 bits xor its high ones, and a bucket's
 //! entries in insertion order (id order here). The capacity starts at 16 and
 //! doubles whenever the map holds more than 3/4 of it (it never shrinks).
 //! Deviation: a bucket of 9 or more entries becomes a tree in the JDK, whose
@@ -21,7 +21,8 @@
 //! least as many buckets that does not happen in the runs measured here.
 //! WARCIP's split and merge open a segment without a seal or seal one
 //! without opening another; the numbering here does not follow those (it
-//! opens one per seal).
+//! opens one per seal): `warcip` / `greedy` differs from the replayer by
+//! 0.24% on the real-layout parity input for that.
 //!
 //! Per algorithm (the replayer's name):
 //! * `Greedy`: garbage proportion, highest first;

@@ -433,7 +433,7 @@ const CELLS: &[(&str, &str)] = &[
 /// real-layout inputs (or on `WAFER_PARITY_TRACE`, one volume), printed as
 /// `input policy victim WAF`; `WAFER_SEEDS=A..B` runs each cell with seeds
 /// A..=B (`multilog`'s draws; the replayer's random selectors draw from seed
-/// 0 by default).
+/// 0 by default); `WAFER_PARAMS='{"classes": 4}'` sets policy parameters.
 #[test]
 #[ignore = "prints wafer's numbers on the real-layout inputs"]
 fn print_cloud_numbers() {
@@ -452,6 +452,10 @@ fn print_cloud_numbers() {
         let (a, b) = s.split_once("..").expect("WAFER_SEEDS=A..B");
         (a.parse().unwrap(), b.parse().unwrap())
     });
+    let params: serde_json::Value = std::env::var("WAFER_PARAMS")
+        .map_or(serde_json::Value::Null, |p| {
+            serde_json::from_str(&p).expect("WAFER_PARAMS: JSON")
+        });
     let inputs: Vec<(String, String, u32)> = match std::env::var("WAFER_PARITY_TRACE") {
         Ok(t) => vec![(t.clone(), t, 1)],
         Err(_) => [&CLOUD, &CLOUD_SMALL, &CLOUD3]
@@ -466,6 +470,7 @@ fn print_cloud_numbers() {
                     let cfg = MultiConfig {
                         run: RunConfig {
                             seed,
+                            params: params.clone(),
                             ..replayer_run(path, p, v)
                         },
                         volumes: Vec::new(),
@@ -477,6 +482,7 @@ fn print_cloud_numbers() {
                 } else {
                     replay(RunConfig {
                         seed,
+                        params: params.clone(),
                         ..replayer_run(path, p, v)
                     })
                     .waf
