@@ -5,7 +5,7 @@ import pytest
 import wafer
 from wafer.bench import frozen_params
 
-LEARNED = [p["name"] for p in wafer.policies() if p.get("learned")]
+LEARNED = [p["name"] for p in wafer.policies() if p["family"] == "learned"]
 
 
 @pytest.mark.parametrize("name", LEARNED)

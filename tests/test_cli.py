@@ -141,7 +141,7 @@ def test_reproduce_quick_gives_a_table_claims_and_json(tmp_path):
 def test_reproduce_lists_every_experiment_with_its_figure():
     listing = json.loads(wafer("reproduce", "--list", "--json").stdout)
     assert [e["name"] for e in listing] == ["rule-based", "oracle", "learned", "gap", "streams", "oracle-assist",
-                                           "autoblox", "timing", "shiro", "dogi-configs"]
+                                           "autoblox", "timing", "shiro", "shiro-fresh", "dogi-configs"]
     assert all(e["figure"] and (e["claims"] or e["runner"]) for e in listing)
     assert "DOGI Fig. 14" in wafer("reproduce", "--list").stdout
 
@@ -150,3 +150,11 @@ def test_reproduce_shiro_quick_prints_its_claims(tmp_path):
     out = wafer("reproduce", "shiro", "--quick", "--seeds", "1", "--store", str(tmp_path / "s.sqlite"), "-q").stdout
     assert "`shiro-ng`" in out and "Fig. 9's ablation order" in out
     assert out.count("**holds**") + out.count("**fails**") + out.count("**undecided**") == 10
+
+
+def test_reproduce_shiro_fresh_runs_a_fresh_partial_drive(tmp_path):
+    d = json.loads(wafer("reproduce", "shiro-fresh", "--quick", "--seeds", "1", "--json",
+                         "--store", str(tmp_path / "f.sqlite")).stdout)
+    assert {r["workload"] for r in d["results"]} == {"zipf:1.0,region=0.7", "hotcold:0.9:0.1,region=0.7",
+                                                     "phase,region=0.7"}
+    assert len(d["claims"]) == 7 and "extra writes" in d["claims"][2]["claim"]

@@ -19,7 +19,7 @@ def test_dogi_trains_online_and_reports_it():
     assert r.policy_state["parameters"] == 1610
     assert len(r.accuracy["user"]["confusion"]) == 11
     assert "train s" in wafer.format_table([r])
-    learned = {p["name"] for p in wafer.policies() if p["learned"]}
+    learned = {p["name"] for p in wafer.policies() if p["family"] == "learned"}
     assert learned == {"dogi", "phftl", "ml-dt", "shiro", "shiro-ng", "lstm-km"}
 
 

@@ -100,6 +100,7 @@ def test_cli_real_trace(cli, hm, tmp_path):
     (["--writes", "-5"], "--writes"),
     (["--drive-writes", "0"], "--drive-writes"),
     (["--repeat", "0"], "--repeat"),
+    (["--extend", "0"], "--extend"),
     (["--segment-blocks", "0"], "--segment-blocks"),
 ])
 def test_cli_bad_numbers_name_the_flag(cli, args, flag):

@@ -58,3 +58,35 @@ def test_every_experiment_is_a_valid_study_with_claims():
         assert e.claims and e.figure
         out = rp.check_claims(name, cells([("uniform", 0.1, "greedy", "base", 1, 2.0)]))
         assert {c["status"] for c in out} <= {"holds", "fails", "undecided"}
+
+
+def test_every_runner_follows_the_protocol():
+    import pytest
+
+    import wafer
+
+    value = {"seeds": 2, "jobs": 1, "store": "x.sqlite", "report": "rep"}
+    runners = [n for n, e in rp.EXPERIMENTS.items() if e.runner]
+    assert set(runners) == {"streams", "autoblox", "timing", "dogi-configs"}
+    for name in runners:
+        r = rp.runner(rp.EXPERIMENTS[name])
+        assert set(r.REFUSED) <= set(rp.OPTIONS) and callable(r.reproduce) and callable(r.markdown)
+        for k in r.REFUSED:
+            with pytest.raises(wafer.ConfigError, match=f"reproduce {name}: {rp.OPTIONS[k]} is not honoured"):
+                rp.run(name, quick=True, progress=False, **{k: value[k]})
+
+
+def test_a_refused_flag_is_an_error_naming_it(cli):
+    p = cli("reproduce", "timing", "--quick", "--store", "t.sqlite", ok=False)
+    assert p.returncode == 2 and "--store is not honoured" in p.stderr
+
+
+def test_list_shows_each_experiments_time_and_options(cli):
+    import json
+
+    text = cli("reproduce", "--list").stdout
+    for name in rp.EXPERIMENTS:
+        assert f"\n{name}\n" in f"\n{text}"
+    assert text.count("  time:    --quick ") == len(rp.EXPERIMENTS) and "refuses --seeds" in text
+    listed = json.loads(cli("reproduce", "--list", "--json").stdout)
+    assert all(e["quick_seconds"] and e["full_seconds"] and e["full_how"] for e in listed)

@@ -20,7 +20,7 @@ def small_femu(**kw):
     ssd = wafer.timing_config("femu")
     op = ssd["flash"]["overprovisioning"] / (1 - ssd["flash"]["overprovisioning"])
     return wafer.replay("two-r", "zipf:1.0,reads=0.3", device=wafer.Device(capacity="512MiB", op=op),
-                        drive_writes=2.0, timing="femu", **kw)
+                        drive_writes=2.0, timing="femu", fit_device=True, **kw)
 
 
 def test_presets_are_listed_and_load():
@@ -59,13 +59,13 @@ def test_timed_replay_reports_latency_throughput_and_energy():
 
 def test_timed_runs_repeat_exactly():
     a, b = small_femu(queue_depth=4).timing, small_femu(queue_depth=4).timing
-    for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds"):
+    for k in ("requests_per_wall_second", "flash_ops_per_wall_second", "wall_seconds", "precondition_seconds"):
         a.pop(k), b.pop(k)
     assert a == b
 
 
 def test_cli_timing_json_table_and_presets(tmp_path):
-    args = ["--timing", "femu", "--capacity", "512MiB", "--drive-writes", "2", "--queue-depth", "8"]
+    args = ["--timing", "femu", "--fit-device", "--capacity", "512MiB", "--drive-writes", "2", "--queue-depth", "8"]
     out = json.loads(cli("replay", "--workload", "uniform,reads=0.5", *args, "--json").stdout)
     assert out["timing"]["throughput"]["iops"] > 0
     text = cli("replay", "--workload", "uniform", *args, "-q").stdout
@@ -76,10 +76,11 @@ def test_cli_timing_json_table_and_presets(tmp_path):
     assert "intel750" in listing and "zssd" in listing
     toml = cli("presets", "intel750").stdout
     assert "channels = 12" in toml
+    assert "[precondition]" in toml and "drive_writes = 2" in toml
     mine = tmp_path / "mine.toml"
     mine.write_text(toml.replace("channels = 12", "channels = 6"))
-    out = json.loads(cli("replay", "--workload", "uniform", "--timing", str(mine), "--capacity", "256MiB",
-                         "--drive-writes", "1.5", "--json").stdout)
+    out = json.loads(cli("replay", "--workload", "uniform", "--timing", str(mine), "--fit-device", "--capacity",
+                         "256MiB", "--drive-writes", "1.5", "--json").stdout)
     assert len(out["timing"]["utilisation"]["channels"]) == 6
 
 
@@ -93,3 +94,33 @@ def test_a_capacity_counts_the_presets_pages():
     r = small_femu(queue_depth=4)
     assert r.to_dict()["geometry"]["logical_blocks"] == (512 << 20) // 16384
     assert r.to_dict()["geometry"]["block_size"] == 16384
+
+
+def test_a_timed_run_uses_the_whole_drive_unless_fitted(tmp_path):
+    """A device size needs --fit-device; a trace replayed with the defaults is placed inside the preset's
+    whole drive, preconditioned apart from it, and its writes reach flash (the end's flush)."""
+    p = cli("replay", "--workload", "uniform", "--timing", "femu", "--capacity", "512MiB", ok=False)
+    assert p.returncode == 2 and "--capacity" in p.stderr and "--fit-device" in p.stderr
+    with pytest.raises(wafer.ConfigError, match="fit_device"):
+        wafer.replay("base", "uniform", timing="femu", device=wafer.Device(logical_blocks=4096))
+    trace = tmp_path / "hm_0.csv"
+    trace.write_text("".join(f"{128166372003061629 + i * 1000},hm,0,Write,{(1 << 40) + i * 16384},16384,1\n"
+                             for i in range(300)))
+    out = json.loads(cli("replay", "--trace", str(trace), "--policy", "base", "--timing", "femu",
+                         "--precondition", "1", "--json").stdout)
+    t, geo = out["timing"], out["geometry"]
+    ssd = wafer.timing_config("femu")["flash"]
+    raw = (ssd["channels"] * ssd["chips_per_channel"] * ssd["dies_per_chip"] * ssd["planes_per_die"]
+           * ssd["blocks_per_plane"] * ssd["pages_per_block"])
+    assert geo["physical_blocks"] == raw and not t["fit_device"]
+    assert out["trace"]["remapped"] and t["requests"] == 300
+    assert t["precondition_writes"] == geo["logical_blocks"]
+    # femu's 2 MiB cache holds 128 of the 300 pages: the rest reached flash while requests ran.
+    cap = t["cache"]["capacity_pages"]
+    assert cap == 128 and t["flush"]["pages"] == cap and t["flush"]["user_programs"] == cap
+    assert t["flash"]["user_programs"] == 300
+    codes = {w["code"] for w in out["warnings"]}
+    assert "writes-stayed-in-cache" not in codes and "device-larger-than-footprint" not in codes
+    text = cli("replay", "--trace", str(trace), "--policy", "base", "--timing", "femu", "--precondition", "1",
+               "--no-flush", "-q").stdout
+    assert "whole drive" in text and "128 dirty pages left" in text

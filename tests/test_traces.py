@@ -125,3 +125,58 @@ def test_cli_trace_errors_are_clear(tmp_path):
     empty.write_text("")
     e = cli("traces", "inspect", str(empty), ok=False)
     assert "empty file" in e.stderr
+
+
+@pytest.fixture
+def short(tmp_path):
+    """A short MSR trace as a day of a volume looks: skewed writes to 30% of the space, reads of the rest;
+    under half a drive-write of its footprint."""
+    p = tmp_path / "hm_short.csv"
+    traces.sample(str(p), "mix:zipf:0.8,size=1-8,region=0.3+uniform,reads=1.0,size=8,region=0.7", requests=3000,
+                  logical_blocks=1 << 16)
+    return p
+
+
+def test_extend_keeps_the_footprint_and_ends_the_repeat_warning(short, tmp_path):
+    out = tmp_path / "long.arrow"
+    w = json.loads(cli("traces", "extend", str(short), "--drive-writes", "4", "-o", str(out), "--json").stdout)
+    assert w["format"] == "msr" and w["trace_drive_writes"] < 1 and w["drive_writes"] == pytest.approx(4, abs=0.01)
+    assert "drive-writes in all" in cli("traces", "extend", str(short), "--drive-writes", "2", "-o", str(out)).stdout
+    assert traces.inspect(str(out)).footprint_blocks == traces.inspect(str(short)).footprint_blocks
+    dev = wafer.Device(op=0.25)
+    ext = wafer.replay("sepbit", trace=short, extend=4, device=dev)
+    assert ext.drive_writes == pytest.approx(4, abs=0.01)
+    assert ext.raw["trace"]["extension"]["requests"] > 0
+    codes = {w["code"] for w in ext.warnings}
+    assert "periodic-repeat" not in codes and "trace-shorter-than-asked" not in codes
+    rep = wafer.replay("sepbit", trace=short, repeat=8, device=dev)
+    assert "periodic-repeat" in {w["code"] for w in rep.warnings}
+    # --drive-writes past the trace's end says so, and names --extend
+    r = json.loads(cli("replay", "--trace", str(short), "--drive-writes", "4", "--json", "-q").stdout)
+    (w,) = [w for w in r["warnings"] if w["code"] == "trace-shorter-than-asked"]
+    assert "--extend 4.00" in w["message"]
+    assert all("size the device smaller" not in w["message"] for w in r["warnings"])
+    e = cli("replay", "--trace", str(short), "--extend", "4", "--repeat", "2", ok=False)
+    assert e.returncode == 2 and "repeat or extend" in e.stderr
+
+
+def test_a_transient_result_says_so_in_its_row(short):
+    rows = wafer.compare(["base", "two-r"], trace=short, device=wafer.Device(op=0.25))
+    assert all(r.transient for r in rows)
+    table = wafer.format_table(rows)
+    body = table.splitlines()[2:4]
+    assert all("transient (" in line for line in body), table
+    long = wafer.replay("base", trace=short, extend=3, device=wafer.Device(op=0.25))
+    assert not long.transient
+    human = cli("replay", "--trace", str(short)).stdout
+    assert "only the prefill transient" in human.split("steady-state WAF")[0]
+    assert "drive-writes" in human and "-block device" in human
+
+
+def test_inspect_and_replay_count_drive_writes_alike(short):
+    st = traces.inspect(str(short))
+    r = wafer.replay("base", trace=short, device=wafer.Device(op=0.25))
+    assert st.drive_writes == pytest.approx(r.drive_writes)
+    assert st.address_space_drive_writes < st.drive_writes
+    human = cli("traces", "inspect", str(short)).stdout
+    assert "footprint (the device `wafer replay` sizes from it)" in human and "address space" in human

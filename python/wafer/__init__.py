@@ -27,9 +27,12 @@ from ._core import (
     __version__,
 )
 from .api import (
+    DEVICE_FIELDS,
     Device,
     MultiResult,
     compare,
+    composites,
+    describe_policy,
     kmeans,
     parse_size,
     policies,
@@ -49,6 +52,7 @@ from .traces import Selection, TraceStats
 __all__ = [
     "CheckpointError",
     "ConfigError",
+    "DEVICE_FIELDS",
     "Device",
     "MultiResult",
     "ModelError",
@@ -64,6 +68,8 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "compare",
+    "composites",
+    "describe_policy",
     "format_table",
     "kmeans",
     "parse_size",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from typing import Any, Callable
 
 from . import _core
@@ -47,68 +48,29 @@ def parse_size(size: int | str) -> int:
     return value
 
 
-_DEFAULT_DEVICE = json.loads(_core.default_config_json())["device"]
+#: Every field of the engine's device configuration (``_core.device_fields_json``): name, type, optional, unit,
+#: choices, doc, default. :class:`Device` is built from it, so it has every field the engine has.
+DEVICE_FIELDS: list[dict[str, Any]] = json.loads(_core.device_fields_json())
+_DEFAULT_DEVICE = {f["name"]: f["default"] for f in DEVICE_FIELDS}
+#: Engine fields that stay None in Python until given: a trace sizes the device, and may fit the segment size.
+_UNSET = ("logical_blocks", "segment_blocks")
+#: Python-only fields, each placed after the engine field it stands for (bytes or a string like ``"4GiB"``).
+_SIZES = {"logical_blocks": ("capacity", "logical capacity in bytes or a size string (\"4GiB\"), instead of "
+                                         "logical_blocks"),
+          "segment_blocks": ("segment_size", "segment size in bytes or a size string (\"512MiB\"), instead of "
+                                             "segment_blocks")}
+_PY_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 
-@dataclass
-class Device:
-    """The simulated device. Give the logical size as ``logical_blocks`` or
-    ``capacity`` (bytes or a string like ``"4GiB"``); the physical size is
-    ``logical * (1 + op)`` unless ``physical_blocks`` is given exactly.
-
-    Fields and units: ``block_size`` [bytes], ``segment_blocks`` [blocks],
-    ``gc_low``/``gc_high`` [free segments: GC starts below gc_low and stops at
-    gc_high], ``prefill`` (write the logical space once before the workload),
-    ``warmup_drive_writes`` (excluded from the steady-state WAF),
-    ``window_drive_writes`` (time-series resolution), ``check_every`` (run the
-    invariant checker every N user writes; 0 = off). ``gc_mode`` is
-    ``"watermark"`` (a fixed-capacity SSD) or ``"garbage-proportion"``
-    (SepBIT's log-structured store: GC while the log's garbage proportion
-    exceeds ``gp_threshold``, collecting only segments with more garbage than
-    ``segment_gp_threshold``; sized automatically, OP unused). ``segment_size``
-    (bytes or ``"512MiB"``) may replace ``segment_blocks``; with neither, a
-    device sized from a trace's footprint gets segments of 256 blocks or
-    smaller, so that its spare space holds at least 32 of them.
-
-    GC-check conventions (issue 14; a ``setup`` of :func:`replay` sets them
-    at once): ``garbage_accounting`` is ``"immediate"`` (an overwritten copy
-    is garbage at once) or ``"at-seal"`` (a copy in an open segment counts
-    when the segment is sealed, as SepBIT's replayer counts); ``gc_check`` is
-    ``"block"`` (after every block, until the trigger clears) or
-    ``"request"`` (after every request, collecting ``pick_segments``
-    victims, default 1); ``pick_segments`` caps the victims per check.
-
-    An impossible device (``op=0``, a block size that is not a power of
-    two, ...) raises :class:`ConfigError` at construction.
-    """
-
-    logical_blocks: int | None = None
-    capacity: int | str | None = None
-    physical_blocks: int | None = None
-    op: float = _DEFAULT_DEVICE["op"]
-    block_size: int = _DEFAULT_DEVICE["block_size"]
-    segment_blocks: int | None = None
-    gc_low: int = _DEFAULT_DEVICE["gc_low"]
-    gc_high: int = _DEFAULT_DEVICE["gc_high"]
-    prefill: bool = _DEFAULT_DEVICE["prefill"]
-    warmup_drive_writes: float = _DEFAULT_DEVICE["warmup_drive_writes"]
-    window_drive_writes: float = _DEFAULT_DEVICE["window_drive_writes"]
-    check_every: int = 0
-    gc_mode: str = _DEFAULT_DEVICE["gc_mode"]
-    gp_threshold: float = _DEFAULT_DEVICE["gp_threshold"]
-    segment_gp_threshold: float = _DEFAULT_DEVICE["segment_gp_threshold"]
-    segment_size: int | str | None = None
-    garbage_accounting: str = _DEFAULT_DEVICE["garbage_accounting"]
-    gc_check: str = _DEFAULT_DEVICE["gc_check"]
-    pick_segments: int | None = None
-    open_streams: int | None = None
+class _DeviceMethods:
+    """What every :class:`Device` does; its fields come from the engine's table."""
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Device:
         """The device of a paper by name (see :func:`presets`), e.g.
-        ``Device.preset("fios-disksim", capacity="8GiB")``: its fields, then
-        ``overrides`` (which win). An unknown name raises :class:`ConfigError`
-        listing the presets."""
+        ``Device.preset("fios-disksim", capacity="8GiB")``: every field the
+        preset sets, then ``overrides`` (which win). An unknown name raises
+        :class:`ConfigError` listing the presets."""
         found = {p["name"]: p for p in presets()}
         if name not in found:
             raise _core.ConfigError(f"unknown device preset '{name}'; known: {', '.join(found)}")
@@ -152,10 +114,48 @@ class Device:
         return d
 
 
+def _device_class() -> type:
+    """:class:`Device`, a dataclass of every field of :data:`DEVICE_FIELDS` (and the size strings)."""
+    from typing import Optional, Union
+
+    fields: list[tuple[str, Any, Any]] = []
+    lines = []
+    for f in DEVICE_FIELDS:
+        t = _PY_TYPES[f["type"]]
+        name = f["name"]
+        unset = name in _UNSET
+        fields.append((name, Optional[t] if f["optional"] or unset else t,
+                       field(default=None if unset else f["default"])))
+        unit = f" [{f['unit']}]" if f["unit"] else ""
+        choices = f" (one of {', '.join(f['choices'])})" if f["choices"] else ""
+        default = "unset" if unset or f["default"] is None else json.dumps(f["default"])
+        lines.append(f"    ``{name}``{unit}: {f['doc']}{choices}; default {default}.")
+        if name in _SIZES:
+            extra, doc = _SIZES[name]
+            fields.append((extra, Optional[Union[int, str]], field(default=None)))
+            lines.append(f"    ``{extra}``: {doc}.")
+    cls = make_dataclass("Device", fields, bases=(_DeviceMethods,))
+    cls.__module__ = __name__
+    cls.__qualname__ = "Device"
+    cls.__doc__ = (
+        "The simulated device: every field of the engine's device configuration\n"
+        "(``wafer.DEVICE_FIELDS``), all with defaults. Give the logical size as\n"
+        "``logical_blocks`` or ``capacity``; without either, a trace sizes the\n"
+        "device from its footprint (and, without a segment size, fits the\n"
+        "segments to it). An impossible device (``op=0``, a block size that is\n"
+        "not a power of two, ...) raises :class:`ConfigError` at construction.\n\n"
+        "Fields:\n\n" + "\n".join(lines) + "\n")
+    return cls
+
+
+Device = _device_class()
+
+
 def presets() -> list[dict[str, Any]]:
     """Device presets: ``name``, ``description``, ``device`` (the fields it
-    sets) and ``victim`` (the paper's GC victim selector)."""
-    return json.loads(_core.presets_json())
+    sets), ``config`` (the whole device it gives) and ``victim`` (the
+    paper's GC victim selector)."""
+    return json.loads(_core.presets_json())["device"]
 
 
 def kmeans(points: list[list[float]], weights: list[float] | None = None, k: int = 2, *, seed: int = 1,
@@ -169,13 +169,43 @@ def kmeans(points: list[list[float]], weights: list[float] | None = None, k: int
     return json.loads(_core.kmeans_json(pts, w, int(k), int(seed), int(max_iter), init))
 
 
+@functools.cache
+def _registry_text() -> str:
+    return _core.registry_json()
+
+
 def _registry() -> dict[str, Any]:
-    return json.loads(_core.registry_json())
+    return json.loads(_registry_text())
 
 
 def policies() -> list[dict[str, Any]]:
-    """Registered placement policies: ``name``, ``description``, ``defaults``."""
+    """Registered placement policies: ``name``, ``description``, ``family``
+    (trivial, rule-based, stream, learned, oracle), ``needs_future`` (places
+    by the annotated future) and ``defaults`` (its parameters)."""
     return _registry()["policies"]
+
+
+def composites() -> list[dict[str, Any]]:
+    """The composite policy names (``POLICY+nu``, ``nodap+POLICY-user``,
+    ``dogi+User`` ...), as data: ``form``, ``description``, ``examples``,
+    ``applies_to`` (empty: any policy that does not place by the future),
+    ``parts``, ``family``, ``needs_future``. :func:`describe_policy` reads a
+    name."""
+    return _registry()["composites"]
+
+
+@functools.lru_cache(maxsize=1024)
+def _describe(name: str) -> str:
+    return _core.describe_policy(name)
+
+
+def describe_policy(name: str) -> dict[str, Any]:
+    """What a policy name stands for, as the engine parses it: ``base`` (the
+    registered policy whose parameters it takes), ``form`` (the composite
+    form, None for a registered name), ``assists``, ``predictor``, ``stage``,
+    ``family`` and ``needs_future``. An unknown policy, assist or predictor
+    raises :class:`PolicyError`."""
+    return json.loads(_describe(str(name)))
 
 
 def victims() -> list[dict[str, Any]]:
@@ -209,6 +239,7 @@ def run_config(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -227,10 +258,20 @@ def run_config(
     queue_depth: int = 32,
     think_ns: int = 0,
     precondition: float | None = None,
+    precondition_workload: str | None = None,
+    fit_device: bool = False,
+    flush: bool = True,
 ) -> dict[str, Any]:
     """The engine's run configuration (a JSON-ready dict) for these arguments
     (see :func:`replay`)."""
-    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None)
+    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None,
+                                precondition_workload=precondition_workload, fit_device=fit_device, flush=flush)
+    if timing_cfg is not None and not fit_device and device is not None and (
+            device.size_given() or device.physical_blocks is not None
+            or (device.op is not None and abs(device.op - preset_op(timing_cfg["ssd"])) > 1e-9)):
+        raise _core.ConfigError(
+            "invalid device configuration: device: a timed run uses the preset's whole drive (its capacity and "
+            "over-provisioning); give fit_device=True (--fit-device) to size the device yourself")
     if device is None and timing_cfg is not None:
         device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()
@@ -263,6 +304,7 @@ def run_config(
             "capacity_from_trace": not device.size_given(),
             "address_space": bool(address_space),
             "repeat": int(repeat),
+            "extend": None if extend is None else float(extend),
         }
         # A device sized from a small footprint gets segments that fit it,
         # unless the user chose the segment size.
@@ -291,10 +333,11 @@ def run_config(
     }
 
 
-def timing_presets() -> list[dict[str, str]]:
-    """The timing presets shipped with wafer: ``name`` and ``description``
-    (``presets/NAME.toml``; :func:`timing_config` reads one or a file)."""
-    return json.loads(_core.timing_presets_json())
+def timing_presets() -> list[dict[str, Any]]:
+    """The timing presets shipped with wafer: ``name``, ``description`` and
+    ``config`` (the whole SSD, as :func:`timing_config` gives it;
+    ``presets/NAME.toml``; :func:`timing_config` reads one or a file)."""
+    return json.loads(_core.presets_json())["timing"]
 
 
 def timing_config(spec: str | os.PathLike) -> dict[str, Any]:
@@ -315,7 +358,8 @@ _ARRIVALS = ("trace", "closed", "afap")
 
 
 def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int, precondition: float | None,
-                   is_trace: bool) -> dict[str, Any] | None:
+                   is_trace: bool, precondition_workload: str | None = None, fit_device: bool = False,
+                   flush: bool = True) -> dict[str, Any] | None:
     if timing is None:
         if arrival is not None:
             raise _core.ConfigError("invalid device configuration: timing.arrival: only with timing=PRESET")
@@ -327,7 +371,8 @@ def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns:
     defaults = json.loads(_core.timing_defaults_json())
     return {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": int(think_ns),
             "precondition_drive_writes": None if precondition is None else float(precondition),
-            "idle_ns": defaults["idle_ns"]}
+            "precondition_workload": precondition_workload, "fit_device": bool(fit_device),
+            "flush": bool(flush), "idle_ns": defaults["idle_ns"]}
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
@@ -345,6 +390,7 @@ def replay(
     remap: bool = False,
     address_space: bool = False,
     repeat: int = 1,
+    extend: float | None = None,
     writes: int | None = None,
     drive_writes: float | None = None,
     device: Device | None = None,
@@ -366,6 +412,9 @@ def replay(
     queue_depth: int = 32,
     think_ns: int = 0,
     precondition: float | None = None,
+    precondition_workload: str | None = None,
+    fit_device: bool = False,
+    flush: bool = True,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float | None = None,
 ) -> RunResult:
@@ -383,9 +432,12 @@ def replay(
     footprint: the blocks it reads or writes, mapped densely (``address_space
     =True`` keeps its addresses and sizes the device to the highest one).
     With a size given, blocks keep their addresses unless ``remap=True``.
-    ``repeat=K`` replays the trace K times in a row (timestamps shifted), so
-    a short trace reaches a steady state. ``result.warnings`` says when a
-    number means little (GC never ran, warm-up not reached, odd timestamps).
+    ``repeat=K`` replays the trace K times in a row (timestamps shifted; every
+    block then lives exactly one pass), ``extend=K`` continues it to K
+    drive-writes in all with requests drawn from its own lifetimes, sizes,
+    read/write mix and locality (``wafer.traces.extend``), so a short trace
+    reaches a steady state. ``result.warnings`` says when a number means
+    little (GC never ran, warm-up not reached, odd timestamps).
 
     Before anything is allocated, the run's memory is estimated; a run that
     needs more than the machine has (or ``memory_limit``, bytes or
@@ -405,16 +457,24 @@ def replay(
     as safetensors (see :func:`train`).
 
     ``timing="intel750"`` (a preset of :func:`timing_presets`, a TOML file,
-    or a dict) simulates the SSD's timing too: the FTL runs ``precondition``
-    drive-writes in WAF mode (default: the device's warm-up for a synthetic
-    workload, none for a trace), then every request passes the host
-    interface, DRAM cache and mapping table and every flash operation
-    (user, GC, mapping) runs on its channel, die and plane.
+    or a dict) simulates the SSD's timing too, on the preset's whole drive
+    (its capacity and over-provisioning; a trace is placed inside it,
+    remapped densely only when its addresses exceed it): the drive is
+    preconditioned in WAF mode to ``precondition`` drive-writes (the
+    preset's ``[precondition]`` by default, 2: a sequential fill, then a
+    drive-write of random overwrites by ``precondition_workload``: a
+    synthetic run's own workload, else the preset's), never with the
+    trace's requests; then every request passes the host interface, DRAM
+    cache and mapping table and every flash operation (user, GC, mapping)
+    runs on its channel, die and plane; at the end the dirty cache is
+    flushed and timed (``flush=False`` leaves it).
+    ``fit_device=True`` sizes the device to the run instead (the trace's
+    footprint or ``device``): quicker, not the preset's drive.
     ``arrival`` is ``"trace"`` (open loop at the timestamps; the default
     for traces), ``"closed"`` (``queue_depth`` outstanding requests, each
     completion issues the next after ``think_ns``; the default otherwise)
-    or ``"afap"`` (as fast as the device admits). Without a ``device`` the
-    preset's over-provisioning is used; the page size is the block size.
+    or ``"afap"`` (as fast as the device admits). The page size is the
+    block size.
     ``result.timing`` holds latency percentiles, IOPS, bandwidth,
     utilisation, hit rates, WAF with mapping writes and energy.
 
@@ -445,11 +505,13 @@ def replay(
     :class:`RunResult`), so nothing measured is lost.
     """
     kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
-              repeat=repeat, writes=writes, drive_writes=drive_writes, device=device, victim=victim, seed=seed,
+              repeat=repeat, extend=extend, writes=writes, drive_writes=drive_writes, device=device, victim=victim,
+              seed=seed,
               cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
               cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
     timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
-                     precondition=precondition)
+                     precondition=precondition, precondition_workload=precondition_workload,
+                     fit_device=fit_device, flush=flush)
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search
@@ -461,8 +523,7 @@ def replay(
                        progress=progress, **skw)
         params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, params=params, accuracy=accuracy, **kw, **timing_kw)
-    oracle = policy == "nodap" or policy.startswith("oracle-") or "+" in policy
-    if progress and config["trace"] and (accuracy or oracle) and sys.stderr.isatty():
+    if progress and config["trace"] and sys.stderr.isatty() and (accuracy or describe_policy(policy)["needs_future"]):
         # The annotation runs inside the constructor; say why a big trace takes a while.
         sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
                          "(or reusing its cached annotation) ...\n")
@@ -493,9 +554,8 @@ def train(
     (safetensors, with the policy's name in the metadata). Start a later run
     from it with ``params={"model": out}`` (add ``"retrain": 0`` to keep it
     frozen). Keyword arguments are those of :func:`replay`."""
-    learned = [p["name"] for p in _registry()["policies"] if p.get("learned")]
-    base = policy.split("+")[0]
-    if base not in learned:
+    learned = [p["name"] for p in policies() if p["family"] == "learned"]
+    if describe_policy(policy)["base"] not in learned:
         raise _core.PolicyError(f"'{policy}' does not learn; learned policies: {', '.join(learned)}")
     return replay(policy, workload, save_model=out, **kwargs)
 

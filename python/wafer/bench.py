@@ -162,9 +162,12 @@ def _timing(logical: int, workload: str, repeat: int, timed_writes: float = 2.0,
             qd: int = 32) -> dict:
     """Timing mode's own speed: host requests and flash operations simulated
     per wall second (timed phase only; the preconditioning runs at WAF speed)."""
-    dev = Device(logical_blocks=logical, op=preset_op(timing_config(preset)), warmup_drive_writes=1.0)
-    writes = int((1 + timed_writes) * logical)
-    runs = [replay("base", workload, device=dev, writes=writes, timing=preset, arrival="closed", queue_depth=qd)
+    dev = Device(logical_blocks=logical, op=preset_op(timing_config(preset)))
+    writes = int(timed_writes * logical)
+    # A device of `logical` pages, filled and overwritten once by the
+    # workload before its timed writes.
+    runs = [replay("base", workload, device=dev, writes=writes, timing=preset, arrival="closed", queue_depth=qd,
+                   fit_device=True, precondition=2.0)
             for _ in range(repeat)]
     best = max(runs, key=lambda r: r.timing["requests_per_wall_second"])
     t = best.timing
@@ -193,12 +196,12 @@ def run_bench(quick: bool = False, as_json: bool = False, repeat: int = 3) -> in
     out["learned"] = []
     with tempfile.TemporaryDirectory() as d:
         for p in policies():
-            model = os.path.join(d, f"{p['name']}.safetensors") if p.get("learned") else None
+            model = os.path.join(d, f"{p['name']}.safetensors") if p["family"] == "learned" else None
             out["policies"].append(_engine(1 << 20, 4, 1 if model else repeat, policy=p["name"], workload="zipf:1.0",
                                            save_model=model))
         base = next(e for e in out["policies"] if e["policy"] == "base")
         for p in policies():
-            if p.get("learned"):
+            if p["family"] == "learned":
                 online = next(e for e in out["policies"] if e["policy"] == p["name"])
                 out["learned"].append(_learned(p["name"], online, base, 1 << 20, repeat,
                                                os.path.join(d, f"{p['name']}.safetensors")))

@@ -14,6 +14,7 @@ from .api import (
     DEFAULT_WORKLOAD,
     Device,
     compare,
+    composites,
     policies,
     preset_op,
     presets,
@@ -57,8 +58,10 @@ traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, f
   Device size: without --logical-blocks/--capacity the device is the trace's footprint
   (the blocks it reads or writes, mapped densely; segments shrink to fit a small one);
   --address-space keeps its addresses and sizes the device to the highest one.
-  --repeat K replays a short trace K times so GC reaches a steady state; results warn
-  when GC never ran or the warm-up was not reached.
+  A short trace: --extend K continues it to K drive-writes in all with requests drawn from
+  its own lifetimes, sizes, read/write mix and locality (`wafer traces extend` writes it);
+  --repeat K replays it K times (every block then lives exactly one pass); results warn
+  when GC never ran, the warm-up was not reached or the trace ended before --drive-writes.
 """
 
 
@@ -88,24 +91,26 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     d = Device()
     g = p.add_argument_group("device")
     g.add_argument("--preset", metavar="NAME",
-                   help="a paper's device: " + ", ".join(f"{x['name']} ({x['description'].split(':')[0]})"
-                                                         for x in presets())
-                        + "; flags given explicitly win over it")
+                   help="a paper's device, every field it sets: " +
+                        ", ".join(f"{x['name']} ({x['description'].split(':')[0]}: "
+                                  + ", ".join(f"{k}={json.dumps(v)}" for k, v in x["device"].items()) + ")"
+                                  for x in presets())
+                        + "; flags given explicitly win over it (--gc-reserve/--gc-high over its GC fractions)")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
     g.add_argument("--op", type=float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
-    g.add_argument("--block-size", type=int, metavar="BYTES", help="block (page) size (default 4096)")
+    g.add_argument("--block-size", type=int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
     seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
-    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, default=d.gc_low, metavar="N",
+    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, metavar="N",
                    help=f"GC reserve: GC starts below N free segments, the same for every policy (default {d.gc_low}, "
                         "at least 2); the open segments of a policy's groups come on top, as its own cost")
-    g.add_argument("--gc-high", type=_positive_int, default=d.gc_high, metavar="N",
+    g.add_argument("--gc-high", type=_positive_int, metavar="N",
                    help="GC stops at N free segments (default: the reserve)")
     g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=None,
                    help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
@@ -121,19 +126,28 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pick-segments", type=_positive_int, metavar="K",
                    help="victims per GC check at most (default: until the trigger clears; 1 with --gc-check "
                         "request, the replayer's --setPickSegAmount)")
-    g.add_argument("--gp-threshold", type=float, default=d.gp_threshold, metavar="F",
+    g.add_argument("--gp-threshold", type=float, metavar="F",
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
-    g.add_argument("--segment-gp-threshold", type=float, default=d.segment_gp_threshold, metavar="F",
+    g.add_argument("--segment-gp-threshold", type=float, metavar="F",
                    help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
     g.add_argument("--open-streams", type=_positive_int, metavar="N",
                    help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
-    g.add_argument("--no-prefill", action="store_true", help="start from an empty device (default: write it full first)")
-    g.add_argument("--warmup-drive-writes", type=float, default=d.warmup_drive_writes, metavar="K",
+    g.add_argument("--prefill", action=argparse.BooleanOptionalAction, default=None,
+                   help="write the logical space once before the workload (default: on, or the --preset's); "
+                        "--no-prefill starts from an empty device")
+    g.add_argument("--warmup-drive-writes", type=float, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
-    g.add_argument("--window-drive-writes", type=float, default=d.window_drive_writes, metavar="W",
+    g.add_argument("--window-drive-writes", type=float, metavar="W",
                    help=f"time-series window length (default {d.window_drive_writes})")
-    g.add_argument("--check-every", type=int, default=0, metavar="N",
+    g.add_argument("--check-every", type=int, metavar="N",
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
+
+
+#: Device flags, by their argparse dest (= the wafer.Device field); each given explicitly wins over the --preset.
+_DEVICE_FLAGS = ("logical_blocks", "capacity", "physical_blocks", "op", "block_size", "segment_blocks", "segment_size",
+                 "gc_low", "gc_high", "gc_mode", "garbage_accounting", "gc_check", "pick_segments", "gp_threshold",
+                 "segment_gp_threshold", "open_streams", "prefill", "warmup_drive_writes", "window_drive_writes",
+                 "check_every")
 
 
 def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
@@ -196,7 +210,7 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
 
 
 #: Flags a setup fixes: (dest, flag).
-_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("no_prefill", "--no-prefill"), ("garbage_accounting",
+_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("prefill", "--[no-]prefill"), ("garbage_accounting",
                 "--garbage-accounting"), ("gc_check", "--gc-check"), ("cost_benefit", "--cost-benefit"),
                 ("cost_benefit_clock", "--cost-benefit-clock"), ("waf_counts_prefill", "--waf-counts-prefill"))
 
@@ -204,7 +218,7 @@ _SETUP_FIXED = (("gc_mode", "--gc-mode"), ("no_prefill", "--no-prefill"), ("garb
 def _setup_kwargs(a: argparse.Namespace) -> dict[str, Any]:
     """setup= and the conventions for replay()/compare(); a flag the setup fixes is an error."""
     if a.setup != "wafer":
-        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None)]
+        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None) is not None]
         if given:
             raise _core.ConfigError(f"invalid run configuration: setup: --setup {a.setup} fixes "
                                     f"{', '.join(given)}; leave it out, or use --setup wafer and set each convention")
@@ -235,7 +249,11 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
     g.add_argument("--all-devices", action="store_true",
                    help="replay: every device of the trace as its own volume (log), merged by timestamp")
     g.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
-                   help="replay the trace K times in a row, timestamps shifted (default 1)")
+                   help="replay the trace K times in a row, timestamps shifted (default 1); every block then "
+                        "lives exactly one pass: prefer --extend")
+    g.add_argument("--extend", type=_positive_float, metavar="K",
+                   help="continue the trace to K drive-writes in all, drawn from its own lifetimes, sizes, "
+                        "read/write mix and locality (seeded by --seed)")
     g.add_argument("--address-space", action="store_true",
                    help="size the device to the trace's highest block, addresses kept (default: its footprint)")
     g.add_argument("--remap", action="store_true",
@@ -246,7 +264,7 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
     g.add_argument("--timing", metavar="PRESET|FILE",
                    help="simulate this SSD's timing: a preset (intel750, mqsim-default, femu, 850pro, zssd) "
-                        "or a TOML file (copy one with `wafer presets NAME > my.toml`)")
+                        "a TOML file (copy one with `wafer presets NAME > my.toml`) or an MQSim ssdconfig.xml")
     g.add_argument("--arrival", choices=["trace", "closed", "afap"],
                    help="trace: open loop at the timestamps (default for traces); closed: --queue-depth "
                         "requests outstanding (default otherwise); afap: as fast as the device admits")
@@ -255,8 +273,18 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     g.add_argument("--think-us", type=float, default=0.0, metavar="US",
                    help="closed loop: host time between a completion and the next request (default 0)")
     g.add_argument("--precondition", type=float, metavar="K",
-                   help="drive-writes run in WAF mode before timing starts (default: the warm-up for "
-                        "synthetic workloads, 0 for traces)")
+                   help="drive-writes in WAF mode before timing starts, never of the trace: a sequential fill "
+                        "counts as the first (0: a fresh drive; 0.5: half filled), then random overwrites "
+                        "(default: the preset's [precondition], 2 for every shipped preset)")
+    g.add_argument("--precondition-workload", metavar="SPEC",
+                   help="the overwrites' workload (default: a synthetic run's own, else the preset's: uniform)")
+    g.add_argument("--fit-device", action="store_true",
+                   help="size the device to the run (a trace's footprint, or --capacity/--logical-blocks/--op) "
+                        "instead of the preset's whole drive: quicker, but fewer and partial superblocks "
+                        "(mostly fast LSB pages) and a cache that may hold the whole device")
+    g.add_argument("--no-flush", action="store_true",
+                   help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) "
+                        "instead of flushing it to flash, timed (timing.flush)")
 
 
 def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
@@ -264,8 +292,22 @@ def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
         if a.arrival:
             raise _core.ConfigError("invalid device configuration: --arrival: only with --timing PRESET|FILE")
         return {}
+    sized = [f"--{f.replace('_', '-')}" for f in ("logical_blocks", "capacity", "op", "physical_blocks")
+             if getattr(a, f, None) is not None]
+    if sized and not a.fit_device:
+        raise _core.ConfigError(
+            f"invalid device configuration: {sized[0]}: a timed run uses the preset's whole drive (its capacity "
+            f"and over-provisioning; a trace is placed inside it); add --fit-device to size the device yourself")
+    # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
+    for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
+                        ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):
+        if given:
+            print(f"note: {flag} does not apply to a timed run: --precondition (the preset's "
+                  "[precondition] by default) prepares the drive", file=sys.stderr)
     return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
-            "think_ns": int(a.think_us * 1000), "precondition": a.precondition}
+            "think_ns": int(a.think_us * 1000), "precondition": a.precondition,
+            "precondition_workload": a.precondition_workload, "fit_device": a.fit_device,
+            "flush": not a.no_flush}
 
 
 def _selection(a: argparse.Namespace) -> traces.Selection:
@@ -286,7 +328,7 @@ def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
     if path is None:
         return extra
     return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap,
-            "address_space": a.address_space, "repeat": a.repeat, **extra}
+            "address_space": a.address_space, "repeat": a.repeat, "extend": a.extend, **extra}
 
 
 def _preset(a: argparse.Namespace) -> dict[str, Any]:
@@ -301,40 +343,22 @@ def _preset(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def _device(a: argparse.Namespace) -> Device:
-    d, pre = Device(), _preset(a).get("device", {})
-
-    def pick(flag: Any, field: str) -> Any:
-        """An explicit flag, else the preset's value, else the default."""
-        return flag if flag is not None else pre.get(field, getattr(d, field))
-
-    segment_blocks = a.segment_blocks
-    if segment_blocks is None and a.segment_size is None:
-        segment_blocks = pre.get("segment_blocks")
+    """The device: every field of the --preset, then the flags given explicitly (which win), the rest at their
+    defaults. A flag stands for the fields of the same knob in other units: --segment-size for the preset's
+    segment_blocks, --gc-reserve for its gc_low_fraction, --gc-high for its gc_high_fraction."""
+    pre = dict(_preset(a).get("device", {}))
+    given = {f: v for f in _DEVICE_FLAGS if (v := getattr(a, f, None)) is not None}
+    for flag, replaces in (("segment_size", "segment_blocks"), ("gc_low", "gc_low_fraction"),
+                           ("gc_high", "gc_high_fraction")):
+        if flag in given:
+            pre.pop(replaces, None)
     timing = getattr(a, "timing", None)
-    if a.op is None and "op" not in pre and timing:
-        pre = dict(pre, op=preset_op(timing_config(timing)))
-    return Device(
-        logical_blocks=a.logical_blocks,
-        capacity=a.capacity,
-        physical_blocks=a.physical_blocks,
-        op=pick(a.op, "op"),
-        block_size=pick(a.block_size, "block_size"),
-        segment_blocks=segment_blocks,
-        segment_size=a.segment_size,
-        open_streams=pick(a.open_streams, "open_streams"),
-        gc_mode=pick(a.gc_mode, "gc_mode"),
-        garbage_accounting=a.garbage_accounting or d.garbage_accounting,
-        gc_check=a.gc_check or d.gc_check,
-        pick_segments=a.pick_segments,
-        gp_threshold=a.gp_threshold,
-        segment_gp_threshold=a.segment_gp_threshold,
-        gc_low=a.gc_low,
-        gc_high=max(a.gc_high, a.gc_low),
-        prefill=not a.no_prefill,
-        warmup_drive_writes=a.warmup_drive_writes,
-        window_drive_writes=a.window_drive_writes,
-        check_every=a.check_every,
-    )
+    if "op" not in given and "op" not in pre and timing:
+        pre["op"] = preset_op(timing_config(timing))
+    fields = {**pre, **given}
+    if "gc_high" not in fields:
+        fields["gc_high"] = max(Device.__dataclass_fields__["gc_high"].default, fields.get("gc_low", 0))
+    return Device(**fields)
 
 
 def _writes(a: argparse.Namespace) -> dict[str, Any]:
@@ -356,13 +380,14 @@ def _params(items: list[str]) -> dict[str, Any]:
 
 
 def _print_result(r: RunResult) -> None:
+    transient = "  (only the prefill transient: see the warning)" if r.transient else ""
     rows = [
         ("policy / victim", f"{r.policy} / {r.victim}"),
         ("workload", r.workload),
-        ("WAF", f"{r.waf:.4f}" if r.waf else "-"),
-        ("steady-state WAF", f"{r.steady_waf:.4f}" if r.steady_waf else "- (warm-up not reached)"),
+        ("WAF", (f"{r.waf:.4f}" if r.waf else "-") + transient),
+        ("steady-state WAF", (f"{r.steady_waf:.4f}" + transient) if r.steady_waf else "- (warm-up not reached)"),
         ("user / GC writes", f"{r.user_writes} / {r.gc_writes} blocks"),
-        ("drive-writes", f"{r.drive_writes:.2f}"),
+        ("drive-writes", f"{r.drive_writes:.2f} of the {r.raw['geometry']['logical_blocks']}-block device"),
         ("mean victim valid ratio", f"{r.mean_victim_valid_ratio:.3f}" if r.mean_victim_valid_ratio else "-"),
         ("erases per segment", "min {min} / mean {mean:.1f} / max {max}".format(**r.erases)),
         ("groups", ", ".join(f"#{g['group']}: {g['user_writes']}u+{g['gc_writes']}gc, {g['segments']} seg"
@@ -373,12 +398,18 @@ def _print_result(r: RunResult) -> None:
     if t:
         truncated = "; TRUNCATED" if t["truncated"] else ""
         passes = f" in {t['passes']} passes" if t["passes"] > 1 else ""
+        ext = t.get("extension")
+        if ext:
+            passes += (f", then {ext['requests']} requests of its continuation ({ext['write_blocks']} of "
+                       f"{ext['planned_write_blocks']} blocks planned)")
         rows.insert(2, ("trace", f"{t['format']}: {t['requests']} requests from {t['lines']} lines{passes}; "
                                  f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
                                  f"{t['backwards_timestamps']} timestamps raised{truncated}"))
         geo = r.raw["geometry"]
         how = {"footprint": "the trace's footprint, blocks mapped densely",
-               "address-space": "the trace's address space", "given": "as given"}[t["sizing"]]
+               "address-space": "the trace's address space",
+               "given": ("the preset's whole drive" if r.timing and not r.timing["fit_device"] else "as given")
+               + (", the trace's blocks mapped densely inside it" if t.get("remapped") else "")}[t["sizing"]]
         rows.insert(3, ("device", f"{geo['logical_blocks']} logical blocks ({how}; footprint "
                                   f"{t['footprint_blocks']}, address space {t['address_space_blocks']}), "
                                   f"{geo['segments']} segments of {geo['segment_blocks']} blocks, OP {geo['op']:.3f}"))
@@ -422,7 +453,7 @@ def _print_result(r: RunResult) -> None:
     state = r.policy_state
     if state:
         rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
-    rows += _timing_rows(r.timing)
+    rows += [(k, v + (transient if k == "timing" else "")) for k, v in _timing_rows(r.timing)]
     for warning in r.warnings:
         rows.append(("warning", warning["message"]))
     if r.error:
@@ -448,8 +479,9 @@ def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
         return "-" if x is None else f"{x:.3f}"
 
     rows = [
-        ("timing", f"{t['preset']}, {t['arrival']} arrivals{loop}; {t['simulated_seconds']:.4f} s simulated "
-                   f"after {t['precondition_writes']} preconditioning writes"),
+        ("timing", f"{t['preset']} ({'fitted device' if t['fit_device'] else 'whole drive'}), {t['arrival']} "
+                   f"arrivals{loop}; {t['simulated_seconds']:.4f} s simulated after {t['precondition_writes']} "
+                   f"preconditioning writes ({t['precondition_workload']}, {t['precondition_seconds']:.1f} s)"),
         ("throughput", f"{tp['iops']:.0f} IOPS ({tp['read_iops']:.0f} read, {tp['write_iops']:.0f} write), "
                        f"{tp['bandwidth_bytes_per_s'] / 1e6:.1f} MB/s"),
     ]
@@ -469,6 +501,9 @@ def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
                              f"programs, {f['reads']} reads ({f['mapping_reads']} mapping), {f['erases']} erases; "
                              f"{f['multiplane_batches']} multi-plane batches; suspended {f['suspended_programs']} "
                              f"programs, {f['suspended_erases']} erases"),
+        ("end of run", f"flushed {t['flush']['pages']} dirty pages in {t['flush']['seconds'] * 1e3:.3f} ms "
+                       f"({t['flush']['programs']} programs)" if t["flush"] else
+                       f"{t['cache']['dirty_pages_at_end']} dirty pages left in the cache (--no-flush)"),
         ("WAF with mapping", f"{rate(t['waf_with_mapping'])} (flash programs / user programs); "
                              f"host WAF {rate(t['host_waf'])} (flash programs / host pages)"),
         ("energy", f"{e['total_j']:.4g} J, {e['average_power_w']:.3f} W average: flash read {e['flash_read_j']:.3g}, "
@@ -555,9 +590,9 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
     """`wafer replay` with several --trace files or --all-devices."""
     if a.all_devices and (not a.trace or len(a.trace) != 1):
         raise _core.ConfigError("invalid run configuration: trace: --all-devices needs exactly one --trace")
-    if a.writes or a.drive_writes or a.repeat != 1 or a.accuracy:
+    if a.writes or a.drive_writes or a.repeat != 1 or a.extend or a.accuracy:
         raise _core.ConfigError("invalid run configuration: volumes: a multi-volume run replays every trace "
-                                "whole once (no --writes, --drive-writes, --repeat, --accuracy)")
+                                "whole once (no --writes, --drive-writes, --repeat, --extend, --accuracy)")
     kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap,
                               address_space=a.address_space, device=dev, victim=_victim(a, a.victim), seed=a.seed,
                               params=_params(a.param), cache_dir=a.cache_dir, memory_limit=a.memory_limit,
@@ -603,42 +638,60 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 
 def cmd_presets(a: argparse.Namespace) -> int:
+    if a.name == "import":
+        if not a.file or a.file.endswith(".toml"):
+            raise _core.ConfigError("presets import: give an MQSim configuration (FILE.xml), e.g. "
+                                    "`wafer presets import ssdconfig.xml -o my.toml`")
+        text = _core.timing_import_toml(a.file)
+        if a.out:
+            with open(a.out, "w") as f:
+                f.write(text)
+            print(f"wrote {a.out} (run it with --timing {a.out})", file=sys.stderr)
+        else:
+            print(text, end="")
+        return 0
+    if a.file or a.out:
+        raise _core.ConfigError("presets: FILE and -o only with `wafer presets import FILE.xml -o NAME.toml`")
     if a.name:
         if a.json:
             print(json.dumps(timing_config(a.name)))
         else:
             print(_core.timing_preset_toml(a.name), end="")
         return 0
-    ps = timing_presets()
+    ps, ds = timing_presets(), presets()
     if a.json:
-        print(json.dumps(ps))
+        print(json.dumps({"timing": ps, "device": ds}))
         return 0
     print("timing presets (--timing NAME, or a TOML file; `wafer presets NAME` prints one):")
     for p in ps:
         print(f"  {p['name']:<14} {p['description']}")
+    print("device presets (--preset NAME, Device.preset(NAME)): the fields each sets, the rest at their defaults")
+    for p in ds:
+        print(f"  {p['name']:<14} " + ", ".join(f"{k}={json.dumps(v)}" for k, v in p["device"].items())
+              + f"; victim {p['victim']}")
     return 0
 
 
 def cmd_policies(a: argparse.Namespace) -> int:
-    ps, vs = policies(), victims()
+    import textwrap
+
+    ps, cs, vs = policies(), composites(), victims()
     if a.json:
-        print(json.dumps({"policies": ps, "victims": vs}))
+        print(json.dumps({"policies": ps, "composites": cs, "victims": vs}))
         return 0
-    print("placement policies (--policy):")
+    print("placement policies (--policy), with their family:")
     for p in ps:
-        print(f"  {p['name']:<16} {p['description']}")
+        print(f"  {p['name']:<16} {p['family']:<10} {p['description']}")
         if a.defaults:
             for k, v in p["defaults"].items():
-                print(f"  {'':<16}   {k} = {json.dumps(v)}")
+                print(f"  {'':<27}   {k} = {json.dumps(v)}")
             if not p["defaults"]:
-                print(f"  {'':<16}   (no parameters)")
-    print("  POLICY+nu        oracle assist: POLICY with NoDaP's user placement (exact lifetimes; the mirror of")
-    print("                   DOGI Fig. 2's NoDaP^{+XU}, which is nodap+POLICY-user)")
-    print("  POLICY+ngc       oracle assist: POLICY with NoDaP's GC relocation, e.g. midas+ngc, sepbit+nu+ngc")
-    print("  ml-dt+ngrp       oracle assist: ML-DT's predictions in NoDaP's searched groups (+nu/+ngc combine)")
-    print("  nodap+POLICY-user  NoDaP with POLICY's user-write predictions (DOGI Fig. 2: nodap+sepbit-user,")
-    print("                   nodap+midas-user, nodap+phftl-user, nodap+ml-dt-user); POLICY+nu is the mirror")
-    print("  dogi+User/+Grp   DOGI ablations (Fig. 14): + user placement, + group configuration (+GC = dogi)")
+                print(f"  {'':<27}   (no parameters)")
+    print("composite names (a composite takes its base policy's parameters):")
+    for c in cs:
+        text = f"{c['family']}: {c['description']}; e.g. {', '.join(c['examples'])}"
+        print(f"  {c['form']}")
+        print(textwrap.fill(text, width=110, initial_indent=" " * 6, subsequent_indent=" " * 6))
     print("victim selectors (--victim):")
     for v in vs:
         print(f"  {v['name']:<16} {v['description']}")
@@ -702,7 +755,10 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
         ("bytes", f"read {d['read_bytes']}, written {d['write_bytes']}, trimmed {d['trim_bytes']}"),
         ("footprint", f"{d['footprint_blocks']} blocks touched, {d['write_footprint_blocks']} written; "
                       f"address space {d['address_space_blocks']} blocks"),
-        ("drive-writes", f"{_fmt_num(d['drive_writes'])} at {d['capacity_blocks']} blocks"),
+        ("drive-writes", f"{_fmt_num(d['drive_writes'])} of the {d['capacity_blocks']}-block "
+                         + ("device given" if cap is not None else "footprint (the device `wafer replay` sizes from it)")
+                         + f"; {_fmt_num(d['address_space_drive_writes'])} of the {d['address_space_blocks']}-block "
+                           "address space (--address-space)"),
         ("duration", f"{d['duration_seconds']:.3f} s"),
         ("request sizes", ", ".join(f"{lo}B+: {c}" for lo, c in zip(d['size_histogram']['lower'],
                                                                     d['size_histogram']['count']))),
@@ -712,7 +768,8 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
                                  f"{d['never_overwritten_blocks']} blocks never overwritten"),
     ]
     f = d["fios"]
-    rows.append(("FIOS attributes", f"ACF {_fmt_num(f['acf'])}, RW {_fmt_num(f['random_write_ratio'])}, "
+    rows.append(("FIOS attributes", f"ACF {_fmt_num(f['acf_write_rate'])} (write rate per 5 min; of the gaps "
+                                    f"{_fmt_num(f['acf'])}), RW {_fmt_num(f['random_write_ratio'])}, "
                                     f"R {_fmt_num(f['reuse_ratio'])}, S {_fmt_num(f['avg_write_kib'])} KiB, "
                                     f"WV {_fmt_num(f['working_volume_kib'])} KiB, "
                                     f"write rate {_fmt_num(f['write_gb_per_day'])} GB/day, "
@@ -733,6 +790,19 @@ def cmd_traces_convert(a: argparse.Namespace) -> int:
     else:
         print(f"{a.dst}: {st['requests']} requests from {st['lines']} lines "
               f"(skipped {st['skipped_bad']} bad, {st['zero_size']} zero-size, {st['filtered']} filtered)")
+    return 0
+
+
+def cmd_traces_extend(a: argparse.Namespace) -> int:
+    w = traces.extend(a.src, a.out, a.drive_writes, a.format, block_size=a.block_size, seed=a.seed,
+                      selection=_selection(a))
+    if a.json:
+        print(json.dumps(w))
+    else:
+        c = w["continuation"]
+        print(f"{a.out}: {a.src} ({w['format']}, {_fmt_num(w['trace_drive_writes'])} drive-writes of its "
+              f"{w['footprint_blocks']}-block footprint) and a continuation of {c['requests']} requests, "
+              f"{c['write_blocks']} blocks written: {_fmt_num(w['drive_writes'])} drive-writes in all")
     return 0
 
 
@@ -822,6 +892,7 @@ def _study_trace(a: argparse.Namespace) -> dict[str, Any] | None:
         return None
     sel = kw["selection"]
     return {"path": os.path.abspath(kw["trace"]), "format": kw["format"], "repeat": kw["repeat"],
+            "extend": kw["extend"],
             "remap": kw["remap"], "address_space": kw["address_space"], "device": sel.device,
             "start": sel.start_seconds, "end": sel.end_seconds, "max_requests": sel.max_requests,
             "drop_reads": sel.drop_reads, "skip_bad": sel.skip_bad}
@@ -991,8 +1062,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_timing(c)
     c.set_defaults(func=cmd_compare)
 
-    pr = sub.add_parser("presets", help="list the timing presets, or print one to copy and edit")
-    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`)")
+    pr = sub.add_parser("presets", help="list the timing and device presets, or print a timing preset to copy and edit")
+    pr.add_argument("name", nargs="?", help="print this preset's TOML (e.g. `wafer presets intel750 > my.toml`); "
+                    "`import FILE.xml -o NAME.toml`: an MQSim ssdconfig.xml as a preset")
+    pr.add_argument("file", nargs="?", help=argparse.SUPPRESS)
+    pr.add_argument("--out", "-o", metavar="NAME.toml", help="with import: write the preset here (default: print it)")
     pr.add_argument("--json", action="store_true", help="print JSON (with NAME: the resolved configuration)")
     pr.set_defaults(func=cmd_presets)
 
@@ -1023,13 +1097,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     d.set_defaults(func=cmd_demo)
 
-    t = sub.add_parser("traces", help="inspect and convert block traces")
+    t = sub.add_parser("traces", help="inspect, convert and extend block traces")
     tsub = t.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", required=True)
     ti = tsub.add_parser("inspect", help="workload statistics of a trace (FIOS attributes, lifetimes ...)")
     ti.add_argument("file")
     ti.add_argument("--block-size", type=int, default=4096, metavar="BYTES", help="block size for block figures")
     cap = ti.add_mutually_exclusive_group()
-    cap.add_argument("--capacity", metavar="SIZE", help="capacity for drive-writes (default: the address space)")
+    cap.add_argument("--capacity", metavar="SIZE", help="capacity for drive-writes (default: the footprint)")
     cap.add_argument("--capacity-blocks", type=int, metavar="N", help="capacity for drive-writes, in blocks")
     ti.add_argument("--json", action="store_true", help="print one JSON object")
     _add_selection(ti)
@@ -1040,6 +1114,20 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("--json", action="store_true", help="print the read counts as JSON")
     _add_selection(tc)
     tc.set_defaults(func=cmd_traces_convert)
+    te = tsub.add_parser("extend", help="continue a short trace with its own lifetimes, sizes, mix and locality",
+                         description="Write the trace and a continuation to --drive-writes in all (of its footprint) "
+                                     "as a native trace: each block class's next rewrite is drawn from the update "
+                                     "intervals the trace shows (Kaplan-Meier, censored at its end), write runs keep "
+                                     "their requests, reads keep the trace's share (model: trace/extend.rs).")
+    te.add_argument("src")
+    te.add_argument("--drive-writes", type=_positive_float, required=True, metavar="K",
+                    help="drive-writes of the file written, trace included")
+    te.add_argument("-o", "--out", required=True, metavar="FILE", help="the extended trace (native format)")
+    te.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES")
+    te.add_argument("--seed", type=int, default=1, help="seed of the continuation's draws (default 1)")
+    te.add_argument("--json", action="store_true")
+    _add_selection(te)
+    te.set_defaults(func=cmd_traces_extend)
     ts = tsub.add_parser("sample", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
                          help="write a synthetic workload as a trace file in a real layout (to try readers and replays)",
                          description="Write the first N requests of a synthetic workload as a text trace in one of "
@@ -1121,7 +1209,7 @@ def build_parser() -> argparse.ArgumentParser:
                "experiments:\n" + "\n".join(f"  {k:<12} {v.figure}" for k, v in EXPERIMENTS.items()))
     rp.add_argument("name", nargs="?", choices=list(EXPERIMENTS), help="experiment (see --list)")
     rp.add_argument("--list", action="store_true", help="list the experiments, the figures they stand for, their claims")
-    rp.add_argument("--seeds", type=_positive_int, default=3, metavar="N", help="seeds 1..N per cell (default 3)")
+    rp.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds 1..N per cell (default 3)")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
     rp.add_argument("--store", metavar="FILE", help="results store (default reproduce-NAME.sqlite; reruns resume)")
     rp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")

@@ -140,6 +140,29 @@ def summarize(workload: str, searched: dict[str, Any], rows: list[dict[str, Any]
     return out
 
 
+#: The runner protocol of :mod:`wafer.reproduce`: the options this experiment cannot honour, and why.
+REFUSED = {"seeds": "Fig. 13's method replays each of the 512 configurations once, on seed 1",
+           "store": "its replays run on a process pool and are kept in memory, not in a store (a rerun starts "
+                    "over)",
+           "report": "its table ranks configurations, not policies; use --out FILE.json for its numbers"}
+
+
+def runs(quick: bool) -> int:
+    """Replays of the whole experiment."""
+    return len(WORKLOADS) * (1 + (len(QUICK_MASKS) if quick else MASKS))
+
+
+def work(quick: bool) -> int:
+    """User writes of the whole experiment (``wafer reproduce --list`` scales its estimate by them)."""
+    s = {**SETTINGS, **(QUICK if quick else {})}
+    return runs(quick) * int(s["drive_writes"] * s["logical_blocks"])
+
+
+def reproduce(options) -> dict[str, Any]:
+    """The runner protocol of :mod:`wafer.reproduce` (quick, progress, jobs: worker processes)."""
+    return run(quick=options.quick, progress=options.progress, workers=options.jobs)
+
+
 def run(quick: bool = False, progress: bool = True, workers: int | None = None,
         masks: list[int] | None = None, workloads: list[str] | None = None) -> dict[str, Any]:
     s = dict(SETTINGS)

@@ -98,6 +98,19 @@ def decompose(df, policy: str) -> dict[str, Any]:
     return out
 
 
+def _decomposable(policy: str) -> bool:
+    """Whether ``policy`` is a registered practical policy (not a composite, not an oracle): one whose
+    oracle-assisted variants a decomposition compares."""
+    from ._core import PolicyError
+    from .api import describe_policy
+
+    try:
+        d = describe_policy(policy)
+    except PolicyError:
+        return False
+    return d["form"] is None and not d["needs_future"]
+
+
 def find(runs) -> list[dict[str, Any]]:
     """Every decomposition a table of runs (one row per run: policy, seed,
     status, steady_waf, waf, error, and the setting's workload / device /
@@ -112,7 +125,7 @@ def find(runs) -> list[dict[str, Any]]:
         if "nodap" not in names:
             continue
         for p in dict.fromkeys(d.policy):
-            if "+" in p or p == "nodap" or not all(p + v in names for v in VARIANTS[1:]):
+            if not _decomposable(p) or not all(p + v in names for v in VARIANTS[1:]):
                 continue
             g = decompose(d, p)
             if len(groups) > 1:

@@ -39,6 +39,17 @@ def _claim(claims: list[dict], n: int, text: str, holds: bool | None, numbers: s
                    "numbers": numbers})
 
 
+#: The runner protocol of :mod:`wafer.reproduce`: the options this experiment cannot honour, and why.
+REFUSED = {"seeds": "it clusters on seed 1 and validates on seed 2 by design (one tuning per target)",
+           "report": "its results are tuning searches, not runs of a sweep; use --out FILE.json for its numbers"}
+
+
+def reproduce(options) -> dict[str, Any]:
+    """The runner protocol of :mod:`wafer.reproduce`: ``jobs`` validations at a time, ``store`` the path of its
+    AutoDB (tuning's SQLite; one file per target and beta beside it; a rerun resumes)."""
+    return run(quick=options.quick, progress=options.progress, jobs=options.jobs, db=options.store)
+
+
 def run(quick: bool = False, progress: bool = True, evaluator: Any = None, db: str | Path | None = None,
         jobs: int | None = None) -> dict[str, Any]:
     from .tune import clustering as C

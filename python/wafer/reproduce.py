@@ -12,16 +12,19 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from .api import policies
+from ._core import ConfigError, PolicyError
+from .api import describe_policy
 from .stats import summarize
 
 WORKLOADS = ["uniform", "zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1", "phase"]
 SKEWED = ["zipf:0.8", "zipf:1.0", "hotcold:0.9:0.1"]
-PRACTICAL = ("no separation", "rule-based", "learned")
 #: Synthetic stand-ins for Shiro's Alibaba drives (`wafer reproduce shiro`).
 SHIRO_WORKLOADS = ["zipf:1.0", "hotcold:0.9:0.1", "phase"]
+#: The same on a fresh drive whose workload touches 70% of the logical space (`wafer reproduce shiro-fresh`): the
+#: regime Table III's 5% free-space trigger with 8 open superblocks implies (a full drive would leave <= 1% slack).
+SHIRO_FRESH = [w + ",region=0.7" for w in SHIRO_WORKLOADS]
 
 
 class Cells:
@@ -35,8 +38,8 @@ class Cells:
         done = df[df.status == "done"]
         keys = ["op", "victim", "workload", "policy"]
         self.table = summarize(done, keys, "steady_waf")
-        learned = {p["name"] for p in policies() if p.get("learned")}
-        self.families = {p: family(n, learned) for p, n in zip(df.policy, df.policy_name)}
+        self.families = {p: family(n) for p, n in zip(df.policy, df.policy_name)}
+        self._practical = {p: _practical(n) for p, n in zip(df.policy, df.policy_name)}
         self._waf = {tuple(r[k] for k in keys): (r["mean"], r["half"]) for _, r in self.table.iterrows()}
         self._acc = {}
         for col in ("user_accuracy", "gc_accuracy"):
@@ -61,8 +64,72 @@ class Cells:
         return [(op, v) for op in self.ops for v in self.victims]
 
     def practical(self) -> list[str]:
-        """Policies a real device can run (not oracles or oracle-assisted variants)."""
-        return [p for p, f in self.families.items() if f in PRACTICAL]
+        """Policies a real device can run (not oracles or oracle-assisted variants: the registry's
+        ``needs_future``)."""
+        return [p for p, ok in self._practical.items() if ok]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``wafer reproduce NAME`` hands every experiment (the runner protocol): ``quick`` (a small device),
+    ``progress`` (a bar on stderr), ``seeds`` (1..N per cell; None: the experiment's default), ``jobs`` (worker
+    processes; None: all cores), ``store`` (where its runs go, so a rerun resumes) and ``report`` (a folder for
+    its HTML report). A sweep honours them all; a runner of its own honours those it does not list in its
+    ``REFUSED``, and :func:`run` refuses any other given, naming the flag."""
+
+    quick: bool = False
+    progress: bool = True
+    seeds: int | None = None
+    jobs: int | None = None
+    store: str | Path | None = None
+    report: str | Path | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The options beyond quick and progress that were set."""
+        return {k: v for k in OPTIONS if (v := getattr(self, k)) is not None}
+
+
+#: The options a runner may refuse, and their flags.
+OPTIONS = {"seeds": "--seeds", "jobs": "--jobs", "store": "--store", "report": "--report"}
+#: Seeds per cell when none are given.
+DEFAULT_SEEDS = 3
+#: Where and when the ``quick_seconds`` of the experiments were measured.
+TIMED = "the project's 2-core machine, shared with three other builds (load 10-14; 2026-11-27, commit of issue 31)"
+#: Seconds per user write of a quick run without a measurement of its own: rule-based's measured 303.5 s for 540
+#: runs of 49,152 user writes.
+QUICK_RATE = 303.5 / (540 * 49_152)
+#: A full run's time per run over a quick run's, where a doc has no full run: rule-based's, whose both are measured
+#: (32 min / 303.5 s; its runs write 43 times more, but a quick run's fixed costs weigh more).
+FULL_FACTOR = 32 * 60 / 303.5
+
+
+class Runner(Protocol):
+    """An experiment with a runner of its own (a module named by :attr:`Experiment.runner`)."""
+
+    #: Option name (a key of :data:`OPTIONS`) -> why the runner cannot honour it.
+    REFUSED: dict[str, str]
+
+    def reproduce(self, options: RunOptions) -> dict[str, Any]:
+        """Run the experiment; its output (``claims`` among it) for :meth:`markdown`."""
+
+    def markdown(self, out: dict[str, Any]) -> str:
+        """The output as Markdown tables and claims."""
+
+
+def runner(e: Experiment) -> Runner | None:
+    """The runner module of ``e`` (None for a sweep)."""
+    import importlib
+
+    return importlib.import_module(f".{e.runner}", __package__) if e.runner else None
+
+
+def refused(name: str, options: RunOptions) -> str | None:
+    """Why ``wafer reproduce NAME`` cannot honour one of ``options`` (None: it honours every one given)."""
+    r = runner(EXPERIMENTS[name])
+    for k in options.given():
+        if r is not None and k in r.REFUSED:
+            return f"wafer reproduce {name}: {OPTIONS[k]} is not honoured: {r.REFUSED[k]}; leave the flag out"
+    return None
 
 
 @dataclass
@@ -155,6 +222,21 @@ def lowers(variant: str, policy: str, workloads: list[str], op: float) -> Callab
     return check
 
 
+def extra_lowers(variant: str, policy: str, workloads: list[str], op: float) -> Callable[[Cells], tuple[bool | None, str]]:
+    """Like :func:`lowers`, in the paper's metric: extra writes per user write, WAF - 1 ("(F-U)/U", Shiro §V-B)."""
+    def check(c: Cells):
+        items = []
+        for v in c.victims:
+            for w in workloads:
+                a, b = c.waf(policy, w, op, v) - 1, c.waf(variant, w, op, v) - 1
+                change = "" if a != a or b != b or a <= 0 else \
+                    f" ({(a - b) / a:.0%} lower)" if b <= a else f" ({(b - a) / a:.0%} higher)"
+                text = f"{w} {v}: {policy} {_f(a)} -> {variant} {_f(b)}{change}"
+                items.append((None if a != a or b != b else b < a, text))
+        return _all(items, "; ".join(d for _, d in items))
+    return check
+
+
 def accuracy_at_least(policy: str, kind: str, workloads: list[str], lo: float,
                       hi: float = 1.0) -> Callable[[Cells], tuple[bool | None, str]]:
     """``policy``'s ``kind`` (user/gc) prediction accuracy is within [lo, hi] on these workloads in every setting."""
@@ -232,11 +314,20 @@ class Experiment:
     drive_writes: float = 8.0
     warmup_drive_writes: float = 2.0
     segment_blocks: int = 256
+    #: Write the whole logical space once before the workload (False: a fresh drive).
+    prefill: bool = True
     accuracy: bool = False
     claims: list[Claim] = field(default_factory=list)
     gap: list[str] = field(default_factory=list)
-    #: A module with its own ``run(quick, progress)`` and ``markdown(out)``, for an experiment that is not a sweep.
+    #: A module with the runner protocol (:class:`Runner`), for an experiment that is not a sweep.
     runner: str | None = None
+    #: Wall time of ``wafer reproduce NAME --quick --jobs 2`` [s] where it was measured (see :data:`TIMED`); else
+    #: ``--list`` estimates it from the number of runs.
+    quick_seconds: float | None = None
+    quick_source: str = "measured"
+    #: Wall time of the full run [s] where a doc measured it, and where; else ``--list`` scales the quick run.
+    full_seconds: float | None = None
+    full_source: str = ""
     quick: dict[str, Any] = field(default_factory=lambda: {"logical_blocks": 1 << 14, "drive_writes": 3.0,
                                                             "warmup_drive_writes": 1.0, "segment_blocks": 8})
 
@@ -247,18 +338,60 @@ class Experiment:
             s.update(self.quick)
         return s
 
+    def replays(self, seeds: int = DEFAULT_SEEDS) -> int:
+        """Runs of the sweep (0 for a runner of its own)."""
+        return 0 if self.runner else len(self.policies) * len(self.victims) * len(self.workloads) * len(self.ops) * seeds
+
+    def runs(self, quick: bool) -> int:
+        """Runs of the whole experiment (0 if its runner does not say)."""
+        if self.runner:
+            return getattr(runner(self), "runs", lambda quick: 0)(quick)
+        return self.replays()
+
+    def work(self, quick: bool, seeds: int = DEFAULT_SEEDS) -> int | None:
+        """User writes of the whole experiment (None if its runner does not say)."""
+        if self.runner:
+            w = getattr(runner(self), "work", None)
+            return w(quick) if w else None
+        s = self.settings(quick)
+        return self.replays(seeds) * int(s["drive_writes"] * s["logical_blocks"])
+
+    def quick_estimate(self) -> tuple[float | None, str]:
+        """The quick run's wall time [s] and how it is known: measured, or estimated from its runs and their
+        user writes at the rate of the measured rule-based sweep (:data:`QUICK_RATE`; learned policies, NoDaP's
+        searches and timed runs take longer per write, so this is a lower bound)."""
+        if self.quick_seconds is not None:
+            return self.quick_seconds, self.quick_source
+        runs = self.runs(True)
+        work = self.work(True)
+        if runs and work:
+            return work * QUICK_RATE, f"estimated: {runs} runs, {work:,} user writes at rule-based's rate"
+        return None, "not measured"
+
+    def full_estimate(self) -> tuple[float | None, str]:
+        """The full run's wall time [s] and how it is known: measured, or the quick run's scaled by the number
+        of runs and rule-based's measured full/quick time per run (:data:`FULL_FACTOR`)."""
+        if self.full_seconds is not None:
+            return self.full_seconds, f"measured, {self.full_source}"
+        seconds, _ = self.quick_estimate()
+        quick, full = self.runs(True), self.runs(False)
+        if seconds is None or not quick or not full:
+            return None, "not measured"
+        scale = full / quick * FULL_FACTOR
+        return seconds * scale, (f"estimated: the quick run x {scale:.1f} ({full} runs for {quick}, x "
+                                 f"{FULL_FACTOR:.1f} per run as rule-based measured)")
+
     def study(self, name: str, quick: bool = False, seeds: int = 3) -> dict[str, Any]:
         """The experiment as a study (see :mod:`wafer.sweep.study`)."""
         s = self.settings(quick)
-        known = {p["name"] for p in policies()}
         return {
             "name": f"reproduce-{name}" + ("-quick" if quick else ""),
             "description": self.description,
             "workloads": self.workloads,
-            "policies": [p for p in self.policies if _known(p, known)],
+            "policies": [p for p in self.policies if _known(p)],
             "victims": self.victims,
             "devices": [{"logical_blocks": s["logical_blocks"], "op": self.ops, "segment_blocks": s["segment_blocks"],
-                         "warmup_drive_writes": s["warmup_drive_writes"]}],
+                         "warmup_drive_writes": s["warmup_drive_writes"], "prefill": self.prefill}],
             "seeds": seeds,
             "writes": int(s["drive_writes"] * s["logical_blocks"]),
             "accuracy": self.accuracy,
@@ -285,6 +418,8 @@ EXPERIMENTS = {
             Claim("Cost-benefit beats greedy for SepBIT on skewed workloads at every OP (LFS; SepBIT and Shiro "
                   "evaluate with cost-benefit)", better_victim("sepbit", SKEWED, "cost-benefit", "greedy")),
         ],
+        quick_seconds=303.5, full_seconds=32 * 60.0,
+        full_source="docs/FIDELITY.md: 540 runs in 32 min on one core of the shared machine, 2026-11-23",
     ),
     "oracle": Experiment(
         description="Future knowledge (DOGI §3, Figs. 2-4): NoDaP (searched per workload and OP) against the simple "
@@ -308,6 +443,8 @@ EXPERIMENTS = {
             Claim("SepBIT's user-write predictions are right 76% of the time or more on Zipf (DOGI Fig. 2(b): 76-87%)",
                   accuracy_at_least("sepbit", "user", ["zipf:0.8", "zipf:1.0"], 0.76)),
         ],
+        quick_seconds=1460.0,
+        quick_source="extrapolated: 349 of its 405 runs (45 NoDaP searches among them) took 21 min, then stopped",
     ),
     "learned": Experiment(
         description="Learned placement (DOGI §5.2-5.3, Figs. 10-14): WAF and lifetime-prediction accuracy of base, "
@@ -338,6 +475,8 @@ EXPERIMENTS = {
                   "for every misprediction)", highest_of("ml-dt", ["phftl", "ml-dt", "dogi"], ["zipf:1.0"])),
         ],
         quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
+        full_seconds=12 * 60 + 49.0,
+        full_source="docs/FIDELITY.md: 216 runs in 12 min 49 s with --jobs 2, 2026-11-24",
     ),
     "gap": Experiment(
         description="Where the distance to NoDaP comes from (DOGI §3.2, Fig. 3): SepBIT and MiDAS with NoDaP's user "
@@ -356,6 +495,8 @@ EXPERIMENTS = {
             Claim("Oracle GC relocation lowers SepBIT's WAF on every skewed workload (DOGI Fig. 3(a))",
                   lowers("sepbit+ngc", "sepbit", SKEWED, 0.10)),
         ],
+        quick_seconds=304.6, full_seconds=12 * 60.0,
+        full_source="docs/FIDELITY.md: 81 runs in 12 min on two cores, 2026-11-24",
     ),
     "streams": Experiment(
         description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
@@ -370,6 +511,8 @@ EXPERIMENTS = {
         ops=[0.11],
         runner="repro_streams",
         figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8 (spec streams.md §8)",
+        quick_seconds=79.0 / 4, quick_source="estimated: the full run's 79 s on a quarter of the device",
+        full_seconds=79.0, full_source="docs/FIDELITY.md: seeds 1-3 in 79 s on two cores, 2026-11-24",
     ),
     "oracle-assist": Experiment(
         description="DOGI Fig. 2(a): NoDaP with each policy's user-write predictions (NoDaP^{+SeU}, ^{+MiU}, "
@@ -401,6 +544,11 @@ EXPERIMENTS = {
         workloads=[],
         ops=[0.2],
         runner="repro_autoblox",
+        quick_seconds=976.0 * 24 / 200,
+        quick_source="estimated: the full run's 976 s x 24 of its 200 search iterations (an upper bound: a quick "
+                     "validation writes 10 times less)",
+        full_seconds=976.0,
+        full_source="docs/PERFORMANCE.md: five searches of 40 iterations in 976 s with --jobs 2, 2026-11-24",
     ),
     "timing": Experiment(
         description="Timing mode: latency vs queue depth on intel750; GC's effect on tail latency by placement "
@@ -416,7 +564,7 @@ EXPERIMENTS = {
     "shiro": Experiment(
         description="Shiro (TCAD'25 §V, Figs. 7-9, Table V) on synthetic stand-ins for its Alibaba drives (the "
                     "traces are not reachable here): FIO-like zipf:1.0, hotcold and phase (a moving hot set) at "
-                    "Table III's 7% OP, 2^18 pages, fresh drive semantics kept out (prefilled, warm-up 2 "
+                    "Table III's 7% OP, 2^18 pages, prefilled (the fresh drive is `shiro-fresh`), warm-up 2 "
                     "drive-writes); Base and 2R with cost-benefit (as the paper runs them), Shiro, SepBIT and "
                     "MiDAS with their own victims; the -NG ablations (no GC separation) of Fig. 9.",
         figure="Shiro Fig. 7 (WAF), Fig. 9 (-NG ablations), Table V (short-class accuracy)",
@@ -453,6 +601,34 @@ EXPERIMENTS = {
         ],
         quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
     ),
+    "shiro-fresh": Experiment(
+        description="Shiro (TCAD'25 §V, Fig. 7) in the regime its Table III implies: a fresh drive (no prefill) "
+                    "whose workload touches 70% of the logical space (zipf:1.0, hotcold, phase with region=0.7), 7% "
+                    "OP, 2^18 pages, 8 drive-writes of which 2 warm-up; the same policies and victims as `wafer "
+                    "reproduce shiro`. Claims in the paper's metric, extra writes per user write (WAF - 1).",
+        figure="Shiro Fig. 7 (WAF - 1, \"(F-U)/U\"), Fig. 9 (-NG ablations), Table V (short-class accuracy)",
+        policies=["base", "two-r", "sepbit", "midas", "shiro", "sepbit-ng", "midas-ng", "shiro-ng"],
+        victims=["cost-benefit"],
+        workloads=SHIRO_FRESH,
+        ops=[0.07],
+        prefill=False,
+        accuracy=True,
+        claims=[
+            Claim("Shiro has the lowest WAF of every practical policy (Fig. 7)",
+                  lowest("shiro", SHIRO_FRESH, among="practical")),
+            Claim("2R is below Base (Fig. 7)", order(["two-r", "base"], SHIRO_FRESH)),
+            Claim("Shiro's reduction of extra writes against Base (the paper: 67.6% on average)",
+                  extra_lowers("shiro", "base", SHIRO_FRESH, 0.07)),
+            Claim("... against SepBIT (the paper: 17.1-58.0% against the rule-based schemes)",
+                  extra_lowers("shiro", "sepbit", SHIRO_FRESH, 0.07)),
+            Claim("... against MiDAS", extra_lowers("shiro", "midas", SHIRO_FRESH, 0.07)),
+            Claim("GC separation helps Shiro: shiro below shiro-ng (Fig. 9)",
+                  extra_lowers("shiro", "shiro-ng", SHIRO_FRESH, 0.07)),
+            Claim("Shiro's user-write lifetime accuracy is at least 80% (Table V: 81.4-98.7%, average 90.9%)",
+                  accuracy_at_least("shiro", "user", SHIRO_FRESH, 0.80)),
+        ],
+        quick={"logical_blocks": 1 << 14, "drive_writes": 3.0, "warmup_drive_writes": 1.0, "segment_blocks": 16},
+    ),
     "dogi-configs": Experiment(
         description="DOGI's Fig. 13 method: all 512 group configurations forced and replayed (process pool) on "
                     "zipf:1.0, hotcold and phase (2^18 blocks, 10% OP, cost-benefit); the best configuration, "
@@ -467,11 +643,18 @@ EXPERIMENTS = {
 }
 
 
-def _known(policy: str, known: set[str]) -> bool:
-    """Whether this build has ``policy`` (an assisted name counts by its base, ``nodap+X-user`` by X)."""
-    if policy.startswith("nodap+") and policy.endswith("-user"):
-        return policy[len("nodap+"):-len("-user")] in known
-    return policy.split("+")[0] in known
+def _known(policy: str) -> bool:
+    """Whether this build has ``policy`` (the registry describes it, composites included)."""
+    try:
+        describe_policy(policy)
+    except PolicyError:
+        return False
+    return True
+
+
+def _practical(policy: str) -> bool:
+    """Whether a real device can run ``policy``: it does not place by the future (an unknown name: no)."""
+    return _known(policy) and not describe_policy(policy)["needs_future"]
 
 
 def check_claims(name: str, cells: Cells) -> list[dict[str, Any]]:
@@ -488,24 +671,29 @@ def check_claims(name: str, cells: Cells) -> list[dict[str, Any]]:
     return out
 
 
-def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None = None, jobs: int | None = None,
-        progress: bool = True, report: str | Path | None = None) -> dict[str, Any]:
-    """Run experiment ``name`` as a sweep into ``store`` (default
-    ``reproduce-NAME.sqlite``, resumed), check its claims, optionally write
-    its report; returns the cells, the claims and the settings."""
+def run(name: str, quick: bool = False, seeds: int | None = None, store: str | Path | None = None,
+        jobs: int | None = None, progress: bool = True, report: str | Path | None = None) -> dict[str, Any]:
+    """Run experiment ``name`` (see :class:`RunOptions`): a sweep into ``store`` (default
+    ``reproduce-NAME.sqlite``, resumed), its claims checked, optionally its report written; or its own
+    runner. An option the experiment cannot honour is a :class:`ConfigError` naming the flag. Returns the
+    cells, the claims and the settings."""
     from .gap import decompose, tidy
     from .store import Store
     from .sweep import load, run_study
 
+    if name not in EXPERIMENTS:
+        raise ConfigError(f"wafer reproduce: unknown experiment '{name}'; known: {', '.join(EXPERIMENTS)}")
+    options = RunOptions(quick=quick, progress=progress, seeds=seeds, jobs=jobs, store=store, report=report)
+    if seeds is not None and seeds < 1:
+        raise ConfigError(f"wafer reproduce {name}: --seeds {seeds}; must be at least 1")
+    why = refused(name, options)
+    if why:
+        raise ConfigError(why)
     e = EXPERIMENTS[name]
-    if e.runner:
-        import importlib
-        import inspect
-
-        fn = importlib.import_module(f".{e.runner}", __package__).run
-        takes = inspect.signature(fn).parameters
-        extra = {k: v for k, v in (("seeds", seeds), ("jobs", jobs)) if k in takes}
-        return fn(quick=quick, progress=progress, **extra)
+    r = runner(e)
+    if r is not None:
+        return r.reproduce(options)
+    seeds = DEFAULT_SEEDS if seeds is None else seeds
     spec = e.study(name, quick=quick, seeds=seeds)
     st = load(spec)
     ids = [j.id for j in st.jobs()]
@@ -524,7 +712,6 @@ def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None
                                                          for c in claims]
             page = write_report(db, report, title=f"wafer reproduce {name}" + (" (quick)" if quick else ""),
                                 jobs=ids, notes=notes, gaps=tidy(gaps) if gaps else None)
-    known = {p["name"] for p in policies()}
     rows = []
     for r in cells.table.itertuples():
         row = {"op": r.op, "victim": r.victim, "workload": r.workload, "policy": r.policy, "seeds": r.n,
@@ -538,7 +725,7 @@ def run(name: str, quick: bool = False, seeds: int = 3, store: str | Path | None
                "error": str(r.error).splitlines()[0]} for r in df[df.status == "failed"].itertuples()]
     return {"experiment": name, "figure": e.figure, "description": e.description, "quick": quick,
             "settings": e.settings(quick), "seeds": st.seeds, "store": str(path), "report": str(page) if page else None,
-            "policies": spec["policies"], "missing_policies": [p for p in e.policies if not _known(p, known)],
+            "policies": spec["policies"], "missing_policies": [p for p in e.policies if not _known(p)],
             "results": rows, "errors": errors, "claims": claims,
             "gaps": [g for g in gaps if g.get("complete")],
             "ran": tally.ran, "reused": tally.skipped}
@@ -558,11 +745,9 @@ def markdown(out: dict[str, Any]) -> str:
     """One table per (OP, victim): workloads down, policies across, steady WAF
     (mean ± 95% half-width over seeds), the lowest in bold; the accuracies if
     measured; failed runs; then the claims, each holds / fails with its numbers."""
-    runner = EXPERIMENTS.get(out["experiment"]) and EXPERIMENTS[out["experiment"]].runner
-    if runner:
-        import importlib
-
-        return importlib.import_module(f".{runner}", __package__).markdown(out)
+    r = runner(EXPERIMENTS[out["experiment"]]) if out["experiment"] in EXPERIMENTS else None
+    if r is not None:
+        return r.markdown(out)
     lines: list[str] = []
     pols = out["policies"]
     results = out["results"]
@@ -625,24 +810,57 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def durations(e: Experiment) -> dict[str, Any]:
+    """``quick_seconds``, ``full_seconds`` and how each is known (measured or estimated)."""
+    quick, quick_how = e.quick_estimate()
+    full, full_how = e.full_estimate()
+    return {"quick_seconds": quick, "quick_how": quick_how, "full_seconds": full, "full_how": full_how}
+
+
+def options(e: Experiment) -> dict[str, str | None]:
+    """Each option of :data:`OPTIONS`: None if the experiment honours it, else why not."""
+    r = runner(e)
+    return {k: (r.REFUSED.get(k) if r is not None else None) for k in OPTIONS}
+
+
 def listing() -> str:
-    """Every experiment with the figure it stands for and its claims."""
-    out = []
+    """Every experiment with the figure it stands for, its runs, how long it takes, the options it honours and
+    its claims."""
+    out = [f"Times: wall time with --jobs 2 on {TIMED}; the full run measured where a doc says so, else "
+           "estimated."]
     for name, e in EXPERIMENTS.items():
-        out.append(f"{name}\n  figure: {e.figure}\n  runs:   {len(e.policies)} policies x {len(e.victims)} victims x "
-                   f"{len(e.workloads)} workloads x {len(e.ops)} OPs x seeds\n  claims:")
+        d = durations(e)
+        runs = (f"{len(e.policies)} policies x {len(e.victims)} victims x {len(e.workloads)} workloads x "
+                f"{len(e.ops)} OPs x {DEFAULT_SEEDS} seeds = {e.replays()} runs") if not e.runner else \
+            f"its own runner ({e.runner}.py)"
+        refused = [OPTIONS[k] for k, why in options(e).items() if why]
+        out.append(f"{name}\n  figure:  {e.figure}\n  runs:    {runs}\n"
+                   f"  time:    --quick {_duration(d['quick_seconds'])} ({d['quick_how']}); "
+                   f"full ~{_duration(d['full_seconds'])} ({d['full_how']})\n"
+                   f"  options: " + ("every one (--seeds --jobs --store --report)" if not refused else
+                                     f"refuses {', '.join(refused)}") + "\n  claims:")
         out += [f"    - {c.text}" for c in e.claims]
         if e.runner:
             out.append("    (its own runner checks its claims and prints them with the numbers)")
     return "\n".join(out)
 
 
-def main(name: str | None, quick: bool, as_json: bool, out_file: str | None, progress: bool, seeds: int = 3,
+def main(name: str | None, quick: bool, as_json: bool, out_file: str | None, progress: bool, seeds: int | None = None,
          store: str | None = None, jobs: int | None = None, report: str | None = None, list_only: bool = False) -> int:
     if list_only or name is None:
         if as_json:
             print(json.dumps([{"name": n, "figure": e.figure, "description": e.description,
-                               "claims": [c.text for c in e.claims], "runner": e.runner} for n, e in EXPERIMENTS.items()]))
+                               "claims": [c.text for c in e.claims], "runner": e.runner, "runs": e.replays(),
+                               **durations(e), "refuses": {k: why for k, why in options(e).items() if why}}
+                              for n, e in EXPERIMENTS.items()]))
         else:
             print(listing())
         return 0

@@ -88,8 +88,15 @@ class RunResult:
         """Why to distrust a number of this run: ``code`` (stable, e.g.
         ``gc-never-ran``, ``warm-up-not-reached``, ``short-steady-state``,
         ``timestamps-out-of-order``, ``implausible-duration``,
-        ``device-larger-than-footprint``, ``segments-fitted``) and ``message``."""
+        ``device-larger-than-footprint``, ``segments-fitted``, ``prefill-transient``,
+        ``periodic-repeat``, ``trace-shorter-than-asked``, ...) and ``message``."""
         return self.raw.get("warnings", [])
+
+    @property
+    def transient(self) -> bool:
+        """Whether the figures are only the transient after the prefill (fewer
+        than 1 drive-write after the warm-up: warning ``prefill-transient``)."""
+        return any(w.get("code") == "prefill-transient" for w in self.warnings)
 
     @property
     def groups(self) -> list[dict[str, Any]]:
@@ -275,6 +282,11 @@ def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
                   _fmt(t.get("read_latency", {}).get("device", {}).get("p99"), 1),
                   _fmt(t.get("write_latency", {}).get("device", {}).get("p99"), 1),
                   _fmt(t.get("energy", {}).get("average_power_w"), 2)]
+    transient = any(r.transient for r in rows)
+    if transient:
+        head.append("note")
+        for b, r in zip(body, rows):
+            b.append(f"transient ({r.drive_writes:.2f} DW)" if r.transient else "")
     scored = any(r.accuracy for r in rows)
     if scored:
         head += ["user acc", "GC acc"]
@@ -300,6 +312,9 @@ def format_table(results: Iterable[RunResult], legend: bool = True) -> str:
     if timed:
         out.append("IOPS: host requests per simulated second; read / write p99: device latency percentiles [us]; "
                    "W: average power (timing mode).")
+    if transient:
+        out.append("transient: the figures are only the transient after the prefill (fewer than 1 drive-write "
+                   "after the warm-up); write more (--drive-writes, or --extend for a short trace).")
     if scored:
         out.append("user / GC acc: share of the policy's lifetime-class predictions that were right, /N = over N "
                    "classes; accuracies over different classes do not compare.")

@@ -97,12 +97,14 @@ class TimingExperiment:
         def run_one(policy: str, workload: str, preset: str, capacity: str, dw: float, **kw: Any) -> dict[str, Any]:
             nonlocal done
             ssd = timing_config(preset)
-            dev = Device(capacity=capacity, op=preset_op(ssd), warmup_drive_writes=1.0)
+            dev = Device(capacity=capacity, op=preset_op(ssd))
             row: dict[str, Any] = {"policy": policy, "preset": preset, "workload": workload}
             try:
+                # A device of `capacity`, filled and overwritten once by the
+                # workload, then dw - 1 drive-writes timed.
                 r = replay(policy, workload, device=dev, victim="cost-benefit", seed=self.seed,
-                           drive_writes=dw, timing=preset, arrival="closed", params=STREAM_PARAMS.get(policy),
-                           **kw)
+                           drive_writes=dw - 1.0, timing=preset, arrival="closed", params=STREAM_PARAMS.get(policy),
+                           fit_device=True, precondition=2.0, **kw)
             except WaferError as e:
                 row["error"] = str(e)
             else:
@@ -187,8 +189,37 @@ TIMING = TimingExperiment(
 )
 
 
+#: The runner protocol of :mod:`wafer.reproduce`: the options this experiment cannot honour, and why.
+REFUSED = {"seeds": "each of its timed runs is one replay on seed 1",
+           "jobs": "its timed replays run one after the other in this process",
+           "store": "its rows are timing summaries, not kept in a store",
+           "report": "its tables are latency studies, not runs of one sweep; use --out FILE.json for its numbers"}
+
+
+def runs(quick: bool) -> int:
+    """Timed replays of the whole experiment."""
+    return len(TIMING.depths[:4] if quick else TIMING.depths) + len(TIMING.gc_policies) + 1 + len(STREAM_POLICIES)
+
+
+def work(quick: bool) -> int:
+    """User blocks of the whole experiment, preconditioning included (``wafer reproduce --list`` scales its
+    estimate by them): 16 KiB femu pages, 4 KiB intel750 blocks."""
+    from .api import parse_size
+
+    size = TIMING.quick if quick else TIMING.full
+    depths = len(TIMING.depths[:4] if quick else TIMING.depths)
+    qd = depths * parse_size(size["qd_capacity"]) // 4096 * (1 + size["qd_drive_writes"])
+    runs = len(TIMING.gc_policies) + 1 + len(STREAM_POLICIES)
+    return int(qd + runs * parse_size(size["gc_capacity"]) // 16384 * (1 + size["gc_drive_writes"]))
+
+
+def reproduce(options) -> dict[str, Any]:
+    """The runner protocol of :mod:`wafer.reproduce` (quick, progress)."""
+    return TIMING.run(quick=options.quick, progress=options.progress)
+
+
 def run(quick: bool = False, progress: bool = True) -> dict[str, Any]:
-    """The runner interface of :mod:`wafer.reproduce`."""
+    """The experiment (see :data:`TIMING`)."""
     return TIMING.run(quick=quick, progress=progress)
 
 

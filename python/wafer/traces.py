@@ -84,6 +84,19 @@ def convert(src: str, dst: str, format: str | None = None, *, selection: Selecti
     return json.loads(_core.convert_json(str(src), str(dst), format, (selection or Selection()).to_json()))
 
 
+def extend(path: str, out: str, drive_writes: float, format: str | None = None, *, block_size: int = 4096,
+           seed: int = 1, selection: Selection | None = None) -> dict[str, Any]:
+    """Write the selected requests of ``path`` and a continuation to ``drive_writes``
+    in all (of its footprint in ``block_size`` blocks) to ``out``, a native trace.
+    The continuation keeps the trace's lifetimes (each block class's update
+    intervals, Kaplan-Meier over what the trace shows), request sizes, read/write
+    mix and locality; the model is documented in ``crates/wafer-core/src/trace/extend.rs``.
+    Returns the format, footprint, drive-writes of the trace and of the file, and
+    the continuation's counts."""
+    return json.loads(_core.extend_json(str(path), str(out), format, (selection or Selection()).to_json(),
+                                        block_size, float(drive_writes), seed))
+
+
 #: Layouts ``sample`` can write: one line of text per request (see ``wafer traces formats``).
 SAMPLE_FORMATS = ("msr", "msr-cut", "alibaba", "tencent", "blkparse")
 

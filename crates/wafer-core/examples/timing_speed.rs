@@ -22,6 +22,9 @@ fn main() {
         let timing = (mode != "waf").then(|| {
             let mut t = TimingRun::preset(&mode).expect("preset");
             t.queue_depth = qd;
+            // A device of `logical` pages (the preset's whole drive is
+            // `wafer bench`'s other row).
+            t.fit_device = true;
             t
         });
         let op = timing.as_ref().map_or(0.1, |t| {

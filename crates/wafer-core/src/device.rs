@@ -244,6 +244,102 @@ impl Default for DeviceConfig {
     }
 }
 
+/// One field of [`DeviceConfig`], described for the Python side
+/// (`wafer.Device` is built from [`FIELDS`]; a test checks the table
+/// against the struct's serde form).
+pub struct FieldInfo {
+    /// Its name in JSON / TOML / Python.
+    pub name: &'static str,
+    /// Its JSON type: `int`, `float`, `bool` or `str` (one of `choices`).
+    pub kind: &'static str,
+    /// Whether it may be null (`None`: unset, see the doc).
+    pub optional: bool,
+    /// Its unit (`blocks`, `bytes`, `segments`, `fraction`, `ns`,
+    /// `drive-writes`, `user writes`, `streams`), or empty.
+    pub unit: &'static str,
+    /// The values a `str` field takes.
+    pub choices: &'static [&'static str],
+    /// One line: what it sets.
+    pub doc: &'static str,
+}
+
+const fn field(
+    name: &'static str,
+    kind: &'static str,
+    optional: bool,
+    unit: &'static str,
+    doc: &'static str,
+) -> FieldInfo {
+    FieldInfo {
+        name,
+        kind,
+        optional,
+        unit,
+        choices: &[],
+        doc,
+    }
+}
+
+const fn choice(
+    name: &'static str,
+    choices: &'static [&'static str],
+    doc: &'static str,
+) -> FieldInfo {
+    FieldInfo {
+        name,
+        kind: "str",
+        optional: false,
+        unit: "",
+        choices,
+        doc,
+    }
+}
+
+/// Every field of [`DeviceConfig`], in its order.
+pub const FIELDS: &[FieldInfo] = &[
+    field("logical_blocks", "int", false, "blocks", "logical (user-visible) capacity"),
+    field("physical_blocks", "int", true, "blocks", "physical capacity, used exactly (op is then ignored); unset: logical * (1 + op)"),
+    field("op", "float", false, "fraction", "over-provisioning, (physical - logical) / logical"),
+    field("block_size", "int", false, "bytes", "block (page) size; requests are split into blocks of it (a power of two >= 512)"),
+    field("segment_blocks", "int", false, "blocks", "segment (superblock, erase unit) size"),
+    field("gc_low", "int", false, "segments", "the GC reserve: GC starts below this many free segments, the same for every policy (at least 2)"),
+    field("gc_high", "int", false, "segments", "GC stops once this many segments are free (at least gc_low)"),
+    field("gc_low_fraction", "float", true, "fraction", "foreground GC starts below this share of free segments, replacing gc_low (Shiro: 0.05)"),
+    field("gc_high_fraction", "float", true, "fraction", "foreground GC stops at this share of free segments, replacing gc_high; unset: gc_low_fraction"),
+    choice("background_gc", &["off", "after-request", "idle-gap"], "background GC between requests: off, FEMU's rule after each request, or in idle gaps of the timestamps"),
+    field("background_free_fraction", "float", false, "fraction", "background GC runs while fewer than this share of segments are free (Shiro: 0.25)"),
+    field("background_min_invalid", "float", false, "fraction", "background GC only collects a victim with at least this share of its blocks invalid (FEMU: 1/8)"),
+    field("idle_ns", "int", false, "ns", "idle-gap: a gap between requests this long is idle time"),
+    field("background_victim_ns", "int", false, "ns", "idle-gap: idle time one background victim takes"),
+    field("prefill", "bool", false, "", "write the whole logical space once before the workload (statistics start after it)"),
+    field("warmup_drive_writes", "float", false, "drive-writes", "workload excluded from the steady-state WAF"),
+    field("window_drive_writes", "float", false, "drive-writes", "length of one time-series window"),
+    field("check_every", "int", false, "user writes", "run the FTL invariant checker every this many user writes (0: never)"),
+    choice("gc_mode", &["watermark", "garbage-proportion"], "when GC runs: below gc_low free segments (an SSD), or while the log's garbage exceeds gp_threshold (SepBIT's store)"),
+    field("gp_threshold", "float", false, "fraction", "garbage-proportion: GC while garbage / log size exceeds this"),
+    field("segment_gp_threshold", "float", false, "fraction", "garbage-proportion: only segments with more garbage than this are collected"),
+    choice("garbage_accounting", &["immediate", "at-seal"], "when an overwritten copy counts as garbage: at once, or (in an open segment) when its segment is sealed"),
+    choice("gc_check", &["block", "request"], "when GC is checked: after every block (until the trigger clears) or after every request"),
+    field("pick_segments", "int", true, "segments", "victims per GC check at most; unset: until the trigger clears (block), 1 (request)"),
+    field("fit_segments", "bool", false, "", "halve segment_blocks until the spare space holds 32 segments (a trace's small footprint)"),
+    field("open_streams", "int", true, "streams", "open-stream limit of a multi-stream SSD: groups at or above it share the last stream; unset: no limit"),
+];
+
+/// [`FIELDS`] as JSON, each with its default (from [`DeviceConfig::default`]).
+pub fn fields_json() -> serde_json::Value {
+    let defaults =
+        serde_json::to_value(DeviceConfig::default()).expect("a device config serialises");
+    serde_json::Value::Array(
+        FIELDS
+            .iter()
+            .map(|f| {
+                serde_json::json!({"name": f.name, "type": f.kind, "optional": f.optional, "unit": f.unit,
+                                   "choices": f.choices, "doc": f.doc, "default": defaults[f.name]})
+            })
+            .collect(),
+    )
+}
+
 /// The validated shape of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Geometry {
@@ -453,72 +549,6 @@ impl DeviceConfig {
     }
 }
 
-/// Device presets: the devices of the papers, by name.
-pub const PRESETS: &[(&str, &str)] = &[(
-    "shiro",
-    "Shiro's device (TCAD'25 §V-A, Table III): 16 KiB pages, 7% OP, superblocks of 64 blocks \
-     (256 pages per block up to 50 GiB, 512 to 100 GiB, 1,024 above; a smaller drive keeps the \
-     40 GiB drive's 171 superblocks), foreground GC below 5% free superblocks, background GC \
-     below 25% when enabled, an empty drive (no prefill)",
-)];
-
-/// Superblocks of the 40 GiB drive of Shiro's Table III, kept by smaller drives.
-pub const SHIRO_SMALL_SUPERBLOCKS: u64 = 171;
-
-impl DeviceConfig {
-    /// The preset `name` (see [`PRESETS`]) for a drive of `logical_bytes`.
-    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
-        match name {
-            "shiro" => {
-                const GIB: u64 = 1 << 30;
-                let page = 16_384u64;
-                let logical = logical_bytes / page;
-                if logical == 0 {
-                    return Err(Error::config(
-                        "capacity",
-                        format!("{logical_bytes} bytes is less than one 16 KiB page"),
-                    ));
-                }
-                // Table III: 64 dies per superblock; pages per block by size.
-                let segment = if logical_bytes >= 40 * GIB {
-                    let per_block = if logical_bytes <= 50 * GIB {
-                        256
-                    } else if logical_bytes <= 100 * GIB {
-                        512
-                    } else {
-                        1024
-                    };
-                    64 * per_block
-                } else {
-                    ((logical as f64 * 1.07) / SHIRO_SMALL_SUPERBLOCKS as f64).floor() as u64
-                };
-                Ok(DeviceConfig {
-                    logical_blocks: logical,
-                    op: 0.07,
-                    block_size: page as u32,
-                    segment_blocks: segment.max(1) as u32,
-                    gc_low_fraction: Some(0.05),
-                    gc_high_fraction: None,
-                    background_gc: BackgroundGc::Off,
-                    background_free_fraction: 0.25,
-                    background_min_invalid: 0.125,
-                    prefill: false,
-                    ..Default::default()
-                })
-            }
-            other => Err(Error::UnknownName {
-                kind: "device preset",
-                name: other.to_string(),
-                known: PRESETS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        }
-    }
-}
-
 impl Geometry {
     /// Check that `reserved` segments can stay free (GC reserve plus one open
     /// segment per group) while all logical data still fits.
@@ -558,6 +588,53 @@ impl Geometry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_table_is_the_config() {
+        let v = serde_json::to_value(DeviceConfig::default()).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let names: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
+        let (mut a, mut b) = (keys.clone(), names.clone());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "FIELDS must list every DeviceConfig field once");
+        for f in FIELDS {
+            let d = &v[f.name];
+            let ok = match f.kind {
+                "int" => d.is_u64(),
+                "float" => d.is_f64(),
+                "bool" => d.is_boolean(),
+                "str" => d.as_str().is_some_and(|s| f.choices.contains(&s)),
+                _ => false,
+            };
+            assert!(
+                ok || (f.optional && d.is_null()),
+                "{}: {} default {d}",
+                f.name,
+                f.kind
+            );
+            assert_eq!(f.optional && d.is_null(), d.is_null(), "{}", f.name);
+            assert_eq!(f.kind == "str", !f.choices.is_empty(), "{}", f.name);
+            // Every choice parses, and an optional field takes a value of its type.
+            for c in f.choices {
+                let mut w = v.clone();
+                w[f.name] = serde_json::json!(c);
+                serde_json::from_value::<DeviceConfig>(w)
+                    .unwrap_or_else(|e| panic!("{}={c}: {e}", f.name));
+            }
+            if f.optional {
+                let mut w = v.clone();
+                w[f.name] = if f.kind == "int" {
+                    serde_json::json!(3)
+                } else {
+                    serde_json::json!(0.5)
+                };
+                serde_json::from_value::<DeviceConfig>(w)
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+            }
+        }
+        assert_eq!(fields_json().as_array().unwrap().len(), FIELDS.len());
+    }
 
     #[test]
     fn default_is_a_4gib_device_with_10pct_op() {
@@ -662,36 +739,6 @@ mod tests {
                 other => panic!("{field}: expected a config error, got {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn shiro_preset_gives_table_iii() {
-        const GIB: u64 = 1 << 30;
-        // (GiB, superblocks, superblock pages): Table III.
-        for (gib, sbs, pages) in [
-            (40, 171, 16_384),
-            (50, 214, 16_384),
-            (100, 214, 32_768),
-            (500, 535, 65_536),
-        ] {
-            let c = DeviceConfig::preset("shiro", gib * GIB).unwrap();
-            let g = c.geometry().unwrap();
-            assert_eq!(
-                (g.segments, g.segment_blocks, g.block_size),
-                (sbs, pages, 16_384),
-                "{gib} GiB"
-            );
-            assert_eq!(c.gc_low_fraction, Some(0.05));
-            assert!(!c.prefill);
-        }
-        // A small drive keeps 171 superblocks.
-        let g = DeviceConfig::preset("shiro", GIB)
-            .unwrap()
-            .geometry()
-            .unwrap();
-        assert_eq!((g.segments, g.logical_blocks), (171, 65_536));
-        let e = DeviceConfig::preset("nope", GIB).unwrap_err().to_string();
-        assert!(e.contains("shiro"), "{e}");
     }
 
     #[test]

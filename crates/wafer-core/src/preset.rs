@@ -19,6 +19,9 @@ pub struct Preset {
     pub device: fn() -> Value,
     /// The victim selector the paper's device uses.
     pub victim: &'static str,
+    /// Fields that depend on the drive's logical size [bytes] (set over
+    /// `device` by [`sized`]; `None`: the same at every size).
+    pub by_size: Option<fn(u64) -> Value>,
 }
 
 /// Every preset.
@@ -37,6 +40,7 @@ pub const PRESETS: &[Preset] = &[
             })
         },
         victim: "greedy",
+        by_size: None,
     },
     Preset {
         name: "shiro",
@@ -46,8 +50,9 @@ pub const PRESETS: &[Preset] = &[
                   over-provisioning, foreground GC below 5% free superblocks, a fresh drive (no \
                   prefill); Base and 2R run with cost-benefit (Shiro, SepBIT and MiDAS choose \
                   their own victims). A trace's small footprint gets smaller superblocks (said \
-                  in the result); DeviceConfig::preset(\"shiro\", bytes) sizes them by Table \
-                  III's rows.",
+                  in the result); `preset::sized(\"shiro\", bytes)` sizes them by Table \
+                  III's rows (256 pages per block up to 50 GiB, 512 to 100 GiB, 1,024 above; \
+                  a drive under 40 GiB keeps the 40 GiB drive's 171 superblocks).",
         device: || {
             json!({
                 "block_size": 16384,
@@ -58,8 +63,68 @@ pub const PRESETS: &[Preset] = &[
             })
         },
         victim: "cost-benefit",
+        by_size: Some(shiro_superblock),
     },
 ];
+
+/// Superblocks of the 40 GiB drive of Shiro's Table III, kept by smaller drives.
+pub const SHIRO_SMALL_SUPERBLOCKS: u64 = 171;
+
+/// Shiro's Table III: a superblock is one block of each of 64 dies, of 256
+/// pages up to 50 GiB, 512 up to 100 GiB and 1,024 above; a drive under
+/// 40 GiB (not in the table) keeps the 40 GiB drive's 171 superblocks.
+fn shiro_superblock(logical_bytes: u64) -> Value {
+    const GIB: u64 = 1 << 30;
+    let page = 16_384u64;
+    let pages = if logical_bytes >= 40 * GIB {
+        let per_block = if logical_bytes <= 50 * GIB {
+            256
+        } else if logical_bytes <= 100 * GIB {
+            512
+        } else {
+            1024
+        };
+        64 * per_block
+    } else {
+        ((logical_bytes / page) as f64 * 1.07 / SHIRO_SMALL_SUPERBLOCKS as f64).floor() as u64
+    };
+    json!({ "segment_blocks": pages.max(1) })
+}
+
+impl DeviceConfig {
+    /// The preset `name` for a drive of `logical_bytes` ([`sized`]; here,
+    /// not in `device.rs`, so the device layer does not import the presets).
+    pub fn preset(name: &str, logical_bytes: u64) -> Result<Self> {
+        sized(name, logical_bytes)
+    }
+}
+
+/// Preset `name` for a drive of `logical_bytes`: its fields, the logical
+/// size counted in its blocks, and the fields its size sets.
+pub fn sized(name: &str, logical_bytes: u64) -> Result<DeviceConfig> {
+    let p = find(name)?;
+    let mut d = apply(name, &DeviceConfig::default())?;
+    d.logical_blocks = logical_bytes / d.block_size as u64;
+    if d.logical_blocks == 0 {
+        return Err(Error::config(
+            "capacity",
+            format!(
+                "{logical_bytes} bytes is less than one {}-byte block of preset {name}",
+                d.block_size
+            ),
+        ));
+    }
+    match p.by_size {
+        Some(f) => {
+            let mut v = serde_json::to_value(&d).expect("a device config serialises");
+            if let (Some(obj), Value::Object(set)) = (v.as_object_mut(), f(logical_bytes)) {
+                obj.extend(set);
+            }
+            serde_json::from_value(v).map_err(|e| Error::config("preset", format!("{name}: {e}")))
+        }
+        None => Ok(d),
+    }
+}
 
 /// The preset named `name`, or an error listing those that exist.
 pub fn find(name: &str) -> Result<&'static Preset> {
@@ -76,22 +141,81 @@ pub fn apply(name: &str, base: &DeviceConfig) -> Result<DeviceConfig> {
     serde_json::from_value(v).map_err(|e| Error::config("preset", format!("{name}: {e}")))
 }
 
-/// Every preset as JSON: name, description, device fields, victim.
-pub fn registry() -> Value {
-    Value::Array(
-        PRESETS
-            .iter()
-            .map(|p| {
+/// Every device preset as JSON: name, description, `device` (the fields
+/// it sets), `config` (the whole device it gives, every other field at its
+/// default) and `victim`.
+pub fn registry() -> Result<Value> {
+    PRESETS
+        .iter()
+        .map(|p| {
+            let config = apply(p.name, &DeviceConfig::default())?;
+            Ok(
                 json!({"name": p.name, "description": p.description, "device": (p.device)(),
-                       "victim": p.victim})
-            })
-            .collect(),
-    )
+                      "config": config, "victim": p.victim}),
+            )
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Value::Array)
+}
+
+/// Every preset, device and timing, with its full field set:
+/// `{"device": [...]` (see [`registry`]), `"timing": [{"name",
+/// "description", "config"}]` (the whole [`crate::timing::SsdConfig`])`}`.
+pub fn all_json() -> Result<Value> {
+    let timing = crate::timing::config::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let c = crate::timing::SsdConfig::load(name)?;
+            Ok(json!({"name": name, "description": c.description, "config": c}))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(json!({"device": registry()?, "timing": timing}))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shiro_preset_gives_table_iii() {
+        const GIB: u64 = 1 << 30;
+        // (GiB, superblocks, superblock pages): Table III.
+        for (gib, sbs, pages) in [
+            (40, 171, 16_384),
+            (50, 214, 16_384),
+            (100, 214, 32_768),
+            (500, 535, 65_536),
+        ] {
+            let c = sized("shiro", gib * GIB).unwrap();
+            let g = c.geometry().unwrap();
+            assert_eq!(
+                (g.segments, g.segment_blocks, g.block_size),
+                (sbs, pages, 16_384),
+                "{gib} GiB"
+            );
+            assert_eq!((c.gc_low_fraction, c.op), (Some(0.05), 0.07));
+            assert!(!c.prefill);
+        }
+        // A small drive keeps 171 superblocks.
+        let g = sized("shiro", GIB).unwrap().geometry().unwrap();
+        assert_eq!((g.segments, g.logical_blocks), (171, 65_536));
+        // The registry's fields are the sized device's, but for the size.
+        let plain = apply("shiro", &DeviceConfig::default()).unwrap();
+        let at40 = sized("shiro", 40 * GIB).unwrap();
+        assert_eq!(
+            (
+                plain.block_size,
+                plain.segment_blocks,
+                plain.op,
+                plain.prefill
+            ),
+            (at40.block_size, at40.segment_blocks, at40.op, at40.prefill)
+        );
+        let e = sized("nope", GIB).unwrap_err().to_string();
+        assert!(e.contains("shiro"), "{e}");
+        let e = sized("shiro", 100).unwrap_err().to_string();
+        assert!(e.contains("capacity"), "{e}");
+    }
 
     #[test]
     fn fios_preset_is_disksim_geometry() {
@@ -101,5 +225,26 @@ mod tests {
         d.geometry().unwrap();
         let e = find("fios").err().unwrap().to_string();
         assert!(e.contains("fios-disksim"), "{e}");
+    }
+
+    #[test]
+    fn every_preset_has_its_full_field_set() {
+        let v = all_json().unwrap();
+        let fields = crate::device::FIELDS.len();
+        for p in v["device"].as_array().unwrap() {
+            let c = p["config"].as_object().unwrap();
+            assert_eq!(c.len(), fields, "{p}");
+            for (k, x) in p["device"].as_object().unwrap() {
+                assert_eq!(&c[k], x, "{}: {k}", p["name"]);
+            }
+            let d: DeviceConfig = serde_json::from_value(p["config"].clone()).unwrap();
+            d.geometry().unwrap();
+        }
+        let t = v["timing"].as_array().unwrap();
+        assert_eq!(t.len(), crate::timing::config::PRESETS.len());
+        for p in t {
+            let c: crate::timing::SsdConfig = serde_json::from_value(p["config"].clone()).unwrap();
+            assert_eq!(c.name, p["name"].as_str().unwrap());
+        }
     }
 }

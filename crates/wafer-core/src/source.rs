@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::{DeviceConfig, Geometry, MAX_BLOCKS};
 use crate::error::{Error, Result};
 use crate::request::{Op, Request};
+use crate::trace::extend::{ContinuationStats, Plan};
 use crate::trace::{self, BlockSource, Extent, ReadStats, Remap, Selection};
 use crate::workload::{self, Workload};
 
@@ -41,7 +42,7 @@ impl StreamSpec {
     /// Run the trace's footprint pass and size the device from it where
     /// asked ([`resolve`]).
     pub fn resolve(&mut self) -> Result<()> {
-        resolve(self.trace.as_mut(), &mut self.device)
+        resolve(self.trace.as_mut(), &mut self.device, self.seed)
     }
 
     /// The request source and the device shape (resolving the trace first:
@@ -163,6 +164,10 @@ pub struct TraceConfig {
     /// Replay the selected trace this many times in a row, each pass's
     /// timestamps shifted to follow the previous pass [passes, >= 1].
     pub repeat: u32,
+    /// Extend the trace to this many drive-writes in all with a
+    /// continuation that keeps its lifetimes, sizes, mix and locality
+    /// ([`trace::extend`], seeded by the run's seed); `None`: as it is.
+    pub extend: Option<f64>,
     /// The footprint pass, once [`resolve`] has run (not part of the
     /// configuration; leave `None`).
     #[serde(skip)]
@@ -179,6 +184,7 @@ impl Default for TraceConfig {
             capacity_from_trace: false,
             address_space: false,
             repeat: 1,
+            extend: None,
             resolved: None,
         }
     }
@@ -207,6 +213,8 @@ pub struct Resolved {
     address_space: u64,
     sizing: Sizing,
     format: String,
+    /// The continuation after the trace, when extended.
+    extension: Option<Plan>,
 }
 
 /// Figures of the trace a run replays, reported with its result.
@@ -222,6 +230,9 @@ pub struct TraceSummary {
     pub passes: u32,
     /// How the logical capacity was chosen.
     pub sizing: Sizing,
+    /// The blocks the trace touches were mapped densely to `0..footprint`
+    /// (its addresses kept otherwise).
+    pub remapped: bool,
     /// Distinct blocks the selected requests touch [blocks].
     pub footprint_blocks: u64,
     /// Highest block the selected requests touch + 1 [blocks].
@@ -230,6 +241,8 @@ pub struct TraceSummary {
     pub duration_seconds: f64,
     /// Longest gap between two consecutive requests [s].
     pub max_gap_seconds: f64,
+    /// The continuation replayed after the trace (`extend`), if any.
+    pub extension: Option<ContinuationStats>,
 }
 
 /// A trace's requests, pass after pass.
@@ -304,10 +317,12 @@ impl TraceStream {
             format: r.format.clone(),
             passes: applied.div_ceil(per_pass.max(1)).max(1) as u32,
             sizing: r.sizing,
+            remapped: r.remap.is_some(),
             footprint_blocks: r.footprint,
             address_space_blocks: r.address_space,
             duration_seconds: self.duration_ns as f64 * 1e-9,
             max_gap_seconds: self.max_gap_ns as f64 * 1e-9,
+            extension: self.src.continuation_stats(),
         }
     }
 }
@@ -320,11 +335,13 @@ fn add(total: &mut ReadStats, s: &ReadStats) {
     total.backwards_timestamps += s.backwards_timestamps;
     total.filtered += s.filtered;
     total.truncated |= s.truncated;
+    total.unkept_events += s.unkept_events;
 }
 
 fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {
     let (sel, _) = trace::open_selected(&t.path, Some(&r.format), &t.selection)?;
-    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path))
+    Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path)
+        .with_continuation(r.extension.as_ref().map(Plan::continuation)))
 }
 
 /// Where requests come from.
@@ -381,7 +398,11 @@ impl Source {
 
 /// Run the footprint pass of `trace` (once: later calls and clones reuse
 /// it) and size `device` from it where asked.
-pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Result<()> {
+pub fn resolve(
+    trace: Option<&mut TraceConfig>,
+    device: &mut DeviceConfig,
+    seed: u64,
+) -> Result<()> {
     let Some(t) = trace else {
         return Ok(());
     };
@@ -392,6 +413,12 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Re
         return Err(Error::config(
             "repeat",
             "must be at least 1 (passes over the trace)",
+        ));
+    }
+    if t.extend.is_some() && t.repeat > 1 {
+        return Err(Error::config(
+            "extend",
+            "give repeat or extend, not both (extend continues the trace with its own lifetimes)",
         ));
     }
     let bs = device.block_size;
@@ -422,7 +449,12 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Re
     };
     // A trace touching every block below its highest one maps onto itself:
     // no remapping then (the same stream, the same annotation).
-    let dense = (t.remap || sizing == Sizing::Footprint) && footprint < address_space;
+    // A capacity given (or a timed run's whole drive) that the trace's
+    // addresses exceed but its footprint fits: placed densely inside it.
+    let placed = sizing == Sizing::Given
+        && address_space > device.logical_blocks
+        && footprint <= device.logical_blocks;
+    let dense = (t.remap || placed || sizing == Sizing::Footprint) && footprint < address_space;
     match sizing {
         Sizing::Footprint => device.logical_blocks = footprint,
         Sizing::AddressSpace => {
@@ -447,27 +479,35 @@ pub fn resolve(trace: Option<&mut TraceConfig>, device: &mut DeviceConfig) -> Re
                     None,
                     format!(
                         "the trace {} {need} blocks of {bs} bytes, more than the device's {} logical \
-                         blocks; drop --capacity/--logical-blocks to size the device from its {footprint}-block \
-                         footprint{}",
+                         blocks; drop --capacity/--logical-blocks to size the device from its \
+                         {footprint}-block footprint (timed: a larger preset, or --fit-device)",
                         if dense { "touches" } else { "addresses" },
                         device.logical_blocks,
-                        if dense || footprint > device.logical_blocks {
-                            ""
-                        } else {
-                            ", or pass --remap to map the blocks it touches densely"
-                        }
                     ),
                 ));
             }
         }
     }
     t.remap = dense;
+    let extension = match t.extend {
+        Some(n) => Some(Plan::new(
+            &t.path,
+            Some(&format),
+            &t.selection,
+            bs,
+            device.logical_blocks,
+            n,
+            seed,
+        )?),
+        None => None,
+    };
     t.resolved = Some(Arc::new(Resolved {
         remap: dense.then_some(map),
         footprint,
         address_space,
         sizing,
         format,
+        extension,
     }));
     Ok(())
 }

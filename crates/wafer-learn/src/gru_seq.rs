@@ -521,7 +521,7 @@ pub fn train(
         if let Some(c) = fit.converge {
             if best - last < c.min_delta {
                 stale += 1;
-                if stale >= c.patience {
+                if stale >= c.patience && epochs >= c.min_epochs {
                     break;
                 }
             } else {

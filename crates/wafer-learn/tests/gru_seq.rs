@@ -151,10 +151,27 @@ fn training_learns_continues_and_converges() {
         converge: Some(Convergence {
             min_delta: 1e-3,
             patience: 3,
+            min_epochs: 0,
         }),
     };
     let out = train("m", shape, &data, &spec, &conv).unwrap();
     assert!(out.epochs < 200, "stopped at convergence: {}", out.epochs);
+    // A floor on the epochs holds convergence back.
+    let floor = GruFit {
+        init: None,
+        converge: Some(Convergence {
+            min_delta: 1e-3,
+            patience: 3,
+            min_epochs: out.epochs + 5,
+        }),
+    };
+    let longer = train("m", shape, &data, &spec, &floor).unwrap();
+    assert!(
+        longer.epochs >= out.epochs + 5,
+        "{} epochs, floor {}",
+        longer.epochs,
+        out.epochs + 5
+    );
     assert!(out.loss < 0.1, "loss {}", out.loss);
     // The kernels run the trained weights: every sequence classified right.
     let mut cell = GruCell::load(&out.tensors, "m.cell", 3, 8).unwrap();

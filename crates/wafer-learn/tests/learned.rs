@@ -348,6 +348,50 @@ fn dogi_pool_victims_by_cost_benefit() {
 }
 
 #[test]
+fn dogi_expired_and_pool_rules_are_parameters() {
+    // The paper takes an expired segment whenever there is one (`always`);
+    // wafer's guard (`guarded`, the default) only when it is no fuller
+    // than the pool's victim: never more expired victims than `always`.
+    let victims = |params: Value| {
+        let mut p = quick();
+        for (k, v) in params.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        let s = run(cfg("dogi", "hotcold:0.9:0.1", p)).policy_state.unwrap();
+        (
+            s["expired"].clone(),
+            s["pool"].clone(),
+            s["victims"].clone(),
+        )
+    };
+    let (e, pool, guarded) = victims(json!({}));
+    assert_eq!((e.as_str(), pool.as_str()), (Some("guarded"), Some("tail")));
+    let (e, _, always) = victims(json!({"expired": "always"}));
+    assert_eq!(e, "always");
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    assert!(
+        n(&always, "expired") >= n(&guarded, "expired"),
+        "{always} vs {guarded}"
+    );
+    assert_ne!(always, guarded, "the guard changes some choices");
+    // Every sealed segment in the pool: a different set of victims.
+    let (_, pool, all) = victims(json!({"pool": "all"}));
+    assert_eq!(pool, "all");
+    assert_ne!(all, guarded);
+    for bad in [json!({"expired": "never"}), json!({"pool": "head"})] {
+        let mut p = quick();
+        for (k, v) in bad.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        let e = Simulation::new(cfg("dogi", "zipf:1.0", p))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("bad parameter value"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn nodap_with_dogi_user_predictions() {
     // NoDaP^{+XU} with DOGI's predictor: its classes (hot, c1..c10) map to
     // NoDaP groups by their blocks' median lifetimes.

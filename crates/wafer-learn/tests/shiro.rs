@@ -204,3 +204,67 @@ fn models_reload_frozen_and_bad_input_is_a_clear_error() {
         .to_string();
     assert!(e.contains("window = 0"), "{e}");
 }
+
+#[test]
+fn gc_credit_training_floor_and_unseen_labels_are_parameters() {
+    // Decision credit (the default) and the paper's shared credit: both
+    // learn, reported, and they place GC pages differently.
+    let dec = run(cfg("shiro", quick()));
+    let mut p = quick();
+    p["q_credit"] = json!("gc");
+    let gc = run(cfg("shiro", p));
+    let q = |r: &RunResult| r.policy_state.as_ref().unwrap()["q_learning"].clone();
+    assert_eq!(q(&dec)["credit"], "decision");
+    assert_eq!(q(&gc)["credit"], "gc");
+    assert!(q(&dec)["stats"]["updates"].as_u64().unwrap() > 0);
+    assert_ne!(q(&dec)["q_mean"], q(&gc)["q_mean"], "different rewards");
+    // A floor on the Adam steps: later windows run more than one epoch.
+    let mut p = quick();
+    p["min_steps"] = json!(12);
+    // (The training options need no GC: half the writes.)
+    let short = |policy: &str, p: Value| RunConfig {
+        writes: 3 << 14,
+        ..cfg(policy, p)
+    };
+    let floor = run(short("shiro", p));
+    let h = floor.policy_state.as_ref().unwrap()["history"].clone();
+    let later: Vec<u64> = h.as_array().unwrap()[3..]
+        .iter()
+        .filter(|w| w["trained_on"].as_u64().unwrap() > 0)
+        .map(|w| w["epochs"].as_u64().unwrap())
+        .collect();
+    assert!(
+        !later.is_empty() && later.iter().all(|&e| e > 1),
+        "{later:?}"
+    );
+    // Writes not rewritten within the window, at least T old, join LONG.
+    let mut p = quick();
+    p["label_unseen"] = json!("long");
+    let long = run(short("shiro", p));
+    let sum = |r: &RunResult, key: &str| -> u64 {
+        r.policy_state.as_ref().unwrap()["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w[key].as_u64().unwrap())
+            .sum()
+    };
+    assert!(sum(&long, "unseen_long") > 0);
+    assert_eq!(sum(&dec, "unseen_long"), 0);
+    for (params, want) in [
+        (json!({"q_credit": "page"}), "bad parameter value"),
+        (json!({"label_unseen": "short"}), "bad parameter value"),
+        (json!({"min_steps": 1_000_000}), "min_steps = 1000000"),
+    ] {
+        let e = Simulation::new(cfg("shiro", params.clone()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(want), "{params}: {e}");
+    }
+    // PHFTL takes the same classifier parameters.
+    let mut p = quick();
+    p["label_unseen"] = json!("long");
+    p["min_steps"] = json!(8);
+    assert!(run(short("phftl", p)).training.unwrap().trainings > 0);
+}

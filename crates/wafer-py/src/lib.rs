@@ -3,7 +3,7 @@
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use wafer_core::policy::fios::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
-use wafer_core::{future, policy, victim, workload, Error, RunConfig};
+use wafer_core::{policy, victim, workload, Error, RunConfig};
 
 create_exception!(
     wafer._core,
@@ -240,25 +240,37 @@ impl MultiSimulation {
     }
 }
 
-/// Registered policies and victim selectors, as JSON.
+/// The registries, as JSON: `policies` (name, description, family,
+/// needs_future, defaults), `families`, `composites` (the composite-name
+/// grammar), `victims` and `setups`.
 #[pyfunction]
 fn registry_json() -> String {
-    let policies: Vec<_> = policy::REGISTRY
-        .iter()
-        .map(|p| {
-            serde_json::json!({"name": p.name, "description": p.description, "defaults": (p.defaults)(),
-                               "learned": policy::LEARNED.contains(&p.name)})
-        })
-        .collect();
-    let selectors: Vec<_> = victim::SELECTORS
+    let mut v = policy::registry_json();
+    v["victims"] = victim::SELECTORS
         .iter()
         .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
         .collect();
-    let setups: Vec<_> = wafer_core::run::setup::SETUPS
+    v["setups"] = wafer_core::run::setup::SETUPS
         .iter()
         .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
         .collect();
-    serde_json::json!({"policies": policies, "victims": selectors, "setups": setups}).to_string()
+    v.to_string()
+}
+
+/// What policy name `name` stands for, as JSON: `name`, `base`, `form`,
+/// `assists`, `predictor`, `stage`, `family`, `needs_future`
+/// (`PolicyError` for an unknown policy, assist or predictor).
+#[pyfunction]
+fn describe_policy(name: &str) -> PyResult<String> {
+    let d = policy::describe_name(name).map_err(to_py)?;
+    Ok(serde_json::to_string(&d).expect("serialises"))
+}
+
+/// Every field of the device configuration (name, type, optional, unit,
+/// choices, doc, default), as JSON.
+#[pyfunction]
+fn device_fields_json() -> String {
+    wafer_core::device::fields_json().to_string()
 }
 
 /// Default run configuration, as JSON.
@@ -436,6 +448,28 @@ fn convert_json(
     .map_err(to_py)
 }
 
+/// Write a trace and a continuation that keeps its lifetimes to `dst` (a
+/// native trace) up to `drive_writes` in all; returns what it wrote as JSON.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // reason: the Python signature's arguments, one each
+fn extend_json(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    format: Option<&str>,
+    selection_json: &str,
+    block_size: u32,
+    drive_writes: f64,
+    seed: u64,
+) -> PyResult<String> {
+    let sel = selection(selection_json)?;
+    py.detach(|| {
+        trace::extend::write_extended(src, format, &sel, block_size, drive_writes, seed, dst)
+    })
+    .map(|w| serde_json::to_string(&w).expect("report serialises"))
+    .map_err(to_py)
+}
+
 /// Read every selected request of a trace and return (requests, seconds):
 /// the reader's own speed.
 #[pyfunction]
@@ -528,10 +562,12 @@ fn kmeans_json(
     .to_string())
 }
 
-/// The device presets, as JSON.
+/// Every preset with its full field set, as JSON: `device` (name,
+/// description, the fields it sets, the whole config, victim) and `timing`
+/// (name, description, the whole SSD).
 #[pyfunction]
-fn presets_json() -> String {
-    wafer_core::preset::registry().to_string()
+fn presets_json() -> PyResult<String> {
+    Ok(wafer_core::preset::all_json().map_err(to_py)?.to_string())
 }
 
 fn run_config(json: &str) -> PyResult<RunConfig> {
@@ -539,18 +575,7 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
         .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
 }
 
-/// Timing presets: `[{"name", "description"}]`, as JSON.
-#[pyfunction]
-fn timing_presets_json() -> PyResult<String> {
-    let mut v = Vec::new();
-    for (name, _) in wafer_core::timing::config::PRESETS {
-        let c = wafer_core::timing::SsdConfig::load(name).map_err(to_py)?;
-        v.push(serde_json::json!({"name": name, "description": c.description}));
-    }
-    Ok(serde_json::Value::Array(v).to_string())
-}
-
-/// The SSD of timing preset (or TOML file) `spec`, as JSON; `ConfigError`
+/// The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`
 /// naming the key when it is invalid.
 #[pyfunction]
 fn timing_config_json(spec: &str) -> PyResult<String> {
@@ -566,6 +591,16 @@ fn timing_preset_toml(name: &str) -> PyResult<String> {
         .find(|(n, _)| *n == name)
         .map(|(_, text)| text.to_string())
         .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+}
+
+/// The timing preset (TOML text) equivalent to MQSim device configuration
+/// `path` (an `ssdconfig.xml`): a header naming the file and what it asks
+/// for that wafer does not do, then every field (`wafer presets import`).
+#[pyfunction]
+fn timing_import_toml(path: &str) -> PyResult<String> {
+    use wafer_core::timing::config::mqsim_xml;
+    let c = mqsim_xml::load(std::path::Path::new(path)).map_err(to_py)?;
+    mqsim_xml::to_preset_toml(&c, path).map_err(to_py)
 }
 
 /// Default timing-run settings (arrival, queue depth, ...), as JSON.
@@ -589,6 +624,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<MultiSimulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
+    m.add_function(wrap_pyfunction!(describe_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(device_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
@@ -598,15 +635,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
+    m.add_function(wrap_pyfunction!(extend_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;
     m.add_function(wrap_pyfunction!(annotate_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(oracle_search_json, m)?)?;
     m.add_function(wrap_pyfunction!(kmeans_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
-    m.add_function(wrap_pyfunction!(timing_presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(timing_preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_import_toml, m)?)?;
     m.add_function(wrap_pyfunction!(timing_defaults_json, m)?)?;
     m.add("WaferError", py.get_type::<WaferError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

@@ -15,27 +15,29 @@ from ..result import RunResult
 
 #: Where a run sits: the columns every table starts with.
 DIMS = ["run", "workload", "device", "victim", "length", "policy", "policy_name", "family", "seed", "op"]
-#: Policy families, in the order legends and tables list them.
-FAMILIES = ["no separation", "rule-based", "learned", "oracle-assisted", "oracle"]
-_ASSISTS = {"nu", "ngc", "ngrp"}
+#: Policy families, in the order legends and tables list them: the registry's families (``trivial`` shown as
+#: "no separation"), its oracle composites (``POLICY+nu``, ``nodap+POLICY-user`` ...) apart as
+#: "oracle-assisted", and "unregistered" for a name this build does not know (a store from another version).
+FAMILIES = ["no separation", "rule-based", "stream", "learned", "oracle-assisted", "oracle", "unregistered"]
+_LABELS = {"trivial": "no separation"}
 
 
-def family(policy: str, learned: set[str] | None = None) -> str:
-    """The family of a policy name: ``no separation`` (base), ``rule-based``,
-    ``learned`` (and its ablations, e.g. dogi+User), ``oracle`` (nodap,
-    oracle-*), ``oracle-assisted`` (POLICY+nu/+ngc/+ngrp)."""
-    if learned is None:
-        from ..api import policies
+def family(policy: str) -> str:
+    """The report's family of a policy name, from the registry
+    (:func:`wafer.describe_policy`): ``no separation`` (base), ``rule-based``,
+    ``stream``, ``learned`` (and DOGI's stages, e.g. dogi+User), ``oracle``
+    (nodap, oracle-*, fk), ``oracle-assisted`` (the oracle composites:
+    POLICY+nu/+ngc/+ngrp, nodap+POLICY-user), ``unregistered``."""
+    from .._core import PolicyError
+    from ..api import describe_policy
 
-        learned = {p["name"] for p in policies() if p.get("learned")}
-    base, *mods = policy.split("+")
-    if any(m in _ASSISTS for m in mods):
+    try:
+        d = describe_policy(policy)
+    except PolicyError:
+        return "unregistered"
+    if d["family"] == "oracle" and d["form"] is not None:
         return "oracle-assisted"
-    if base == "base":
-        return "no separation"
-    if base == "nodap" or base.startswith("oracle-"):
-        return "oracle"
-    return "learned" if base in learned else "rule-based"
+    return _LABELS.get(d["family"], d["family"])
 
 
 @dataclass
@@ -93,13 +95,10 @@ def from_results(results: list[RunResult], title: str = "wafer report") -> Table
     """The tables of these runs (from :func:`wafer.compare`, a store, or JSON)."""
     import pandas as pd
 
-    from ..api import policies
-
-    learned = {p["name"] for p in policies() if p.get("learned")}
     runs, windows, groups, victims, latency = [], [], [], [], []
     for i, r in enumerate(results):
         lab = _label_of(r)
-        dims = {"run": i, **{k: lab[k] for k in DIMS[1:] if k in lab}, "family": family(lab["policy_name"], learned)}
+        dims = {"run": i, **{k: lab[k] for k in DIMS[1:] if k in lab}, "family": family(lab["policy_name"])}
         dims = {k: dims[k] for k in DIMS}
         s = r.summary()
         runs.append({**dims, "status": "failed" if r.error else "done", "error": r.error,

@@ -1,5 +1,5 @@
 """The interactive figures (plotly), one function per figure, each drawn
-from the report's tidy tables (:class:`wafer.report.data.Tables`); a
+from its data as :mod:`wafer.report.prepare` makes it for both backends; a
 function returns None when the runs have no data for its figure.
 
 Panels: a figure shows one combination of workload, device, victim and
@@ -12,11 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..stats import summarize
+from . import prepare
 from .data import Tables
-from .style import families_present, panels_of, parts, styles_of, varying, with_panel
 
-MAX_LINES = 8
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=70, b=50),
                legend=dict(groupclick="toggleitem", tracegroupgap=6), font=dict(size=12))
 
@@ -64,75 +62,65 @@ def _first(seen: set, *key: str) -> bool:
     return True
 
 
-def _columns(styles, policies: list[str]) -> list[str | None]:
-    """One column per family when too many lines would share a panel."""
-    return families_present(styles, policies) if len(policies) > MAX_LINES else [None]
-
-
 def steady_waf(t: Tables):
     """Steady-state WAF per policy (mean over seeds, 95% t-interval), grouped
     by workload; one panel per device / victim / length combination."""
     import plotly.express as px
 
-    runs = t.runs[t.runs.status == "done"]
-    if runs.empty:
+    b = prepare.steady_waf(t)
+    if b is None:
         return None
-    metric = "steady_waf" if runs["steady_waf"].notna().any() else "waf"
-    keys = varying(runs, skip=("workload",))
-    cells = summarize(with_panel(runs, keys), ["panel", "workload", "policy"], metric)
-    cells["interval"] = [f"{lo:.3f} – {hi:.3f}" if n > 1 else "one seed" for n, lo, hi in
-                         zip(cells.n, cells.lo, cells.hi)]
-    styles = styles_of(t)
-    panels = panels_of(cells)
-    wrap = 1 if len(panels) == 1 else 2
-    rows = math.ceil(len(panels) / wrap)
-    fig = px.bar(cells, x="workload", y="mean", color="policy", barmode="group", error_y="half",
-                 facet_col="panel" if len(panels) > 1 else None, facet_col_wrap=wrap if len(panels) > 1 else 0,
+    wrap = 1 if len(b.panels) == 1 else 2
+    rows = math.ceil(len(b.panels) / wrap)
+    fig = px.bar(b.cells, x="workload", y="mean", color="policy", barmode="group", error_y="half",
+                 facet_col="panel" if len(b.panels) > 1 else None, facet_col_wrap=wrap if len(b.panels) > 1 else 0,
                  facet_row_spacing=min(0.12, 0.5 / rows), facet_col_spacing=0.05,
-                 category_orders={"policy": t.policies, "panel": panels},
-                 color_discrete_map={p: s["color"] for p, s in styles.items()},
+                 category_orders={"policy": t.policies, "panel": b.panels},
+                 color_discrete_map={p: s["color"] for p, s in b.styles.items()},
                  hover_data={"n": True, "interval": True, "panel": False},
-                 labels={"mean": "steady WAF" if metric == "steady_waf" else "WAF", "n": "seeds"})
+                 labels={"mean": b.label, "n": "seeds"})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_layout(**_LAYOUT, height=120 + 320 * rows, legend_title_text="policy",
-                      title=("Steady-state WAF" if metric == "steady_waf" else "WAF (warm-up never reached)")
+                      title=("Steady-state WAF" if b.metric == "steady_waf" else "WAF (warm-up never reached)")
                       + " per policy: mean over seeds, 95% interval")
     fig.update_yaxes(rangemode="tozero")
     return fig
 
 
+def _line_figure(t: Tables, d: prepare.Lines, metric: str, hover: str, height: int, width: float = 2.0,
+                 markers: bool = False):
+    """One line per policy of ``d``'s ``metric``, a column per family if many, a menu over the panels."""
+    go, make_subplots = _go()
+    cols = d.columns
+    fig = make_subplots(rows=1, cols=len(cols), shared_yaxes=True, horizontal_spacing=0.02,
+                        subplot_titles=[c for c in cols] if cols[0] else None)
+    traces, where, trace_panels = [], [], []
+    for i, panel in enumerate(d.panels):
+        for p in d.policies:
+            line = d.get(panel, p, metric)
+            if line is None:
+                continue
+            s = d.styles[p]
+            traces.append(go.Scatter(x=line["x"], y=line[metric], mode="lines+markers" if markers else "lines",
+                                     visible=i == 0, line=dict(color=s["color"], dash=s["dash"], width=width),
+                                     marker=dict(size=5) if markers else None,
+                                     hovertemplate=f"{p}<br>{hover}<extra></extra>", **_legend(d.styles, p)))
+            where.append(d.column(p) + 1)
+            trace_panels.append(panel)
+    fig.add_traces(traces, rows=[1] * len(traces), cols=where)
+    fig.update_layout(**_LAYOUT, height=_height(t, height))
+    return fig, trace_panels
+
+
 def over_time(t: Tables, metric: str = "waf", title: str | None = None, ylabel: str | None = None):
     """``metric`` per window against drive-writes, mean over seeds, one line
     per policy; a menu picks the workload / device / victim."""
-    go, make_subplots = _go()
-    w = t.windows
-    if w.empty or metric not in w or w[metric].isna().all():
+    d = prepare.over_time(t, [metric])
+    if d is None:
         return None
-    keys = varying(w)
-    w = with_panel(w, keys)
-    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"), y=(metric, "mean")))
-    styles = styles_of(t)
-    pols = [p for p in t.policies if p in set(w.policy)]
-    cols = _columns(styles, pols)
-    fig = make_subplots(rows=1, cols=len(cols), shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=[c for c in cols] if cols[0] else None)
-    panels = panels_of(w)
-    traces, where, trace_panels = [], [], []
-    for i, panel in enumerate(panels):
-        for p in pols:
-            d = g.get((panel, p))
-            if d is None or d["y"].isna().all():
-                continue
-            s = styles[p]
-            traces.append(go.Scatter(x=d["x"], y=d["y"], mode="lines", visible=i == 0,
-                                     line=dict(color=s["color"], dash=s["dash"], width=2),
-                                     hovertemplate=f"{p}<br>%{{x:.2f}} drive-writes<br>%{{y:.3f}}<extra></extra>",
-                                     **_legend(styles, p)))
-            where.append(cols.index(s["family"]) + 1 if cols[0] else 1)
-            trace_panels.append(panel)
-    fig.add_traces(traces, rows=[1] * len(traces), cols=where)
-    fig.update_layout(**_LAYOUT, height=_height(t, 460), title=title or f"{metric} per window (mean over seeds)")
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
+    fig, trace_panels = _line_figure(t, d, metric, "%{x:.2f} drive-writes<br>%{y:.3f}", 460)
+    fig.update_layout(title=title or f"{metric} per window (mean over seeds)")
+    _selector(fig, trace_panels, d.panels, d.title)
     fig.update_xaxes(title_text="drive-writes")
     fig.update_yaxes(title_text=ylabel or metric, col=1)
     return fig
@@ -148,53 +136,39 @@ def accuracy(t: Tables):
     against drive-writes: since the start (top) and within each window
     (bottom), mean over seeds (runs with ``accuracy``)."""
     go, make_subplots = _go()
-    w = t.windows
-    kinds = [k for k in ("user", "gc") if f"cumulative_{k}_accuracy" in w and w[f"cumulative_{k}_accuracy"].notna().any()]
-    if w.empty or not kinds:
+    d = prepare.accuracy(t)
+    if d is None:
         return None
-    keys = varying(w)
-    w = with_panel(w, keys)
-    styles = styles_of(t)
+    kinds = [k for k in ("user", "gc") if f"cumulative_{k}_accuracy" in d.metrics]
     what = {"user": "user-written blocks", "gc": "GC-written blocks"}
     rows = [("cumulative_{}_accuracy", "since the start"), ("{}_accuracy", "within each window")]
-    cols = [c.format(k) for c, _ in rows for k in kinds]
     fig = make_subplots(rows=2, cols=len(kinds), shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.03,
                         vertical_spacing=0.1, subplot_titles=[f"{what[k]}, {when}" for _, when in rows for k in kinds])
     seen: set = set()
-    panels = panels_of(w)
-    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"),
-                                                                       **{c: (c, "mean") for c in cols}))
     traces, where, trace_panels = [], [], []
-    for i, panel in enumerate(panels):
-        for p in t.policies:
-            d = g.get((panel, p))
+    for i, panel in enumerate(d.panels):
+        for p in d.policies:
             for r, (col, _) in enumerate(rows):
                 for j, k in enumerate(kinds):
                     c = col.format(k)
-                    if d is None or d[c].isna().all():
+                    line = d.get(panel, p, c) if c in d.metrics else None
+                    if line is None:
                         continue
-                    s = styles[p]
-                    traces.append(go.Scatter(x=d["x"], y=d[c], mode="lines", visible=i == 0,
+                    s = d.styles[p]
+                    traces.append(go.Scatter(x=line["x"], y=line[c], mode="lines", visible=i == 0,
                                              line=dict(color=s["color"], dash=s["dash"], width=1.8),
                                              hovertemplate=f"{p}<br>%{{x:.2f}} drive-writes<br>%{{y:.3f}}<extra></extra>",
-                                             **_legend(styles, p, show=_first(seen, panel, p))))
+                                             **_legend(d.styles, p, show=_first(seen, panel, p))))
                     where.append((r + 1, j + 1))
                     trace_panels.append(panel)
     if not traces:
         return None
     fig.add_traces(traces, rows=[r for r, _ in where], cols=[c for _, c in where])
     fig.update_layout(**_LAYOUT, height=640, title="Lifetime-prediction accuracy (share of predictions that were right)")
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
+    _selector(fig, trace_panels, d.panels, d.title)
     fig.update_xaxes(title_text="drive-writes", row=2)
     fig.update_yaxes(title_text="accuracy", range=[0, 1.02], col=1)
     return fig
-
-
-def _first_seed(df):
-    """The rows of each cell's first seed (group tables are not averaged)."""
-    first = df.groupby([c for c in ("workload", "device", "victim", "length", "policy") if c in df],
-                       sort=False).seed.transform("min")
-    return df[df.seed == first]
 
 
 def group_sizes(t: Tables):
@@ -202,20 +176,17 @@ def group_sizes(t: Tables):
     go, _ = _go()
     import plotly.colors as pc
 
-    g = t.groups
-    if g.empty:
+    d = prepare.group_sizes(t)
+    if d is None:
         return None
-    g = with_panel(_first_seed(g), varying(g))
-    n = int(g.group.max()) + 1
+    n = d.groups
     colours = pc.sample_colorscale("Viridis", [i / max(1, n - 1) for i in range(n)])
     fig = go.Figure()
-    panels = panels_of(g)
     traces, trace_panels = [], []
-    for i, panel in enumerate(panels):
-        d = g[g.panel == panel]
-        pols = [p for p in t.policies if p in set(d.policy)]
+    for i, panel in enumerate(d.panels):
+        pols = d.policies[panel]
         for k in range(n):
-            dk = d[d.group == k].set_index("policy").reindex(pols)
+            dk = d.sizes(panel, k)
             if dk.segments.fillna(0).sum() == 0:
                 continue
             traces.append(go.Bar(x=pols, y=dk.segments, name=f"group {k}", marker_color=colours[k], visible=i == 0,
@@ -227,7 +198,7 @@ def group_sizes(t: Tables):
     fig.add_traces(traces)
     fig.update_layout(**_LAYOUT, barmode="stack", height=440, yaxis_title="segments",
                       title="Group sizes at the end of the run (segments per group; first seed)")
-    _selector(fig, trace_panels, panels, " · ".join(varying(t.groups)) or "runs")
+    _selector(fig, trace_panels, d.panels, " · ".join(d.keys) or "runs")
     return fig
 
 
@@ -235,38 +206,29 @@ def group_lifetimes(t: Tables):
     """Lifetimes of the blocks each group received: median with the p10–p90
     range, in drive-writes, log scale (runs with ``accuracy``; first seed)."""
     go, _ = _go()
-    g = t.groups
-    if g.empty or "lifetime_median" not in g or g.lifetime_median.isna().all():
+    d = prepare.group_lifetimes(t)
+    if d is None:
         return None
-    keys = varying(g)
-    g = with_panel(_first_seed(g[g.lifetime_median.notna()]), keys)
-    styles = styles_of(t)
     fig = go.Figure()
-    panels = panels_of(g)
     traces, trace_panels = [], []
-    for i, panel in enumerate(panels):
-        d = g[g.panel == panel]
-        pols = [p for p in t.policies if p in set(d.policy)]
-        for j, p in enumerate(pols):
-            dp = d[d.policy == p]
-            x = dp.group + (j - (len(pols) - 1) / 2) * min(0.8 / max(1, len(pols)), 0.15)
-            up = (dp.lifetime_p90 - dp.lifetime_median).where(dp.lifetime_p90.notna(), 0)
-            down = (dp.lifetime_median - dp.lifetime_p10).clip(lower=0)
-            s = styles[p]
-            traces.append(go.Scatter(x=x, y=dp.lifetime_median, mode="markers", visible=i == 0,
+    for i, panel in enumerate(d.panels):
+        for p in d.policies[panel]:
+            dp = d.lifetimes(panel, p)
+            s = d.styles[p]
+            traces.append(go.Scatter(x=dp.x, y=dp.lifetime_median, mode="markers", visible=i == 0,
                                      marker=dict(color=s["color"], size=8),
-                                     error_y=dict(type="data", array=up, arrayminus=down, thickness=1.2),
+                                     error_y=dict(type="data", array=dp.up, arrayminus=dp.down, thickness=1.2),
                                      customdata=dp[["group", "lifetime_p10", "lifetime_p90"]],
                                      hovertemplate=f"{p}, group %{{customdata[0]}}<br>median %{{y:.3g}} "
                                                    "drive-writes<br>p10 %{customdata[1]:.3g}, p90 %{customdata[2]:.3g}"
                                                    "<extra></extra>",
-                                     **_legend(styles, p)))
+                                     **_legend(d.styles, p)))
             trace_panels.append(panel)
     fig.add_traces(traces)
     fig.update_layout(**_LAYOUT, height=_height(t, 460), xaxis_title="group", yaxis_title="lifetime [drive-writes]",
                       title="Lifetime of the blocks each group received: median, p10–p90 "
                             "(no upper bar: p90 outlives the run; first seed)")
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
+    _selector(fig, trace_panels, d.panels, " · ".join(d.keys) or "runs")
     fig.update_yaxes(type="log")
     fig.update_xaxes(dtick=1)
     return fig
@@ -275,37 +237,13 @@ def group_lifetimes(t: Tables):
 def victim_histogram(t: Tables):
     """Share of GC victims per valid-ratio bin (mean over seeds): where the
     mass sits near 0, GC found nearly empty segments."""
-    go, make_subplots = _go()
-    v = t.victims
-    if v.empty or v.victims.sum() == 0:
+    d = prepare.victim_shares(t)
+    if d is None:
         return None
-    keys = varying(v)
-    v = with_panel(v, keys)
-    m = parts(v.groupby(["panel", "policy", "bin"], sort=False).agg(lo=("lo", "first"), hi=("hi", "first"),
-                                                                    share=("share", "mean")))
-    styles = styles_of(t)
-    pols = [p for p in t.policies if p in set(v.policy)]
-    cols = _columns(styles, pols)
-    fig = make_subplots(rows=1, cols=len(cols), shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=[c for c in cols] if cols[0] else None)
-    panels = panels_of(v)
-    traces, where, trace_panels = [], [], []
-    for i, panel in enumerate(panels):
-        for p in pols:
-            d = m.get((panel, p))
-            if d is None:
-                continue
-            s = styles[p]
-            traces.append(go.Scatter(x=(d.lo + d.hi) / 2, y=d.share, mode="lines+markers", visible=i == 0,
-                                     line=dict(color=s["color"], dash=s["dash"], width=1.8), marker=dict(size=5),
-                                     hovertemplate=f"{p}<br>valid %{{x:.3f}}<br>%{{y:.1%}} of victims<extra></extra>",
-                                     **_legend(styles, p)))
-            where.append(cols.index(s["family"]) + 1 if cols[0] else 1)
-            trace_panels.append(panel)
-    fig.add_traces(traces, rows=[1] * len(traces), cols=where)
-    fig.update_layout(**_LAYOUT, height=_height(t, 420),
-                      title="Valid ratio of the segments GC collected (share of victims)")
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
+    fig, trace_panels = _line_figure(t, d, "share", "valid %{x:.3f}<br>%{y:.1%} of victims", 420, width=1.8,
+                                     markers=True)
+    fig.update_layout(title="Valid ratio of the segments GC collected (share of victims)")
+    _selector(fig, trace_panels, d.panels, d.title)
     fig.update_xaxes(title_text="valid blocks / segment size", range=[0, 1])
     fig.update_yaxes(title_text="share of victims", tickformat=".0%", col=1)
     return fig
@@ -314,31 +252,26 @@ def victim_histogram(t: Tables):
 def latency_cdf(t: Tables):
     """Latency CDFs per operation (results of timing runs carry them)."""
     go, make_subplots = _go()
-    lat = t.latency
-    if lat.empty:
+    d = prepare.latency(t)
+    if d is None:
         return None
-    keys = varying(lat)
-    lat = with_panel(lat, keys)
-    ops = list(dict.fromkeys(lat.op))
-    styles = styles_of(t)
-    fig = make_subplots(rows=1, cols=len(ops), shared_yaxes=True, subplot_titles=ops, horizontal_spacing=0.03)
+    fig = make_subplots(rows=1, cols=len(d.ops), shared_yaxes=True, subplot_titles=d.ops, horizontal_spacing=0.03)
     seen: set = set()
-    panels = panels_of(lat)
     trace_panels = []
-    for i, panel in enumerate(panels):
-        for p in t.policies:
-            for j, op in enumerate(ops):
-                d = _first_seed(lat[(lat.panel == panel) & (lat.policy == p) & (lat.op == op)])
-                if d.empty:
+    for i, panel in enumerate(d.panels):
+        for p in d.policies:
+            for j, op in enumerate(d.ops):
+                c = d.cdf(panel, p, op)
+                if c.empty:
                     continue
-                s = styles[p]
-                fig.add_trace(go.Scatter(x=d.us, y=d.cdf, mode="lines", visible=i == 0,
+                s = d.styles[p]
+                fig.add_trace(go.Scatter(x=c.us, y=c.cdf, mode="lines", visible=i == 0,
                                          line=dict(color=s["color"], dash=s["dash"]),
-                                         **_legend(styles, p, show=_first(seen, panel, p))),
+                                         **_legend(d.styles, p, show=_first(seen, panel, p))),
                               row=1, col=j + 1)
                 trace_panels.append(panel)
     fig.update_layout(**_LAYOUT, height=_height(t, 420), title="Latency CDF (first seed)")
-    _selector(fig, trace_panels, panels, " · ".join(keys) or "runs")
+    _selector(fig, trace_panels, d.panels, " · ".join(d.keys) or "runs")
     fig.update_xaxes(type="log", title_text="latency [µs]")
     fig.update_yaxes(title_text="share of requests", range=[0, 1], col=1)
     return fig

@@ -1,5 +1,5 @@
 """Figures for papers (matplotlib, Agg backend): the same figures as the
-page, drawn from the same tidy tables, as small multiples (one panel per
+page, drawn from the same data (:mod:`wafer.report.prepare`), as small multiples (one panel per
 workload / device / victim combination, at most ``MAX_PANELS``), written
 as PNG (150 dpi) and SVG."""
 
@@ -8,12 +8,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..stats import summarize
+from . import prepare
 from .data import Tables
-from .style import MPL_DASHES, families_present, panels_of, parts, styles_of, varying, with_panel
+from .style import MPL_DASHES
 
 MAX_PANELS = 12
-MAX_LINES = 8
 
 
 def _plt():
@@ -84,55 +83,50 @@ def _legend(fig, axes) -> None:
 
 def steady_waf(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Grouped bars: mean steady WAF over seeds per workload and policy, 95% interval whiskers."""
-    runs = t.runs[t.runs.status == "done"]
-    if runs.empty:
+    b = prepare.steady_waf(t)
+    if b is None:
         return []
-    metric = "steady_waf" if runs["steady_waf"].notna().any() else "waf"
-    cells = summarize(with_panel(runs, varying(runs, skip=("workload",))), ["panel", "workload", "policy"], metric)
-    styles = styles_of(t)
-    panels = panels_of(cells)[:MAX_PANELS]
-    workloads = list(dict.fromkeys(cells.workload))
-    pols = [p for p in t.policies if p in set(cells.policy)]
+    panels, workloads, pols = b.panels[:MAX_PANELS], b.workloads, b.policies
     ncols = 1 if len(panels) == 1 else 2
     fig, axes = _grid(len(panels), ncols, w=max(4.5, 0.9 + 0.13 * len(pols) * len(workloads)), h=3.0,
                       bottom=0.3 if len(workloads) > 3 else 0.0)
     width = 0.8 / max(1, len(pols))
     for ax, panel in zip(axes, panels):
-        d = cells[cells.panel == panel].set_index(["workload", "policy"])
+        d = b.cells[b.cells.panel == panel].set_index(["workload", "policy"])
         for j, p in enumerate(pols):
             xs = [i + (j - (len(pols) - 1) / 2) * width for i in range(len(workloads))]
             ys = [d["mean"].get((w, p), math.nan) for w in workloads]
             err = [d["half"].get((w, p), math.nan) for w in workloads]
-            ax.bar(xs, ys, width, yerr=[0 if math.isnan(e) else e for e in err], color=styles[p]["color"], label=p,
+            ax.bar(xs, ys, width, yerr=[0 if math.isnan(e) else e for e in err], color=b.styles[p]["color"], label=p,
                    error_kw={"elinewidth": 0.8, "capsize": 1.5})
         ax.set_xticks(range(len(workloads)), workloads, rotation=20 if len(workloads) > 3 else 0)
         ax.set_title(panel if panel != "all" else "", fontsize=9)
-        ax.set_ylabel("steady WAF" if metric == "steady_waf" else "WAF")
+        ax.set_ylabel(b.label)
     _legend(fig, axes)
     return _save(fig, out, "steady-waf", formats)
 
 
+def _plot(ax, d: prepare.Lines, panel: str, p: str, metric: str, **kw) -> None:
+    line = d.get(panel, p, metric)
+    if line is not None:
+        s = d.styles[p]
+        ax.plot(line["x"], line[metric], color=s["color"], ls=MPL_DASHES[s["dash"]], label=p, **kw)
+
+
 def waf_over_time(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Small multiples: WAF per window against drive-writes, a row per panel, a column per family if many policies."""
-    w = t.windows
-    if w.empty or w["waf"].isna().all():
+    d = prepare.over_time(t, ["waf"])
+    if d is None:
         return []
-    w = with_panel(w, varying(w))
-    styles = styles_of(t)
-    pols = [p for p in t.policies if p in set(w.policy)]
-    cols = families_present(styles, pols) if len(pols) > MAX_LINES else [None]
-    panels = panels_of(w)[:MAX_PANELS // len(cols) or 1]
+    cols = d.columns
+    panels = d.panels[:MAX_PANELS // len(cols) or 1]
     fig, axes = _grid(len(panels) * len(cols), len(cols), w=4.0, h=2.6)
-    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"), y=("waf", "mean")))
     for r, panel in enumerate(panels):
         for c, fam in enumerate(cols):
             ax = axes[r * len(cols) + c]
-            for p in pols:
-                if fam is not None and styles[p]["family"] != fam:
-                    continue
-                if (panel, p) in g:
-                    d = g[(panel, p)]
-                    ax.plot(d.x, d.y, color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
+            for p in d.policies:
+                if fam is None or d.styles[p]["family"] == fam:
+                    _plot(ax, d, panel, p, "waf", lw=1.3)
             ax.set_title(" · ".join(x for x in (panel if panel != "all" else None, fam) if x), fontsize=9)
             ax.set_xlabel("drive-writes")
             if c == 0:
@@ -143,23 +137,17 @@ def waf_over_time(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
 
 def accuracy(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Cumulative user / GC prediction accuracy against drive-writes, a row per panel."""
-    w = t.windows
-    cols = [c for c in ("cumulative_user_accuracy", "cumulative_gc_accuracy") if c in w and w[c].notna().any()]
-    if w.empty or not cols:
+    d = prepare.accuracy(t)
+    if d is None:
         return []
-    w = with_panel(w, varying(w))
-    styles = styles_of(t)
-    panels = panels_of(w)[:MAX_PANELS // len(cols)]
+    cols = [c for c in ("cumulative_user_accuracy", "cumulative_gc_accuracy") if c in d.metrics]
+    panels = d.panels[:MAX_PANELS // len(cols)]
     fig, axes = _grid(len(panels) * len(cols), len(cols), w=4.0, h=2.6)
-    g = parts(w.groupby(["panel", "policy", "window"], sort=False).agg(x=("drive_writes", "mean"),
-                                                                       **{c: (c, "mean") for c in cols}))
     for r, panel in enumerate(panels):
         for c, col in enumerate(cols):
             ax = axes[r * len(cols) + c]
-            for p in t.policies:
-                m = g.get((panel, p))
-                if m is not None and m[col].notna().any():
-                    ax.plot(m.x, m[col], color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.3, label=p)
+            for p in d.policies:
+                _plot(ax, d, panel, p, col, lw=1.3)
             what = "user-written" if "user" in col else "GC-written"
             ax.set_title(" · ".join(x for x in (panel if panel != "all" else None, what) if x), fontsize=9)
             ax.set_ylim(0, 1.02)
@@ -170,30 +158,22 @@ def accuracy(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     return _save(fig, out, "accuracy", formats)
 
 
-def _first_seed(df):
-    first = df.groupby([c for c in ("workload", "device", "victim", "length", "policy") if c in df],
-                       sort=False).seed.transform("min")
-    return df[df.seed == first]
-
-
 def group_sizes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Stacked bars: segments per group at the end of the run, per policy (first seed)."""
-    g = t.groups
-    if g.empty:
+    d = prepare.group_sizes(t)
+    if d is None:
         return []
     plt = _plt()
-    g = with_panel(_first_seed(g), varying(g))
-    panels = panels_of(g)[:MAX_PANELS]
-    n = int(g.group.max()) + 1
+    panels = d.panels[:MAX_PANELS]
+    n = d.groups
     cmap = plt.get_cmap("viridis")
-    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=max(4.5, 0.45 * g.policy.nunique()), h=3.0,
-                      bottom=0.035 * max(len(p) for p in g.policy))
+    fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=max(4.5, 0.45 * d.table.policy.nunique()), h=3.0,
+                      bottom=0.035 * max(len(p) for p in d.table.policy))
     for ax, panel in zip(axes, panels):
-        d = g[g.panel == panel]
-        pols = [p for p in t.policies if p in set(d.policy)]
+        pols = d.policies[panel]
         bottom = [0.0] * len(pols)
         for k in range(n):
-            dk = d[d.group == k].set_index("policy").reindex(pols).segments.fillna(0).tolist()
+            dk = d.sizes(panel, k).segments.fillna(0).tolist()
             ax.bar(range(len(pols)), dk, bottom=bottom, color=cmap(k / max(1, n - 1)), label=f"group {k}")
             bottom = [b + x for b, x in zip(bottom, dk)]
         ax.set_xticks(range(len(pols)), pols, rotation=45, ha="right")
@@ -204,23 +184,16 @@ def group_sizes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
 
 def group_lifetimes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Per group: median lifetime with the p10–p90 range [drive-writes], log scale (first seed)."""
-    g = t.groups
-    if g.empty or "lifetime_median" not in g or g.lifetime_median.isna().all():
+    d = prepare.group_lifetimes(t)
+    if d is None:
         return []
-    styles = styles_of(t)
-    g = with_panel(_first_seed(g[g.lifetime_median.notna()]), varying(g))
-    panels = panels_of(g)[:MAX_PANELS]
+    panels = d.panels[:MAX_PANELS]
     fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=5.0, h=3.0)
     for ax, panel in zip(axes, panels):
-        d = g[g.panel == panel]
-        pols = [p for p in t.policies if p in set(d.policy)]
-        for j, p in enumerate(pols):
-            dp = d[d.policy == p]
-            x = dp.group + (j - (len(pols) - 1) / 2) * min(0.8 / max(1, len(pols)), 0.15)
-            up = (dp.lifetime_p90 - dp.lifetime_median).where(dp.lifetime_p90.notna(), 0)
-            down = (dp.lifetime_median - dp.lifetime_p10).clip(lower=0)
-            ax.errorbar(x, dp.lifetime_median, yerr=[down, up], fmt="o", ms=3.5, lw=0.9, color=styles[p]["color"],
-                        label=p)
+        for p in d.policies[panel]:
+            dp = d.lifetimes(panel, p)
+            ax.errorbar(dp.x, dp.lifetime_median, yerr=[dp.down, dp.up], fmt="o", ms=3.5, lw=0.9,
+                        color=d.styles[p]["color"], label=p)
         ax.set_yscale("log")
         ax.set_xlabel("group")
         ax.set_ylabel("lifetime [drive-writes]")
@@ -231,21 +204,14 @@ def group_lifetimes(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path
 
 def victim_histogram(t: Tables, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Share of victims per valid-ratio bin (mean over seeds), a panel per combination."""
-    v = t.victims
-    if v.empty or v.victims.sum() == 0:
+    d = prepare.victim_shares(t)
+    if d is None:
         return []
-    styles = styles_of(t)
-    v = with_panel(v, varying(v))
-    panels = panels_of(v)[:MAX_PANELS]
+    panels = d.panels[:MAX_PANELS]
     fig, axes = _grid(len(panels), 1 if len(panels) == 1 else 2, w=4.5, h=2.8)
-    m = parts(v.groupby(["panel", "policy", "bin"], sort=False).agg(x=("lo", "first"), hi=("hi", "first"),
-                                                                    y=("share", "mean")))
     for ax, panel in zip(axes, panels):
-        for p in t.policies:
-            if (panel, p) in m:
-                d = m[(panel, p)]
-                ax.plot((d.x + d.hi) / 2, d.y, color=styles[p]["color"], ls=MPL_DASHES[styles[p]["dash"]], lw=1.2,
-                        marker="o", ms=2.5, label=p)
+        for p in d.policies:
+            _plot(ax, d, panel, p, "share", lw=1.2, marker="o", ms=2.5)
         ax.set_xlim(0, 1)
         ax.set_xlabel("valid ratio of the victim")
         ax.set_ylabel("share of victims")

@@ -1,8 +1,9 @@
 """Colours and panels shared by the interactive and the static figures.
 
 A policy's colour says its family (greys: no separation, blues: rule-based,
-oranges: learned, purples: oracle-assisted, reds: oracles); within a family
-policies get different shades and, on line plots, different dashes."""
+greens: stream, oranges: learned, purples: oracle-assisted, reds: oracles);
+within a family policies get different shades and, on line plots, different
+dashes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ PALETTES = {
     "learned": ["#d35400", "#f39c12", "#a04000", "#e67e22", "#c0902b", "#ff9f5a"],
     "oracle-assisted": ["#6a3d9a", "#9b59b6", "#4a235a", "#b07cc6", "#7d3c98", "#c39bd3"],
     "oracle": ["#c0392b", "#7b1d1d", "#e74c3c", "#a93226"],
+    "stream": ["#1e8449", "#52be80", "#0b5345", "#7dcea0", "#239b56", "#a9dfbf"],
+    "unregistered": ["#7f7f7f", "#a6a6a6"],
 }
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
 MPL_DASHES = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-.", "longdash": (0, (8, 3))}

@@ -59,8 +59,9 @@ def run_study(
 
 def _needs_annotation(spec: dict[str, Any]) -> bool:
     """Whether a job reads the lifetime annotation (accuracy, oracles, oracle-assisted variants)."""
-    base, *mods = spec["policy"].split("+")
-    return spec["accuracy"] or base == "nodap" or base.startswith("oracle-") or bool({"nu", "ngc", "ngrp"} & set(mods))
+    from ..api import describe_policy
+
+    return bool(spec["accuracy"]) or describe_policy(spec["policy"])["needs_future"]
 
 
 def annotate_traces(jobs: list[Job], progress: bool = False) -> int:

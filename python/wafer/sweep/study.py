@@ -21,7 +21,7 @@ A study names what to vary; every combination is one job (one replay)::
 
 A policy is a name or a table: ``name``, fixed ``params``, a ``grid`` of
 parameters whose lists are swept, an optional ``label``. A trace is a path or
-a table: ``path``, ``label``, ``format``, ``repeat``, ``remap``,
+a table: ``path``, ``label``, ``format``, ``repeat``, ``extend``, ``remap``,
 ``address_space`` and the selection keys ``device``, ``start``, ``end``,
 ``max_requests``, ``drop_reads``, ``skip_bad``. A device's ``timing`` key is
 reserved for the timing presets (not implemented yet).
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..api import Device, policies, run_config
+from ..api import Device, describe_policy, policies, run_config
 from ..traces import Selection
 
 if sys.version_info >= (3, 11):
@@ -61,7 +61,7 @@ ACCURACY_METRICS = ("user_accuracy", "gc_accuracy")
 
 _KEYS = {"name", "description", "workloads", "traces", "policies", "victims", "devices", "seeds", "writes",
          "drive_writes", "metrics", "accuracy", "cache_dir"}
-_TRACE_KEYS = {"path", "label", "format", "repeat", "remap", "address_space", "device", "start", "end",
+_TRACE_KEYS = {"path", "label", "format", "repeat", "extend", "remap", "address_space", "device", "start", "end",
                "max_requests", "drop_reads", "skip_bad"}
 _DEVICE_FIELDS = {f.name for f in fields(Device)}
 
@@ -100,7 +100,8 @@ def replay_args(spec: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
                         max_requests=t.get("max_requests"), drop_reads=bool(t.get("drop_reads")),
                         skip_bad=bool(t.get("skip_bad")))
         kw.update(trace=t["path"], format=t.get("format"), selection=sel, remap=bool(t.get("remap")),
-                  address_space=bool(t.get("address_space")), repeat=int(t.get("repeat", 1)))
+                  address_space=bool(t.get("address_space")), repeat=int(t.get("repeat", 1)),
+                  extend=t.get("extend"))
         workload = t["path"]
     return spec["policy"], workload, kw
 
@@ -257,15 +258,18 @@ def _policies(items: list, where: str) -> list[dict[str, Any]]:
         if unknown:
             raise _err(where, f"policies: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
                               "known: name, params, grid, label")
-        base = str(name).split("+")[0]
-        if base not in registry:
-            raise _err(where, f"policies: unknown policy '{name}'; registered: {', '.join(registry)}")
+        try:
+            described = describe_policy(str(name))
+        except _core.PolicyError as e:
+            raise _err(where, f"policies: {e}") from None
+        # A composite takes its base's parameters (nodap+POLICY-user: POLICY's under 'predictor').
+        known = [*registry[described["base"]]["defaults"], *(["predictor"] if described["predictor"] else [])]
         fixed = dict(p.get("params") or {})
         grid = dict(p.get("grid") or {})
         for k in [*fixed, *grid]:
-            if k not in registry[base]["defaults"]:
+            if k not in known:
                 raise _err(where, f"policies: {name}: unknown parameter '{k}'; "
-                                  f"known: {', '.join(registry[base]['defaults']) or 'none'}")
+                                  f"known: {', '.join(known) or 'none'}")
         for k, vs in grid.items():
             if not isinstance(vs, list) or not vs:
                 raise _err(where, f"policies: {name}: grid.{k} must be a non-empty list of values")

@@ -369,6 +369,20 @@ impl Engine {
         Ok(())
     }
 
+    /// Statistics start again from here (a timed replay's preconditioning
+    /// is over); the device, the policy and the logical clock keep their
+    /// state.
+    pub fn reset_stats(&mut self) {
+        let s = &self.stats;
+        self.stats = Stats::new(
+            self.ftl.group_count(),
+            s.window_blocks,
+            s.warmup_blocks,
+            &self.ftl.geo,
+        );
+        self.schedule();
+    }
+
     /// The workload starts now (after the prefill, if any): tell the policy.
     /// The first [`Engine::submit`] does this.
     #[cold]

@@ -154,7 +154,7 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A placement policy (see DESIGN.md, "Policies"); its methods grouped by
+/// A placement policy (see docs/ARCHITECTURE.md and docs/EXTENDING.md); its methods grouped by
 /// when the engine calls them (the table above).
 pub trait Placement: Send {
     // --- Who the policy is ---

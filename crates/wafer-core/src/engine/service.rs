@@ -1,5 +1,5 @@
-//! What a policy may ask of the run it is prepared for (DESIGN.md, "replay
-//! service"): the run's request stream and its span, its annotated future,
+//! What a policy may ask of the run it is prepared for (docs/ARCHITECTURE.md,
+//! "Layers of the engine"): the run's request stream and its span, its annotated future,
 //! and replays of the same stream under another policy (NoDaP's search, the
 //! oracle assists, `nodap+POLICY-user`). The run layer implements it
 //! ([`crate::run`]); a policy never sees the run's configuration.

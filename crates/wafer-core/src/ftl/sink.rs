@@ -1,7 +1,7 @@
 //! What the FTL tells a timing model: every flash operation it performs, in
-//! order, with its physical block (DESIGN.md, "Timing owns the replay, the
-//! FTL stays one"). The engine records them only when a listener asked
-//! ([`super::Engine::record_flash`]); in WAF mode the record is `None` and
+//! order, with its physical block (docs/ARCHITECTURE.md, step 8: timing
+//! owns the replay, the FTL stays one). The engine records them only when a
+//! listener asked ([`crate::engine::Engine::record_flash`]); in WAF mode the record is `None` and
 //! each recording site is one predictable branch on a field in cache.
 
 use super::SegmentId;

@@ -107,7 +107,7 @@ pub fn annotate(spec: &StreamSpec, cache: Option<&str>) -> Result<(Annotation, A
                 stamp.push(serde_json::json!([f, meta.len(), mtime.to_string()]));
             }
             let canon = std::fs::canonicalize(&t.path).unwrap_or_else(|_| PathBuf::from(&t.path));
-            let key = serde_json::json!({
+            let mut key = serde_json::json!({
                 "trace": canon.display().to_string(),
                 "files": stamp,
                 "format": t.format,
@@ -116,8 +116,12 @@ pub fn annotate(spec: &StreamSpec, cache: Option<&str>) -> Result<(Annotation, A
                 "remap": t.remap,
                 "repeat": t.repeat,
                 "logical_blocks": geo.logical_blocks,
-            })
-            .to_string();
+            });
+            if let Some(n) = t.extend {
+                // the continuation is drawn with the run's seed
+                key["extend"] = serde_json::json!([n, cfg.seed]);
+            }
+            let key = key.to_string();
             let name = canon
                 .file_name()
                 .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());

@@ -205,6 +205,9 @@ pub struct Convergence {
     pub min_delta: f32,
     /// Epochs in a row without such an improvement before stopping.
     pub patience: usize,
+    /// Epochs run at least, whatever the loss does (a floor on the
+    /// optimiser steps of a small training set).
+    pub min_epochs: usize,
 }
 
 /// A finished training.

@@ -148,6 +148,16 @@ pub struct Assists {
     pub grp: bool,
 }
 
+impl Assists {
+    /// The assists' suffixes without the `+`, in the order `nu`, `ngc`, `ngrp`.
+    pub fn names(&self) -> Vec<&'static str> {
+        [(self.user, "nu"), (self.gc, "ngc"), (self.grp, "ngrp")]
+            .into_iter()
+            .filter_map(|(on, n)| on.then_some(n))
+            .collect()
+    }
+}
+
 /// Split `name` into a base policy and its oracle-assist suffixes, if it has any.
 pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
     let mut parts = name.split('+');
@@ -179,7 +189,8 @@ pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
             }
         }
     }
-    if any && (base == "nodap" || base.starts_with("oracle-")) {
+    let oracle = super::info(base).is_ok_and(|p| p.needs_future);
+    if any && oracle {
         return Err(Error::Parameter {
             policy: name.into(),
             reason: format!(

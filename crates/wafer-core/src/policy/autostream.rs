@@ -43,6 +43,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "autostream",
     description: "AutoStream multi-queue (SYSTOR'17): chunk write counts in log2 queues with promotion and decay",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("autostream", p)?;
@@ -53,6 +55,8 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 pub(super) const INFO_PUB: PolicyInfo = PolicyInfo {
     name: "autostream-pub",
     description: "AutoStream as its public code runs it: log10 queues, lifetime = the hottest chunk's re-access interval, counts kept on demotion, one lookup per request",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<PubParams>,
     build: |p, geo| {
         let p: PubParams = params::parse("autostream-pub", p)?;

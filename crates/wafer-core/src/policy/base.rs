@@ -9,6 +9,8 @@ use crate::params::{self, NoParams};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "base",
     description: "no separation: one group for user and GC writes (Shiro/DOGI 'Base')",
+    family: crate::policy::Family::Trivial,
+    needs_future: false,
     defaults: params::defaults::<NoParams>,
     build: |p, _| {
         params::parse::<NoParams>("base", p)?;

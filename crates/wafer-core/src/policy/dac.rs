@@ -19,6 +19,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "dac",
     description: "DAC (Chiang et al., SPE'99): per-LBA level, up one per overwrite, down one per GC move; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("dac", p)?;

@@ -2,7 +2,7 @@
 //! (§6, Fig. 11) compares against: the logical address space is cut into
 //! `streams` equal ranges and a block's stream is the range it falls in.
 //!
-//! Host-side streams on a multi-stream SSD (DESIGN.md): GC keeps a block in
+//! Host-side streams on a multi-stream SSD (docs/ARCHITECTURE.md): GC keeps a block in
 //! its stream's group. Default 8 streams (FIOS notes 16 on recent drives;
 //! set `streams` to match the device studied).
 
@@ -17,6 +17,8 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "equal-partition",
     description:
         "FIOS baseline: stream = which of N equal LBA ranges a block is in; GC keeps streams apart",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("equal-partition", p)?;

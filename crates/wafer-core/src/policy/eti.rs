@@ -42,6 +42,8 @@ impl Default for Params {
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "eti",
     description: "ETI (HotStorage'16): per-extent write counts with split/decay/merge; hot, cold and GC groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p = params::parse::<Params>("eti", p)?;

@@ -42,6 +42,8 @@ impl Default for Params {
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fadac",
     description: "FADaC (SYSTOR'19) as in SepBIT's replayer: per-LBA write counts in decades of a fading average; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("fadac", p)?;

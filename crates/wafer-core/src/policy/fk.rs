@@ -21,6 +21,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fk",
     description: "oracle: SepBIT's FK (FAST'22), remaining lifetime in segment sizes, from the annotated future; 6 groups",
+    family: crate::policy::Family::Oracle,
+    needs_future: true,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("fk", p)?;

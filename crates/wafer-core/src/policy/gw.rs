@@ -28,6 +28,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "gw",
     description: "SepBIT's GW ablation (FAST'22 Exp#4): one user group, GC writes by age in multiples of 4ℓ; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("gw", p)?;

@@ -48,6 +48,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "ml-dt",
     description: "ML-DT (as in DOGI §2.2): a TCN over the recent writes predicts the death-time class, 19 user groups, one GC group, trained online",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(MlDt::new(params::parse("ml-dt", p)?, geo)?)),
 };

@@ -38,6 +38,8 @@ use crate::rng::Rng;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "multilog",
     description: "MultiLog (VLDB'13) as in SepBIT's replayer: levels rise with GC moves, sink with short update distances; its own victim model with --victim multilog; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("multilog", p)?;

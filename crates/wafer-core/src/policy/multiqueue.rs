@@ -29,6 +29,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "multiqueue",
     description: "AutoStream MultiQueue (SYSTOR'17) as in SepBIT's replayer: 1 MiB chunks in ln(write count) queues with expiry; GC writes apart; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("multiqueue", p)?;

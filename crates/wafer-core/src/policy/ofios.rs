@@ -1,5 +1,5 @@
 //! `ofios`: Online FIOS (Bhimani et al., ACM TOS 18(2) 2022, §3.7,
-//! Algs. 1–2, §6.4, Figs. 14–17; spec `streams.md` §3): FIOS's dictionary
+//! Algs. 1–2, §6.4, Figs. 14–17): FIOS's dictionary
 //! rebuilt every run window from a trace of the end of that window, and
 //! applied from the next one.
 //!
@@ -18,7 +18,7 @@
 //! static-feature baseline run online). The per-window ψ, θ and dictionary
 //! sizes are in `policy_state.windows`.
 //!
-//! Deviations and choices ([U] in the spec): θ is computed from each
+//! Deviations, and choices where the paper is silent: θ is computed from each
 //! training trace (the paper's Alg. 1 read it from a per-workload table
 //! given by the user); LBA sampling (`sample`, future work in the paper)
 //! keeps a chunk in the training trace when a hash of its number falls
@@ -31,12 +31,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::fios::{
-    self, selection::Cutoffs, selection::Fallback, AdjacentKind, Config, MatrixKind, RowsKind,
-    Training,
-};
+use super::fios::{self, Config, Training};
 use super::fios::{dictionary::Dictionary, matrix::FeatureSet};
-use super::streams::Clock;
+use super::streams::{warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;
@@ -49,6 +46,8 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "ofios",
     description: "OFIOS (ACM TOS 2022 §3.7): FIOS rebuilt every run window (100 s) from a trace of its last part, features chosen per window, applied from the next window",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("ofios", p)?;
@@ -56,22 +55,20 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     },
 };
 
-/// Parameters.
+/// Parameters: FIOS's dictionary build (the same struct, flattened) and
+/// the windows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Streams K.
-    pub streams: u32,
-    /// Chunk size [512-byte sectors].
-    pub chunk_sectors: u32,
-    /// Feature letters, or "auto" (chosen per window).
-    pub features: String,
-    /// "decimal" or "binary".
-    pub matrix: MatrixKind,
+    /// Streams, chunks, features, matrix, K-means, cut-offs (see `fios`).
+    #[serde(flatten)]
+    pub common: fios::Common,
     /// Run window T_Run [trace seconds] (§6.4: 100 s).
     pub run_s: f64,
     /// Run window in drive-writes instead of seconds [drive-writes].
     pub window_dw: Option<f64>,
+    /// A run shorter than one window: `scale` the window to a tenth of it
+    /// (with a warning) or `refuse` it (the earlier rule).
+    pub short_run: ShortRun,
     /// n = T_Train / T_Run, in (0, 1] (F16/F17; F14 uses 1).
     pub train_frac: f64,
     /// Part of the training window traced (T_Trace = 0.75 T_Train).
@@ -83,52 +80,20 @@ pub struct Params {
     /// The new dictionary applies this long after the window ends [s, or
     /// drive-writes with `window_dw`].
     pub build_delay_s: f64,
-    /// Weights of F, S, A, C.
-    pub weights: [f64; 4],
-    /// Coherency windows per training trace.
-    pub coh_windows: u32,
-    /// A: "time" or "space".
-    pub adjacent: AdjacentKind,
-    /// S threshold.
-    pub seq_share: f64,
-    /// "all" or "touched".
-    pub rows: RowsKind,
-    /// Reads count for F and A.
-    pub count_reads: bool,
-    /// k-means++ seed.
-    pub seed: u64,
-    /// Lloyd iterations.
-    pub max_iter: u32,
-    /// Attribute cut-offs.
-    pub cutoffs: Cutoffs,
-    /// Empty-ψ fallback.
-    pub fallback: Fallback,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
-            streams: 16,
-            chunk_sectors: 64,
-            features: "auto".into(),
-            matrix: MatrixKind::Decimal,
+            common: fios::Common::default(),
             run_s: 100.0,
             window_dw: None,
+            short_run: ShortRun::Scale,
             train_frac: 1.0,
             trace_frac: 0.75,
             sample: 1.0,
             psi_lag: 0,
             build_delay_s: 0.0,
-            weights: [1.0; 4],
-            coh_windows: 10,
-            adjacent: AdjacentKind::Time,
-            seq_share: 0.5,
-            rows: RowsKind::All,
-            count_reads: false,
-            seed: 1,
-            max_iter: 300,
-            cutoffs: Cutoffs::default(),
-            fallback: Fallback::F,
         }
     }
 }
@@ -144,6 +109,8 @@ struct WindowLog {
     auto_psi: String,
     /// θ.
     theta: String,
+    /// Why this ψ (automatic selection: attributes against cut-offs).
+    reason: String,
     /// Requests in the training trace.
     requests: u64,
     /// Streams holding chunks.
@@ -162,6 +129,9 @@ const MAX_LOG: usize = 100_000;
 pub struct Ofios {
     cfg: Config,
     clock: Clock,
+    short_run: ShortRun,
+    /// Warnings for the result (a window scaled to a short run).
+    warnings: Vec<Value>,
     train_frac: f64,
     trace_frac: f64,
     /// Chunks with hash below this are traced (u64::MAX: all).
@@ -196,24 +166,7 @@ impl Ofios {
             policy: "ofios".into(),
             reason,
         };
-        let cfg = fios::config(
-            "ofios",
-            p.streams,
-            p.chunk_sectors,
-            &p.features,
-            p.matrix,
-            p.weights,
-            p.coh_windows,
-            p.adjacent,
-            p.seq_share,
-            p.rows,
-            p.count_reads,
-            p.seed,
-            p.max_iter,
-            &p.cutoffs,
-            p.fallback,
-            geo,
-        )?;
+        let cfg = fios::config("ofios", &p.common, geo)?;
         let clock = Clock::new("ofios", "run_s", p.run_s, p.window_dw, geo.logical_blocks)?;
         for (name, v) in [
             ("train_frac", p.train_frac),
@@ -240,6 +193,8 @@ impl Ofios {
         Ok(Ofios {
             cfg,
             clock,
+            short_run: p.short_run,
+            warnings: Vec::new(),
             train_frac: p.train_frac,
             trace_frac: p.trace_frac,
             sample_below: if p.sample >= 1.0 {
@@ -325,6 +280,7 @@ impl Ofios {
                 psi: built.psi.to_string(),
                 auto_psi: auto_psi.to_string(),
                 theta: built.theta.clone(),
+                reason: built.selection.reason.clone(),
                 requests: built.requests,
                 streams_used: built.dictionary.streams_used,
                 sid_runs: built.dictionary.sid_runs,
@@ -378,7 +334,18 @@ impl Placement for Ofios {
         self.cfg.streams as usize
     }
     fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
-        self.clock.check_fits("ofios", "the run window", run)?;
+        let span = run.span()?;
+        let (clock, note) = self.clock.fit(
+            "ofios",
+            "the run window",
+            &span,
+            (1, MIN_WINDOWS),
+            self.short_run,
+        )?;
+        self.clock = clock;
+        if let Some(n) = note {
+            self.warnings.push(warning("window-scaled", &n));
+        }
         Ok(())
     }
     fn on_workload_start(&mut self, _ctx: &Ctx) {
@@ -468,6 +435,7 @@ impl Placement for Ofios {
             "chunk_blocks": self.cfg.chunking.blocks,
             "dictionary": self.last_footprint,
             "windows": self.log,
+            "warnings": self.warnings,
         }))
     }
     fn training(&self) -> Option<TrainingStats> {

@@ -17,6 +17,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "oracle-hotcold",
     description: "oracle: perfect hot/cold split of user and GC blocks at a lifetime threshold (default one drive-write)",
+    family: crate::policy::Family::Oracle,
+    needs_future: true,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("oracle-hotcold", p)?;

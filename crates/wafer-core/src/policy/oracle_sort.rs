@@ -22,6 +22,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "oracle-sort",
     description: "oracle: blocks grouped by the window of their exact death time (8 windows of 1/4 drive-write), far deaths in one cold group",
+    family: crate::policy::Family::Oracle,
+    needs_future: true,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("oracle-sort", p)?;

@@ -1,6 +1,7 @@
 //! `phftl`: PHFTL (Sun et al., DAC'23), Shiro's predecessor, built on
 //! Shiro's page classifier with the groups and victims the DOGI paper gives
-//! PHFTL. PHFTL's own paper is not in the set; each part comes from:
+//! PHFTL. The DAC'23 paper is not in the set (Shiro, TCAD'25, is its journal
+//! version); each part comes from:
 //!
 //! | part | source |
 //! |---|---|
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::shiro::classifier::{Classifier, Pred};
-use super::shiro::ClassifierParams;
+use super::shiro::params::ClassifierParams;
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
@@ -31,78 +32,28 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "phftl",
     description: "PHFTL (DAC'23, as in DOGI §2.2): Shiro's GRU page classifier, 2 user groups + 5 age-ordered GC groups, cost-benefit victims (configured)",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Phftl::new(params::parse("phftl", p)?, geo)?)),
 };
 
-/// PHFTL's parameters: Shiro's classifier (see `shiro` for each) and the
-/// GC age classes.
+/// PHFTL's parameters: Shiro's classifier (the same struct, flattened) and
+/// the GC age classes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Params {
-    /// GRU hidden units.
-    pub hidden: usize,
-    /// Longest training sequence [writes of a page].
-    pub seq_len: usize,
-    /// Write window [fraction of the logical capacity].
-    pub window: f64,
-    /// Earlier windows training histories may reach.
-    pub history_windows: u64,
-    /// Share of a window's lifetime samples trained on.
-    pub train_fraction: f64,
-    /// Most epochs of the first training.
-    pub bootstrap_epochs: usize,
-    /// Convergence: smallest loss improvement per epoch.
-    pub converge_delta: f32,
-    /// Convergence: epochs without it before stopping.
-    pub converge_patience: usize,
-    /// Training minibatch [sequences].
-    pub batch: usize,
-    /// Adam learning rate.
-    pub lr: f64,
-    /// Balance the two classes of a training set.
-    pub balance: bool,
-    /// Hidden states kept as `int8` or `f32`.
-    pub state: String,
-    /// Algorithm 1's first step [percentile points].
-    pub step: u32,
-    /// Algorithm 1's largest step [percentile points].
-    pub max_step: u32,
-    /// Light model: samples per class.
-    pub light_samples: usize,
+    /// The page classifier (see [`ClassifierParams`]).
+    #[serde(flatten)]
+    pub classifier: ClassifierParams,
     /// Age bounds of GC groups 3, 4, 5, as multiples of T.
     pub age_multiples: [f64; 3],
-    /// Train online at each window's end; false needs `model`.
-    pub online: bool,
-    /// A trained model (`wafer train phftl ...`) to start from.
-    pub model: Option<String>,
-    /// Seed.
-    pub seed: u64,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        let s = super::shiro::Params::default();
         Params {
-            hidden: s.hidden,
-            seq_len: s.seq_len,
-            window: s.window,
-            history_windows: s.history_windows,
-            train_fraction: s.train_fraction,
-            bootstrap_epochs: s.bootstrap_epochs,
-            converge_delta: s.converge_delta,
-            converge_patience: s.converge_patience,
-            batch: s.batch,
-            lr: s.lr,
-            balance: s.balance,
-            state: s.state,
-            step: s.step,
-            max_step: s.max_step,
-            light_samples: s.light_samples,
+            classifier: ClassifierParams::default(),
             age_multiples: [4.0, 16.0, 64.0],
-            online: s.online,
-            model: None,
-            seed: s.seed,
         }
     }
 }
@@ -110,7 +61,7 @@ impl Default for Params {
 /// PHFTL state.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Phftl {
-    p: Params,
+    age_multiples: [f64; 3],
     classifier: Classifier,
     /// Prediction of each block of the batch being placed (accuracy).
     batch: Vec<Option<u8>>,
@@ -129,32 +80,11 @@ impl Phftl {
                 "three increasing multiples > 0",
             ));
         }
-        let config = ClassifierParams {
-            policy: "phftl",
-            hidden: p.hidden,
-            seq_len: p.seq_len,
-            window: p.window,
-            history_windows: p.history_windows,
-            train_fraction: p.train_fraction,
-            bootstrap_epochs: p.bootstrap_epochs,
-            converge_delta: p.converge_delta,
-            converge_patience: p.converge_patience,
-            batch: p.batch,
-            lr: p.lr,
-            balance: p.balance,
-            state: &p.state,
-            step: p.step,
-            max_step: p.max_step,
-            light_samples: p.light_samples,
-            online: p.online,
-            model: p.model.as_deref(),
-            seed: p.seed,
-        }
-        .config(geo)?;
+        let config = p.classifier.config("phftl", geo)?;
         Ok(Phftl {
             classifier: Classifier::new(config, geo.logical_blocks, geo.block_size)?,
             batch: Vec::new(),
-            p,
+            age_multiples: p.age_multiples,
         })
     }
 }
@@ -199,7 +129,7 @@ impl Placement for Phftl {
         }
         let age = self.classifier.age(b.lba, ctx.now()).unwrap_or(0) as f64;
         let t = self.classifier.threshold().unwrap_or(u64::MAX) as f64;
-        match self.p.age_multiples.iter().position(|&m| age < m * t) {
+        match self.age_multiples.iter().position(|&m| age < m * t) {
             Some(k) => 3 + k as GroupId,
             None => 6,
         }
@@ -244,7 +174,7 @@ impl Placement for Phftl {
 
     fn state(&self) -> Option<Value> {
         let mut s = self.classifier.state();
-        s["age_multiples"] = json!(self.p.age_multiples);
+        s["age_multiples"] = json!(self.age_multiples);
         Some(s)
     }
 }

@@ -119,6 +119,8 @@ fn build(
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sepbit",
     description: "SepBIT (FAST'22): user blocks by inferred lifetime vs ℓ, GC blocks by age in 4 classes; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| build("sepbit", Variant::SepBit, p, geo),
 };
@@ -128,6 +130,8 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "sepbit-ng",
     description:
         "SepBIT-NG (Shiro Fig. 9): SepBIT's two user groups, one GC group (no GC separation)",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| build("sepbit-ng", Variant::Ng, p, geo),
 };

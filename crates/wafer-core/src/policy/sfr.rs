@@ -21,6 +21,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sfr",
     description: "AutoStream SFR (SYSTOR'17) as in SepBIT's replayer: 2 MiB chunks by decayed write count, sequential runs kept together; GC apart; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("sfr", p)?;

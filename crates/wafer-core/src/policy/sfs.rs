@@ -28,6 +28,8 @@ use crate::victim::cost_hotness::Hotness;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sfs",
     description: "SFS (FAST'12) as in SepBIT's replayer: writes to the nearest of k hotness centres, re-clustered over segments at each GC; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("sfs", p)?;

@@ -10,6 +10,8 @@ use crate::params::{self, NoParams};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "two-r",
     description: "2R: user writes in group 0, GC writes in group 1",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<NoParams>,
     build: |p, _| {
         params::parse::<NoParams>("two-r", p)?;

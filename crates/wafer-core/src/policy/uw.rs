@@ -22,6 +22,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "uw",
     description: "SepBIT's UW ablation (FAST'22 Exp#4): SepBIT's user-write split, all GC writes in one group; 3 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("uw", p)?;

@@ -1,11 +1,10 @@
 //! `vstream`: vStream (Yong et al., "vStream: virtual stream management for
-//! multi-streamed SSDs", HotStorage'18), a baseline of FIOS §6.4, Fig. 15,
-//! as reconstructed in spec `streams.md` §4.5. FIOS describes it in one
-//! sentence: vStream "identifies virtual streams by post-processing the dead
+//! multi-streamed SSDs", HotStorage'18), a baseline of FIOS §6.4, Fig. 15.
+//! FIOS describes it in one sentence: vStream "identifies virtual streams by post-processing the dead
 //! pages, and then uses k-means clustering to group any number of virtual
 //! streams to an available number of physical streams" (§8, §2: the
 //! applications give the virtual stream ids, RocksDB SST levels). The rest
-//! is a reconstruction [R/U] from the public abstract: per-vStream lifetime
+//! is our reconstruction from vStream's public abstract: per-vStream lifetime
 //! monitoring "with negligible memory overhead" and a run-time mapping of
 //! vStreams onto physical streams.
 //!
@@ -33,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, Clock};
+use super::streams::{rank_map, warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;
@@ -46,6 +45,8 @@ use crate::request::Request;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "vstream",
     description: "vStream (HotStorage'18, as FIOS §6.4 compares it; reconstructed): virtual streams (tenant or region) with sampled dead-page lifetimes, 1-D K-means onto physical streams every 100 s",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("vstream", p)?;
@@ -77,6 +78,9 @@ pub struct Params {
     pub remap_s: f64,
     /// Remapping period in drive-writes instead [drive-writes].
     pub remap_dw: Option<f64>,
+    /// A run shorter than one period: `scale` the period to a tenth of it
+    /// (with a warning) or `refuse` it (the earlier rule).
+    pub short_run: ShortRun,
     /// One logical block in this many is watched by the dead-page monitor.
     pub sample: u32,
     /// EWMA weight of the newest window's mean log-lifetime.
@@ -91,6 +95,7 @@ impl Default for Params {
             vstreams: 64,
             remap_s: 100.0,
             remap_dw: None,
+            short_run: ShortRun::Scale,
             sample: 16,
             alpha: 0.5,
         }
@@ -107,6 +112,10 @@ pub struct VStream {
     vstreams: u32,
     logical: u64,
     clock: Clock,
+    short_run: ShortRun,
+    /// Warnings for the result (a period scaled to a short run, a single
+    /// tenant).
+    warnings: Vec<Value>,
     alpha: f64,
     sample: u32,
     /// Watched block of each group of `sample` blocks: its write time and vStream.
@@ -160,6 +169,8 @@ impl VStream {
             vstreams: p.vstreams,
             logical: geo.logical_blocks as u64,
             clock,
+            short_run: p.short_run,
+            warnings: Vec::new(),
             alpha: p.alpha,
             sample: p.sample,
             born: vec![NOT_LIVE; groups],
@@ -274,8 +285,26 @@ impl Placement for VStream {
         self.streams as usize
     }
     fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
-        self.clock
-            .check_fits("vstream", "the remapping period", run)?;
+        let span = run.span()?;
+        let (clock, note) = self.clock.fit(
+            "vstream",
+            "the remapping period",
+            &span,
+            (1, MIN_WINDOWS),
+            self.short_run,
+        )?;
+        self.clock = clock;
+        if let Some(n) = note {
+            self.warnings.push(warning("window-scaled", &n));
+        }
+        if self.source == Source::Tenant && super::streams::tenants(run)? <= 1 {
+            self.warnings.push(warning(
+                "single-virtual-stream",
+                "every request comes from one tenant, so source=tenant gives one virtual stream \
+                 and every write goes to one physical stream: the result equals base's; use a \
+                 mix: workload or source=region",
+            ));
+        }
         Ok(())
     }
     fn on_workload_start(&mut self, _ctx: &Ctx) {
@@ -335,6 +364,7 @@ impl Placement for VStream {
             "remap_seconds": self.stats.seconds,
             "mapping": &self.map[..used.max(1).min(self.map.len())],
             "lifetime_blocks": &lifetimes[..used],
+            "warnings": self.warnings,
         }))
     }
     fn training(&self) -> Option<TrainingStats> {

@@ -30,6 +30,8 @@ use crate::params;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "warcip",
     description: "WARCIP (SYSTOR'19): user writes clustered by rewrite interval, split/merge every 256 segments, GC writes apart; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("warcip", p)?;

@@ -122,6 +122,6 @@ impl RunConfig {
     /// Run the trace's footprint pass (once: clones reuse it) and size the
     /// device from it where asked ([`crate::source::resolve`]).
     pub fn resolve(&mut self) -> Result<()> {
-        crate::source::resolve(self.trace.as_mut(), &mut self.device)
+        crate::source::resolve(self.trace.as_mut(), &mut self.device, self.seed)
     }
 }

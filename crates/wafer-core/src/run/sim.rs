@@ -21,7 +21,8 @@ use crate::future::{AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::request::{Op, Request};
 use crate::source::Source;
 use crate::timing;
-use crate::{policy, victim};
+use crate::trace::Extent;
+use crate::{policy, victim, workload};
 
 /// A replay in progress.
 pub struct Simulation {
@@ -51,6 +52,103 @@ pub struct Simulation {
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
 }
+
+/// The request source as a timed replay consumes it: requests with the
+/// bytes they cover, counted into the run's position, the write that
+/// reaches the run's length cut short and the last.
+struct Feed<'a> {
+    src: &'a mut Source,
+    written: &'a mut u64,
+    taken: &'a mut u64,
+    total: u64,
+    ended: bool,
+}
+
+impl timing::RequestFeed for Feed<'_> {
+    fn next(&mut self, page_bytes: u32) -> Result<Option<(Request, Extent)>> {
+        let Some((mut r, mut ext)) = self.src.next_extent(page_bytes)? else {
+            return Ok(None);
+        };
+        *self.taken += 1;
+        if r.op == Op::Write {
+            let room = self.total - *self.written;
+            if r.blocks as u64 >= room {
+                if r.blocks as u64 > room {
+                    r.blocks = room as u32;
+                    let end = r.blocks as u64 * page_bytes as u64;
+                    ext.bytes = ext.bytes.min(end - ext.head as u64);
+                }
+                self.ended = true;
+            }
+            *self.written += r.blocks as u64;
+        }
+        Ok(Some((r, ext)))
+    }
+    fn ended(&self) -> bool {
+        self.ended
+    }
+    fn written(&self) -> u64 {
+        *self.written
+    }
+}
+
+/// Prepare a timed run's drive ([`timing::Driver::precondition`]): the
+/// engine's prefill wrote it whole when `run.precondition()` >= 1, else
+/// that share of it is written in order; then `precondition() - 1`
+/// drive-writes of the preconditioning workload (given, else a synthetic
+/// run's own, else the preset's), seeded apart from the run's own stream.
+fn precondition(
+    d: &mut timing::Driver,
+    engine: &mut Engine,
+    run: &timing::TimingRun,
+    cfg: &RunConfig,
+    geo: &Geometry,
+    prefill_seconds: f64,
+    future: bool,
+) -> Result<()> {
+    let logical = geo.logical_blocks as u64;
+    let p = run.precondition();
+    // A synthetic run is preconditioned by its own workload (its steady
+    // state), a trace by the preset's (a trace is never consumed by it).
+    let spec = match (&run.precondition_workload, &cfg.trace) {
+        (Some(s), _) => s.as_str(),
+        (None, None) => cfg.workload.as_str(),
+        (None, Some(_)) => run.ssd.precondition.workload.as_str(),
+    };
+    let plan = timing::driver::Precondition {
+        prefilled: if cfg.device.prefill { logical } else { 0 },
+        prefill_seconds,
+        fill: ((p.min(1.0) * logical as f64).round() as u64).min(logical),
+        overwrites: ((p - 1.0).max(0.0) * logical as f64).round() as u64,
+        workload: spec.to_string(),
+    };
+    if future && (plan.overwrites > 0 || (plan.fill > 0 && plan.fill < logical)) {
+        return Err(Error::config(
+            "timing.precondition_drive_writes",
+            format!(
+                "{p}: a policy that reads the future (or --accuracy) replays only the annotated \
+                 stream, so preconditioning can fill the drive (1) or leave it fresh (0), no more"
+            ),
+        ));
+    }
+    let mut src = Source::Synthetic(
+        workload::parse(spec, logical, geo.block_size, cfg.seed ^ PRECONDITION_SEED)
+            .map_err(|e| Error::config("timing.precondition_workload", format!("{spec}: {e}")))?,
+    );
+    let (mut written, mut taken) = (0, 0);
+    let mut feed = Feed {
+        src: &mut src,
+        written: &mut written,
+        taken: &mut taken,
+        total: plan.overwrites,
+        ended: plan.overwrites == 0,
+    };
+    d.precondition(engine, plan, &mut feed)
+}
+
+/// Salt of the preconditioning workload's seed (apart from the run's own
+/// stream, the same for every run of one seed).
+const PRECONDITION_SEED: u64 = 0x7072_6563_6f6e_6431;
 
 /// Requests drawn ahead of the one being applied.
 const LOOKAHEAD: usize = 16;
@@ -94,9 +192,23 @@ impl Simulation {
         let fit = match cfg.timing.clone() {
             Some(t) => {
                 t.validate()?;
-                cfg.device.block_size = t.ssd.flash.page_bytes;
-                cfg.resolve()?;
-                Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
+                // The preconditioning fills the drive (the prefill, when it
+                // fills it whole) and is the warm-up.
+                cfg.device.prefill = t.precondition() >= 1.0;
+                cfg.device.warmup_drive_writes = 0.0;
+                if t.fit_device {
+                    cfg.device.block_size = t.ssd.flash.page_bytes;
+                    cfg.resolve()?;
+                    Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
+                } else {
+                    let fit = timing::whole_device(&mut cfg.device, &t.ssd)?;
+                    if let Some(tr) = cfg.trace.as_mut() {
+                        // Placed inside the drive, remapped only if it must.
+                        tr.capacity_from_trace = false;
+                    }
+                    cfg.resolve()?;
+                    Some(fit)
+                }
             }
             None => None,
         };
@@ -150,6 +262,7 @@ impl Simulation {
             None => (None, None),
         };
         policy.prepare(&Prepared::new(&cfg, geo, ann.clone()))?;
+        let future = ann.is_some();
         let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
@@ -160,22 +273,24 @@ impl Simulation {
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
         let timing = match (&cfg.timing, fit) {
-            (Some(run), Some(fit)) => {
-                let warm = run
-                    .precondition_drive_writes
-                    .unwrap_or(if cfg.trace.is_some() {
-                        0.0
-                    } else {
-                        cfg.device.warmup_drive_writes
-                    });
-                let pre = (warm * geo.logical_blocks as f64).round() as u64;
-                Some(Box::new(timing::Driver::new(
-                    run.clone(),
-                    fit,
-                    &engine,
-                    pre,
-                )?))
+            (Some(run), Some(fit)) if prefill => {
+                let mut d = timing::Driver::new(run.clone(), fit, &engine.ftl.geo)?;
+                precondition(
+                    &mut d,
+                    &mut engine,
+                    run,
+                    &cfg,
+                    &geo,
+                    prefill_seconds,
+                    future,
+                )?;
+                Some(Box::new(d))
             }
+            (Some(run), Some(fit)) => Some(Box::new(timing::Driver::new(
+                run.clone(),
+                fit,
+                &engine.ftl.geo,
+            )?)),
             _ => None,
         };
         Ok(Simulation {
@@ -324,14 +439,16 @@ impl Simulation {
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timing.as_mut() {
-            Some(d) => d.advance(
-                &mut self.engine,
-                &mut self.source,
-                &mut self.written,
-                &mut self.taken,
-                goal,
-                self.cfg.writes,
-            ),
+            Some(d) => {
+                let mut feed = Feed {
+                    src: &mut self.source,
+                    written: &mut self.written,
+                    taken: &mut self.taken,
+                    total: self.cfg.writes,
+                    ended: false,
+                };
+                d.advance(&mut self.engine, &mut feed, goal, self.cfg.writes)
+            }
             None => self.advance(goal),
         };
         self.elapsed += t.elapsed().as_secs_f64();
@@ -535,7 +652,12 @@ impl Simulation {
             training: e.policy_training(),
             timing: self.timing.as_ref().map(|d| d.result()),
         };
-        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes);
+        let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
+            .then_some(self.cfg.writes);
+        r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
+        if let Some(t) = &self.cfg.timing {
+            r.warnings.extend(warnings::mqsim_xml_unsupported(&t.ssd));
+        }
         r
     }
 }

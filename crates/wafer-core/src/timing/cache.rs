@@ -1,5 +1,5 @@
 //! Least-recently-used tables over flat arrays, for the DRAM data cache and
-//! the cached mapping table: an index per key (4 bytes per logical page), a
+//! the cached mapping table (`mapping.rs`): an index per key (4 bytes per logical page), a
 //! doubly linked list over slots, and a 64-bit value per slot the owner
 //! interprets (dirty bit, sector bitmap). No per-entry allocation.
 
@@ -165,6 +165,18 @@ impl Lru {
         evicted
     }
 
+    /// Every entry as (key, value), least recent first.
+    pub fn entries(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let mut s = self.tail;
+        std::iter::from_fn(move || {
+            (s != NONE).then(|| {
+                let slot = &self.slots[s as usize];
+                s = slot.prev;
+                (slot.key, slot.val)
+            })
+        })
+    }
+
     /// Drop `k`; returns its value if it was held.
     pub fn remove(&mut self, k: u32) -> Option<u64> {
         let s = self.peek(k)?;
@@ -216,97 +228,6 @@ impl Lru {
         self.index.len() * 4
             + self.cap as usize * std::mem::size_of::<Slot>()
             + self.free_list.capacity() * 4
-    }
-}
-
-/// The cached mapping table (DFTL's CMT): an exact [`Lru`] of entries when
-/// it holds fewer entries than the device has logical pages; when it can
-/// hold them all, nothing is ever evicted and recency does not matter, so
-/// two bits per page (loaded, dirty) give the same hits and misses with a
-/// fraction of the memory traffic.
-#[derive(Clone, Debug)]
-pub enum Cmt {
-    /// Every entry fits.
-    All {
-        /// Entry loaded from flash (or created).
-        loaded: Vec<u64>,
-        /// Entry changed since its translation page was written.
-        dirty: Vec<u64>,
-    },
-    /// Fewer entries than pages: LRU, value bit 0 = dirty.
-    Lru(Lru),
-}
-
-impl Cmt {
-    /// A table for `keys` logical pages holding `cap` entries.
-    pub fn new(keys: usize, cap: u32) -> Cmt {
-        if cap as usize >= keys {
-            let words = keys.div_ceil(64);
-            Cmt::All {
-                loaded: vec![0; words],
-                dirty: vec![0; words],
-            }
-        } else {
-            Cmt::Lru(Lru::new(keys, cap))
-        }
-    }
-
-    /// If `k` is held: mark it dirty if `dirty`, make it most recent if
-    /// `recent`, and return true.
-    #[inline]
-    pub fn hit(&mut self, k: u32, recent: bool, dirty: bool) -> bool {
-        match self {
-            Cmt::All { loaded, dirty: d } => {
-                let (w, b) = ((k >> 6) as usize, 1u64 << (k & 63));
-                if loaded[w] & b == 0 {
-                    return false;
-                }
-                if dirty {
-                    d[w] |= b;
-                }
-                true
-            }
-            Cmt::Lru(l) => {
-                let s = if recent { l.touch(k) } else { l.peek(k) };
-                match s {
-                    Some(s) => {
-                        if dirty {
-                            *l.val_mut(s) = 1;
-                        }
-                        true
-                    }
-                    None => false,
-                }
-            }
-        }
-    }
-
-    /// Load `k` (not held); returns the evicted key if that entry was dirty.
-    #[inline]
-    pub fn load(&mut self, k: u32, dirty: bool) -> Option<u32> {
-        match self {
-            Cmt::All { loaded, dirty: d } => {
-                let (w, b) = ((k >> 6) as usize, 1u64 << (k & 63));
-                loaded[w] |= b;
-                if dirty {
-                    d[w] |= b;
-                }
-                None
-            }
-            Cmt::Lru(l) => match l.insert(k, dirty as u64) {
-                Some((old, v)) if v & 1 != 0 => Some(old),
-                _ => None,
-            },
-        }
-    }
-
-    /// Hint that `k` will be looked up soon.
-    #[inline]
-    pub fn prefetch(&self, k: u32) {
-        match self {
-            Cmt::All { loaded, .. } => crate::prefetch::prefetch(loaded, (k >> 6) as usize),
-            Cmt::Lru(l) => l.prefetch(k),
-        }
     }
 }
 

@@ -4,13 +4,17 @@
 //! in the binary, loaded by name); a user copies one, edits it and passes
 //! its path. Unknown keys and impossible values are errors naming the key.
 //!
-//! Every field's default is MQSim's shipped `ssdconfig.xml` (timing-autoblox
-//! §2.10), so a partial file means "MQSim, except ...". Times are integer
+//! Every field's default is MQSim's shipped `ssdconfig.xml` (MQSim
+//! at commit 7ec40e3), so a partial file means "MQSim, except ...". Times are integer
 //! nanoseconds, sizes bytes or MiB as the key says, rates MT/s or GB/s.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+// MQSim's ssdconfig.xml read into an SsdConfig (declared here to keep timing/mod.rs untouched).
+#[path = "mqsim_xml.rs"]
+pub mod mqsim_xml;
 
 /// The presets shipped with wafer: name and TOML text.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -37,7 +41,7 @@ pub enum Interface {
     Sata,
 }
 
-/// Host interface (timing-autoblox §2.2).
+/// Host interface (MQSim's `Host_Interface_NVMe` / `SATA`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
@@ -93,7 +97,7 @@ pub enum CacheMode {
     ReadWrite,
 }
 
-/// DRAM data cache / write buffer (timing-autoblox §2.4).
+/// DRAM data cache / write buffer (MQSim's `Data_Cache_Manager_Flash_Advanced`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
@@ -138,7 +142,7 @@ impl Default for CacheConfig {
     }
 }
 
-/// Cached mapping table, DFTL-style (timing-autoblox §2.5).
+/// Cached mapping table, DFTL-style (Gupta et al. ASPLOS'09; MQSim's `Address_Mapping_Unit_Page_Level`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MappingConfig {
@@ -192,7 +196,7 @@ impl Technology {
     }
 
     /// Type (0 = LSB, 1 = CSB for TLC / MSB for MLC, 2 = MSB) of page
-    /// `page` of a block (MQSim's rule, timing-autoblox §2.7).
+    /// `page` of a block (MQSim's rule in `NVM_PHY_ONFI_NVDDR2`).
     #[inline]
     pub fn page_type(self, page: u32) -> usize {
         match self {
@@ -221,7 +225,7 @@ pub enum Suspend {
     ProgramErase,
 }
 
-/// The flash array, its parallelism and timing (timing-autoblox §2.7).
+/// The flash array, its parallelism and timing (MQSim's `Flash_Parameter_Set` and ONFI NV-DDR2 timing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlashConfig {
@@ -320,7 +324,33 @@ impl Default for FlashConfig {
     }
 }
 
-/// When GC work jumps ahead of user I/O (timing-autoblox §2.6, §2.8).
+/// How the drive is prepared before a timed replay's first request (the
+/// SNIA Solid State Storage Performance Test Specification's
+/// preconditioning, as MQSim users run it): a sequential fill, then random
+/// overwrites, in WAF mode. A run's `--precondition` /
+/// `--precondition-workload` override these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionConfig {
+    /// Drive-writes before timing starts; the sequential fill counts as the
+    /// first (0: a fresh drive; 0.5: half of it filled; 2: filled, then one
+    /// drive-write of `workload`) [drive-writes].
+    pub drive_writes: f64,
+    /// The workload of the overwrites after the fill (a workload spec;
+    /// "uniform": random single-page writes over the whole drive).
+    pub workload: String,
+}
+
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        PreconditionConfig {
+            drive_writes: 2.0,
+            workload: "uniform".into(),
+        }
+    }
+}
+
+/// When GC work jumps ahead of user I/O (MQSim's `TSU_Priority_OutOfOrder` and `GC_and_WL_Unit_Page_Level`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GcConfig {
@@ -346,7 +376,7 @@ impl Default for GcConfig {
     }
 }
 
-/// Energy constants (timing-autoblox §1.11, §2.14; AutoBlox's MLC numbers).
+/// Energy constants (AutoBlox ASPLOS'23 §3.5; its artifact's MLC numbers in `evaluate_target_conf.py`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EnergyConfig {
@@ -404,6 +434,14 @@ pub struct SsdConfig {
     pub gc: GcConfig,
     /// Energy constants.
     pub energy: EnergyConfig,
+    /// Preparation before timing starts.
+    pub precondition: PreconditionConfig,
+    /// What the file this config was imported from asked for that wafer
+    /// does not do, one sentence per element ([`mqsim_xml`] fills it); every
+    /// run reports them as warning `mqsim-xml-unsupported`. Empty for
+    /// wafer's own presets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub import_warnings: Vec<String>,
 }
 
 impl Default for SsdConfig {
@@ -417,6 +455,8 @@ impl Default for SsdConfig {
             flash: FlashConfig::default(),
             gc: GcConfig::default(),
             energy: EnergyConfig::default(),
+            precondition: PreconditionConfig::default(),
+            import_warnings: Vec::new(),
         }
     }
 }
@@ -467,10 +507,14 @@ impl SsdConfig {
         Ok(c)
     }
 
-    /// The preset called `spec`, or the TOML file at path `spec`.
+    /// The preset called `spec`, the TOML file at path `spec`, or an MQSim
+    /// device configuration (`ssdconfig.xml`) when `spec` ends in `.xml`.
     pub fn load(spec: &str) -> Result<SsdConfig> {
         if let Some((name, text)) = PRESETS.iter().find(|(n, _)| *n == spec) {
             return Self::from_toml(text, &format!("preset '{name}'"));
+        }
+        if spec.to_ascii_lowercase().ends_with(".xml") {
+            return mqsim_xml::load(std::path::Path::new(spec));
         }
         let path = std::path::Path::new(spec);
         if path.is_file() {
@@ -616,6 +660,7 @@ impl SsdConfig {
         ] {
             non_negative(k, v)?;
         }
+        non_negative("precondition.drive_writes", self.precondition.drive_writes)?;
         Ok(())
     }
 

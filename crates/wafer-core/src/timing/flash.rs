@@ -1,5 +1,5 @@
 //! The flash back end: channels, dies, the transaction scheduler (TSU) and
-//! the operations in flight (timing-autoblox §2.6, §2.7).
+//! the operations in flight (MQSim's `TSU_Priority_OutOfOrder` and `NVM_PHY_ONFI_NVDDR2`).
 //!
 //! * Operations live in a slab of small records (`Op`), reused through a
 //!   free list: memory grows with the operations in flight, never with the
@@ -399,6 +399,9 @@ pub struct FlashStats {
     pub reads: u64,
     /// Pages programmed.
     pub programs: u64,
+    /// Pages programmed per page type (LSB, CSB or MSB, MSB; a page's type
+    /// follows its row in its physical block).
+    pub programs_by_type: [u64; 3],
     /// Erase operations (one per plane slice).
     pub erases: u64,
     /// Batches of more than one plane.
@@ -1077,7 +1080,10 @@ impl Flash {
         self.stats.ops[o.class as usize] += 1;
         match o.kind {
             Kind::Read => self.stats.reads += 1,
-            Kind::Program => self.stats.programs += 1,
+            Kind::Program => {
+                self.stats.programs += 1;
+                self.stats.programs_by_type[self.t.technology.page_type(o.page)] += 1;
+            }
             Kind::Erase => self.stats.erases += 1,
         }
         if o.seg != NONE {

@@ -1,4 +1,4 @@
-//! Host interface and DRAM timing (timing-autoblox §2.2, §2.4).
+//! Host interface and DRAM timing (MQSim, Tavakkol et al. FAST'18: its `Host_Interface_NVMe`/`SATA` and `Data_Cache_Manager_Flash_Advanced`).
 //!
 //! Links and the DRAM bus are "next-free-time" resources: each reservation
 //! starts when both the caller and the resource are ready, in the order the
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn pcie_matches_the_spec_example() {
-        // 4 KiB on x4 at 1 GB/s: 4992 wire bytes, 1248 ns (timing-autoblox §2.2).
+        // 4 KiB on x4 at 1 GB/s: 4992 wire bytes, 1248 ns (PCIe 3.0 framing as MQSim's `PCIe_Link` counts it).
         let h = Host::new(&SsdConfig::load("intel750").unwrap());
         assert_eq!(h.pcie_wire_bytes(4096), 4992);
         assert_eq!(h.pcie_ns(4096), 1248);

@@ -1,7 +1,7 @@
 //! Physical layout: where each FTL page lives on the flash array.
 //!
 //! A segment is a superblock: one block on every plane of the device
-//! (DESIGN.md, "Physical layout"; FEMU's and SimpleSSD's superblock, MQSim's
+//! (docs/ARCHITECTURE.md; FEMU's and SimpleSSD's superblock, MQSim's
 //! plane-allocation orders). Page `j` of a segment goes to stripe slot
 //! `j mod planes`, row `j / planes`, and the slot is decoded into (channel,
 //! way, die, plane) in the preset's allocation order, fastest dimension

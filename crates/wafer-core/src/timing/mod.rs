@@ -1,20 +1,28 @@
 //! Timing mode: a discrete-event SSD model driven by wafer's FTL, placement
-//! policy and victim selector (issue 20; timing-autoblox Part 2).
+//! policy and victim selector (modelled on MQSim, Tavakkol et al. FAST'18; docs/FIDELITY.md, "Timing", says where it differs).
 //!
 //! In timing mode a [`Driver`] holds the replay: host requests arrive (trace
 //! timestamps, a closed loop of queue depth and think time, or as fast as
-//! the device admits them), pass the host interface ([`host`]), the DRAM
-//! write cache and the cached mapping table ([`cache`]), and the pages the
-//! cache flushes reach the FTL. Every flash operation the FTL performs
+//! the device admits them) through the host intake (`intake`) and the host
+//! interface ([`host`]), pass the DRAM write cache (`write_cache`, over the
+//! LRU of [`cache`]) and the cached mapping table (`mapping`), and the
+//! pages the cache flushes reach the FTL through a narrow port
+//! ([`port::FtlPort`]); the requests come from a [`port::RequestFeed`]. Every flash operation the FTL performs
 //! (user program, GC read and program, erase; mapping reads and writes come
 //! from the mapping-table cache) becomes a timed operation on its channel,
 //! chip, die and plane ([`flash`], [`layout`]), so GC interferes with host
 //! I/O. Results: latency percentiles, throughput, utilisation, hit rates,
 //! WAF with mapping writes and energy ([`result`]).
 //!
-//! Before timing starts, the FTL runs in WAF mode (no timing, full speed)
-//! to a steady state (the prefill, then `precondition_drive_writes` of the
-//! workload), warming the cache and the mapping table on the way.
+//! The device is the preset's whole drive ([`whole_device`]: whole
+//! superblocks, the preset's capacity; a trace is placed inside it), or,
+//! with `fit_device`, one sized to the run ([`fit_device`]). Before timing
+//! starts the FTL runs in WAF mode (no timing, full speed) to a steady
+//! state: a sequential fill, then random overwrites
+//! (`precondition_drive_writes`, the preset's `[precondition]` by
+//! default), never the trace's requests, warming the cache and the mapping
+//! table on the way; statistics start afresh with the first timed request.
+//! At the end the dirty cache is flushed and timed (`flush`).
 //!
 //! The device's presets are TOML files ([`config`]); MQSim's defects that the
 //! spec lists are not reproduced (docs/FIDELITY.md, "Timing").
@@ -26,13 +34,18 @@ pub mod events;
 pub mod flash;
 pub mod hist;
 pub mod host;
+mod intake;
 pub mod layout;
+mod mapping;
+pub mod port;
 pub mod result;
+mod write_cache;
 
 use serde::{Deserialize, Serialize};
 
 pub use config::SsdConfig;
 pub use driver::Driver;
+pub use port::{FtlPort, RequestFeed};
 pub use result::TimingResult;
 
 use crate::device::DeviceConfig;
@@ -64,11 +77,24 @@ pub struct TimingRun {
     pub queue_depth: u32,
     /// Closed loop: host time between a completion and the next request [ns].
     pub think_ns: u64,
-    /// User blocks written in WAF mode (no timing) before timing starts, as
-    /// a multiple of the logical capacity; `None`: the device's warm-up
-    /// (`warmup_drive_writes`) for synthetic workloads, 0 for traces (their
-    /// requests are all timed; replay them twice with `repeat` to warm up).
+    /// Drive-writes of preconditioning before the first timed request
+    /// (a sequential fill counts as the first, then overwrites by
+    /// `precondition_workload`; WAF mode, never the trace's requests);
+    /// `None`: the preset's `[precondition]`.
     pub precondition_drive_writes: Option<f64>,
+    /// The overwrites' workload spec; `None`: a synthetic run's own
+    /// workload (its steady state), a trace replay's preset's.
+    pub precondition_workload: Option<String>,
+    /// Size the device to the run's logical capacity (a trace's footprint,
+    /// or the capacity given) instead of the preset's whole drive: fewer
+    /// superblocks, each with fewer pages per block when the device is too
+    /// small for whole ones (erase time and energy scale with them then).
+    /// Quick, but not the preset's drive: LSB pages take a larger share
+    /// and the cache may exceed the device.
+    pub fit_device: bool,
+    /// At the end, write the dirty cache to flash and time it
+    /// (`timing.flush`); false: leave it (`timing.cache.dirty_pages_at_end`).
+    pub flush: bool,
     /// A gap without requests at least this long is an idle period the
     /// policy is told about (open loop) [ns].
     pub idle_ns: u64,
@@ -82,12 +108,28 @@ impl Default for TimingRun {
             queue_depth: 32,
             think_ns: 0,
             precondition_drive_writes: None,
+            precondition_workload: None,
+            fit_device: false,
+            flush: true,
             idle_ns: 1_000_000,
         }
     }
 }
 
 impl TimingRun {
+    /// Preconditioning drive-writes: the run's, else the preset's.
+    pub fn precondition(&self) -> f64 {
+        self.precondition_drive_writes
+            .unwrap_or(self.ssd.precondition.drive_writes)
+    }
+
+    /// The overwrites' workload given, else the preset's.
+    pub fn precondition_workload(&self) -> &str {
+        self.precondition_workload
+            .as_deref()
+            .unwrap_or(&self.ssd.precondition.workload)
+    }
+
     /// Settings for preset (or file) `spec` with the defaults.
     pub fn preset(spec: &str) -> Result<TimingRun> {
         Ok(TimingRun {
@@ -113,8 +155,75 @@ impl TimingRun {
                 ));
             }
         }
+        crate::workload::parse(self.precondition_workload(), 1024, 4096, 0).map_err(|e| {
+            Error::config(
+                "timing.precondition_workload",
+                format!("{}: {e}", self.precondition_workload()),
+            )
+        })?;
         Ok(())
     }
+}
+
+/// Shape the device of a timed run as the preset's whole drive: the block
+/// size is the page size, a segment is a superblock (one whole block per
+/// plane, so a page's type follows its row in its physical block), every
+/// block is used, and the user capacity is the raw capacity less the
+/// preset's over-provisioning (`flash.overprovisioning`, MQSim's
+/// `Overprovisioning_Ratio`). The GC reserve is at least the preset's
+/// execution threshold.
+pub fn whole_device(dev: &mut DeviceConfig, ssd: &SsdConfig) -> Result<Fit> {
+    if dev.gc_mode != crate::device::GcMode::Watermark {
+        return Err(Error::config(
+            "gc_mode",
+            "timing mode simulates a fixed-capacity SSD: use the watermark GC mode",
+        ));
+    }
+    let segment_pages = ssd.planes() as u64 * ssd.flash.pages_per_block as u64;
+    if segment_pages > u32::MAX as u64 {
+        return Err(Error::config(
+            "timing.flash.pages_per_block",
+            format!("a superblock of {segment_pages} pages is more than the engine addresses"),
+        ));
+    }
+    let raw = ssd.raw_pages();
+    let logical = (raw as f64 * (1.0 - ssd.flash.overprovisioning)).floor() as u64;
+    if raw > crate::device::MAX_BLOCKS || logical == 0 {
+        return Err(Error::config(
+            "timing.flash.blocks_per_plane",
+            format!(
+                "preset '{}' has {raw} pages, beyond the engine's {} page limit; \
+                 use fewer blocks per plane or --fit-device",
+                ssd.name,
+                crate::device::MAX_BLOCKS
+            ),
+        ));
+    }
+    let segments = ssd.flash.blocks_per_plane as u64;
+    dev.block_size = ssd.flash.page_bytes;
+    dev.fit_segments = false;
+    dev.logical_blocks = logical;
+    dev.physical_blocks = Some(raw);
+    dev.segment_blocks = segment_pages as u32;
+    let reserve = ((ssd.gc.exec_threshold * segments as f64).ceil() as u32).max(dev.gc_low);
+    dev.gc_low = reserve;
+    dev.gc_high = dev.gc_high.max(reserve);
+    if let Err(e) = dev.geometry() {
+        return Err(Error::config(
+            "timing.flash.overprovisioning",
+            format!(
+                "preset '{}' as a whole drive: {logical} user pages in {segments} superblocks of \
+                 {segment_pages} pages leave too few spare superblocks for GC at over-provisioning \
+                 {} ({e}); raise flash.overprovisioning or flash.blocks_per_plane in the preset, \
+                 or size the device to the run with --fit-device",
+                ssd.name, ssd.flash.overprovisioning
+            ),
+        ));
+    }
+    Ok(Fit {
+        slice: ssd.flash.pages_per_block,
+        segment_pages: segment_pages as u32,
+    })
 }
 
 /// Spare segments (beyond the GC reserve) a device in timing mode keeps at

@@ -94,6 +94,9 @@ pub struct Hits {
     pub cmt_hits: u64,
     /// Lookups that missed.
     pub cmt_misses: u64,
+    /// Of the misses, those that joined a read of their translation page
+    /// already in flight (no read of their own).
+    pub cmt_merged_misses: u64,
     /// hits / lookups.
     pub cmt_hit_rate: Option<f64>,
 }
@@ -115,6 +118,13 @@ pub struct FlashCounts {
     pub mapping_programs: u64,
     /// Translation pages read.
     pub mapping_reads: u64,
+    /// Write-backs of evicted dirty mapping entries (one translation
+    /// program each, carrying every dirty cached entry of its page).
+    pub mapping_write_backs: u64,
+    /// Dirty mapping entries those write-backs carried.
+    pub mapping_entries_written_back: u64,
+    /// Translation pages the translation area's cleaning moved.
+    pub mapping_cleaning_moves: u64,
     /// Erases (one per plane slice).
     pub erases: u64,
     /// GC moves done as copyback (no channel transfer).
@@ -129,6 +139,11 @@ pub struct FlashCounts {
     pub suspended_erases: u64,
     /// Read-modify-write reads of partial pages.
     pub rmw_reads: u64,
+    /// Host page reads of pages never written: zeroes, no flash access.
+    pub unmapped_reads: u64,
+    /// Programs per page type: LSB, then CSB and MSB (TLC) or MSB (MLC);
+    /// one entry per type of the flash technology.
+    pub programs_by_page_type: Vec<u64>,
 }
 
 /// Energy by component over the timed phase [J], and average power [W].
@@ -184,6 +199,29 @@ pub struct TimingWindow {
     pub flash_waf: Option<f64>,
 }
 
+/// The end's flush: the dirty cache written to flash after the last
+/// request completed.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Flush {
+    /// Dirty pages written.
+    pub pages: u64,
+    /// Simulated time from the last completion to the last program [s].
+    pub seconds: f64,
+    /// Flash programs it caused (GC's included).
+    pub programs: u64,
+    /// Of those, the cached pages' own.
+    pub user_programs: u64,
+}
+
+/// The write cache when the run ended.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct CacheEnd {
+    /// Pages the write cache holds at most (0 without one).
+    pub capacity_pages: u64,
+    /// Dirty pages flash never received (0 after the end's flush).
+    pub dirty_pages_at_end: u64,
+}
+
 /// Everything a timed replay measured (the result's `timing` object).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TimingResult {
@@ -197,9 +235,22 @@ pub struct TimingResult {
     pub slice_pages: u32,
     /// Erase time of one plane slice [µs] (scaled with the slice).
     pub erase_us: f64,
-    /// User blocks written in WAF mode before timing started.
+    /// User pages written in WAF mode before timing started (the fill and
+    /// the overwrites).
     pub precondition_writes: u64,
-    /// Simulated time of the timed phase [s].
+    /// Wall time of the preconditioning [s].
+    pub precondition_seconds: f64,
+    /// The overwrites' workload spec.
+    pub precondition_workload: String,
+    /// The end's flush of the dirty cache (`None` with `flush` off).
+    pub flush: Option<Flush>,
+    /// The device was sized to the run (`fit_device`), not the preset's
+    /// whole drive.
+    pub fit_device: bool,
+    /// The write cache when the run ended.
+    pub cache: CacheEnd,
+    /// Simulated time of the timed phase, up to the last request's
+    /// completion (the end's flush is apart) [s].
     pub simulated_seconds: f64,
     /// Host requests that arrived during the timed phase.
     pub arrived: u64,

@@ -15,7 +15,12 @@
 //!
 //! Lines that are not events (per-CPU and total summaries, `P`/`U` plug
 //! events, messages) are skipped; an event of the chosen action that does not
-//! parse is an error.
+//! parse is an error. Data events of the other action (`Q` when `D` is kept,
+//! `D` when `Q` is) are counted: a trace whose issue events are a small share
+//! of its queue events (a stacked or remapped device issues elsewhere) is
+//! better read from its queue events, and a replay warns about it.
+
+use std::cell::Cell;
 
 use super::fields::{decimal, mul, uint};
 use super::{LineFormat, Record};
@@ -25,6 +30,23 @@ use crate::request::Op;
 pub struct Blkparse {
     /// The action kept: `Q` or `D`.
     pub action: &'static str,
+    /// Data events of the other of `Q` / `D` seen.
+    pub other: Cell<u64>,
+}
+
+impl Blkparse {
+    /// A parser keeping `action` (`Q` or `D`) events.
+    pub fn new(action: &'static str) -> Self {
+        Blkparse {
+            action,
+            other: Cell::new(0),
+        }
+    }
+}
+
+/// Whether RWBS flags `rwbs` move data (read, write or discard).
+fn moves_data(rwbs: Option<&str>) -> bool {
+    rwbs.is_some_and(|f| f.contains(['D', 'W', 'R']))
 }
 
 fn device(s: &str) -> Option<u64> {
@@ -45,6 +67,9 @@ impl LineFormat for Blkparse {
             return Ok(None);
         };
         if action != self.action {
+            if matches!(action, "Q" | "D") && moves_data(f.next()) {
+                self.other.set(self.other.get() + 1);
+            }
             return Ok(None);
         }
         let rwbs = f.next().ok_or("missing RWBS field")?;
@@ -78,5 +103,9 @@ impl LineFormat for Blkparse {
     fn looks_like(&self, line: &str) -> bool {
         let f: Vec<&str> = line.split_ascii_whitespace().collect();
         f.len() >= 7 && device(f[0]).is_some() && f[3].contains('.') && f[5].len() <= 2
+    }
+
+    fn unkept_events(&self) -> u64 {
+        self.other.get()
     }
 }

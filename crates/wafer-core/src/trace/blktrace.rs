@@ -98,7 +98,7 @@ pub fn is_tar(head: &[u8]) -> bool {
 }
 
 /// Whether `name` is a per-CPU file name, `*.blktrace.N`.
-fn is_per_cpu(name: &str) -> bool {
+pub(super) fn is_per_cpu(name: &str) -> bool {
     name.rsplit_once(".blktrace.")
         .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

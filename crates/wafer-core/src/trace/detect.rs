@@ -23,18 +23,29 @@
 //!   (a non-time column read as time goes back about half the time).
 //!
 //! Layouts that read the sample into identical requests (`mqsim` and
-//! `ssdsim`) are one reading; the first registered is named. Variants whose
-//! name has a `:` (`blkparse:Q`, `csv:KEYS`) are never guessed.
+//! `ssdsim`) are one reading; the first registered is named. Readings that
+//! differ only in their times (`vscsi` in seconds, `vscsi-us` in
+//! microseconds) are told apart by how plausible the times are
+//! ([`time_plausibility`]): the more plausible one wins, a tie is ambiguous.
+//! Variants whose name has a `:` (`csv:KEYS`, `blkparse:Q`) are never guessed,
+//! with one exception: a blkparse sample whose issue (`D`) events are fewer
+//! than [`MIN_ISSUE_SHARE`] of its queue (`Q`) events is read from the queue
+//! events (`blkparse:Q`; a stacked or remapped device issues elsewhere).
 //!
 //! The winner must score at least [`MIN_SCORE`] and its nearest different
-//! reading less than [`MARGIN`] times its score. Binary input is recognised
-//! by magic (native Arrow, blktrace events, a tar of blktrace files) or
-//! refused as "not a text trace".
+//! reading less than [`MARGIN`] times its score. A tar archive is opened:
+//! blktrace per-CPU members make it a binary blktrace, other members are
+//! read as one text ([`super::tartext`]). Other binary input is recognised
+//! by magic (native Arrow, blktrace events) or refused as "not a text
+//! trace". Every refusal names the closest layouts and the `--format` that
+//! reads them ([`suggest`]).
 
 use std::io::Read;
 use std::path::Path;
 
-use super::{blktrace, known_formats, native, open, Reader, Record, FORMATS, NATIVE};
+use super::{
+    blkparse, blktrace, known_formats, native, open, tartext, Reader, Record, FORMATS, NATIVE,
+};
 use crate::error::{Error, Result};
 
 /// Lines read for detection.
@@ -45,6 +56,21 @@ pub const HEAD_BYTES: usize = 256 << 10;
 pub const MIN_SCORE: f64 = 0.5;
 /// The runner-up must score below this fraction of the winner.
 pub const MARGIN: f64 = 0.8;
+/// A blkparse sample with fewer issue (`D`) events than this share of its
+/// queue (`Q`) events is read from the queue events.
+pub const MIN_ISSUE_SHARE: f64 = 0.1;
+/// Times past this are implausible as a trace's clock [ns since the epoch
+/// of 1970: the year 2100].
+const LATEST_PLAUSIBLE_NS: u64 = 4_102_444_800_000_000_000;
+/// A sample whose requests are closer than this on average is implausibly
+/// dense (over 500,000 requests per second sustained) [ns].
+const DENSEST_PLAUSIBLE_GAP_NS: u64 = 2_000;
+/// A sample whose requests are further apart than this on average is
+/// implausibly sparse (its 200 lines would span over 5 hours) [ns]. With
+/// the densest gap, a time column read in seconds or in microseconds is
+/// told apart unless its mean gap is 2 to 100 units: then both readings
+/// are plausible and detection asks.
+const SPARSEST_PLAUSIBLE_GAP_NS: u64 = 100_000_000_000;
 
 /// One layout's reading of the sample.
 #[derive(Clone, Debug)]
@@ -93,9 +119,62 @@ pub fn rank(lines: &[&str]) -> Vec<Candidate> {
             Reader::Text(build) => Some(score(f.name, &*build(), lines)),
             _ => None,
         })
+        .map(|c| match c.name {
+            "blkparse" => queue_events_if_few_issues(c, lines),
+            _ => c,
+        })
         .collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
     out
+}
+
+/// The queue-event reading of a blkparse sample (`blkparse:Q`) when its
+/// issue events are fewer than [`MIN_ISSUE_SHARE`] of its queue events,
+/// else `issue` (the `D` reading) unchanged.
+fn queue_events_if_few_issues(issue: Candidate, lines: &[&str]) -> Candidate {
+    let queue = score("blkparse:Q", &blkparse::Blkparse::new("Q"), lines);
+    if (issue.records.len() as f64) < MIN_ISSUE_SHARE * queue.records.len() as f64 {
+        queue
+    } else {
+        issue
+    }
+}
+
+/// How plausible the times of a reading are, 0..=1: times past the year
+/// 2100, or requests denser than 500,000 per second or sparser than one in
+/// 100 s on average, are implausible (a time column read in the wrong unit).
+/// A sample whose times do not move (a coarse clock) says nothing.
+pub fn time_plausibility(records: &[Record]) -> f64 {
+    let (Some(lo), Some(hi)) = (
+        records.iter().map(|r| r.time_ns).min(),
+        records.iter().map(|r| r.time_ns).max(),
+    ) else {
+        return 1.0;
+    };
+    if hi > LATEST_PLAUSIBLE_NS {
+        return 0.3;
+    }
+    if records.len() < 2 || hi == lo {
+        return 1.0;
+    }
+    let gap = (hi - lo) / (records.len() as u64 - 1);
+    if gap < DENSEST_PLAUSIBLE_GAP_NS {
+        0.3
+    } else if gap > SPARSEST_PLAUSIBLE_GAP_NS {
+        0.5
+    } else {
+        1.0
+    }
+}
+
+/// Whether two readings are the same requests with other times (one time
+/// column read in two units).
+fn same_but_time(a: &Candidate, b: &Candidate) -> bool {
+    a.records.len() == b.records.len()
+        && a.records
+            .iter()
+            .zip(&b.records)
+            .all(|(x, y)| (x.device, x.op, x.offset, x.size) == (y.device, y.op, y.offset, y.size))
 }
 
 fn score(name: &'static str, format: &dyn super::LineFormat, lines: &[&str]) -> Candidate {
@@ -168,17 +247,24 @@ pub fn detect(path: &str) -> Result<String> {
     if blktrace::is_blktrace(&head) {
         return Ok("blktrace".into());
     }
-    if blktrace::is_tar(&head) {
-        return if blktrace::tar_members(path)?.is_empty() {
-            Err(Error::trace(
-                path,
-                None,
-                "a tar archive without NAME.blktrace.N members: wafer reads tar archives of \
-                 blktrace per-CPU files only; unpack it and give one trace file",
-            ))
-        } else {
-            Ok("blktrace".into())
-        };
+    let head = if blktrace::is_tar(&head) {
+        match tartext::kind(&head) {
+            tartext::Kind::Blktrace => return Ok("blktrace".into()),
+            tartext::Kind::Text => read_text_head(path)?,
+            tartext::Kind::Unknown if !blktrace::tar_members(path)?.is_empty() => {
+                return Ok("blktrace".into())
+            }
+            tartext::Kind::Unknown => read_text_head(path)?,
+        }
+    } else {
+        head
+    };
+    if head.is_empty() {
+        return Err(Error::trace(
+            path,
+            None,
+            "a tar archive without a non-empty member: no line to detect the format from",
+        ));
     }
     let cut = head.len() == HEAD_BYTES;
     if let Some(at) = binary_at(&head, cut) {
@@ -223,60 +309,155 @@ fn choose(path: &str, lines: &[&str], ranked: Vec<Candidate>) -> Result<String> 
     let best = &ranked[0];
     let n = lines.len();
     if best.score < MIN_SCORE {
-        let close: Vec<String> = ranked
-            .iter()
-            .filter(|c| c.score > 0.0 || c.fitting > 0)
-            .take(3)
-            .map(|c| {
-                format!(
-                    "{} {:.2} ({} of {n} lines fit, {} requests)",
-                    c.name,
-                    c.score,
-                    c.fitting,
-                    c.records.len()
-                )
-            })
-            .collect();
         let first: String = lines[0].chars().take(120).collect();
         return Err(Error::trace(
             path,
             None,
             format!(
-                "no reader for this layout: first line '{first}'{}; formats: {}; give --format \
-                 NAME, or map the columns with --format csv:time=0,op=1,offset=2,size=3[,sep=space,\
-                 time_unit=ms,offset_unit=sector,...] (`wafer traces formats`)",
-                if close.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (closest, score needs {MIN_SCORE}: {})", close.join(", "))
-                },
-                known_formats()
+                "no reader for this layout: first line '{first}'; {}",
+                advice(lines, &ranked)
             ),
         ));
     }
-    let rivals: Vec<&Candidate> = ranked[1..]
+    let close: Vec<&Candidate> = ranked
         .iter()
-        .filter(|c| c.score >= MARGIN * best.score && c.records != best.records)
+        .filter(|c| c.score >= MARGIN * best.score)
+        .collect();
+    // Of the readings that differ from the best only in their times, the
+    // one with the most plausible times (the first of equals).
+    let winner = close
+        .iter()
+        .copied()
+        .filter(|c| same_but_time(c, best))
+        .fold(best, |w, c| {
+            if time_plausibility(&c.records) > time_plausibility(&w.records) {
+                c
+            } else {
+                w
+            }
+        });
+    let plausible = time_plausibility(&winner.records);
+    let rivals: Vec<&Candidate> = close
+        .into_iter()
+        .filter(|c| c.records != winner.records)
+        .filter(|c| !(same_but_time(c, winner) && time_plausibility(&c.records) < plausible))
         .collect();
     if rivals.is_empty() {
-        return Ok(best.name.to_string());
+        return Ok(winner.name.to_string());
     }
-    let list: Vec<String> = std::iter::once(best)
+    let list: Vec<String> = std::iter::once(winner)
         .chain(rivals)
-        .map(|c| format!("{} {:.2}", c.name, c.score))
+        .map(|c| format!("--format {} (score {:.2})", c.name, c.score))
         .collect();
     Err(Error::trace(
         path,
         None,
         format!(
-            "ambiguous layout: the first {n} lines read plausibly as more than one format \
-             (scores: {}; a winner needs at least {MIN_SCORE} and {:.2} times the next); \
-             give --format NAME, e.g. --format {}",
+            "ambiguous layout: the first {n} lines read plausibly as more than one format: {} \
+             (a winner needs a score of at least {MIN_SCORE} and {:.2} times the next); give one",
             list.join(", "),
             1.0 / MARGIN,
-            best.name
         ),
     ))
+}
+
+/// What would read `lines`: the closest layouts with the `--format` flag
+/// that reads them, and a column map for any other delimited layout (named
+/// from a header line when it has one).
+fn advice(lines: &[&str], ranked: &[Candidate]) -> String {
+    let n = lines.len();
+    let close: Vec<String> = ranked
+        .iter()
+        .filter(|c| c.score > 0.0 || c.fitting > 0)
+        .take(3)
+        .map(|c| {
+            format!(
+                "--format {} (score {:.2}: {} of {n} lines fit, {} requests)",
+                c.name,
+                c.score,
+                c.fitting,
+                c.records.len()
+            )
+        })
+        .collect();
+    let closest = if close.is_empty() {
+        "no layout reads any of the first lines".to_string()
+    } else {
+        format!(
+            "closest layouts (a guess needs a score of {MIN_SCORE}): {}",
+            close.join(", ")
+        )
+    };
+    let map = column_map_guess(lines[0]).unwrap_or_else(|| {
+        "--format csv:time=0,op=1,offset=2,size=3[,sep=space,time_unit=ms,offset_unit=sector,...]"
+            .to_string()
+    });
+    format!(
+        "{closest}; for another delimited layout map its columns, e.g. {map} (`wafer traces \
+         formats` lists the layouts: {})",
+        known_formats()
+    )
+}
+
+/// A column map read off a header line that names the columns (`time`,
+/// `op`, `offset`, `size`, `device` by their usual names), if it does.
+fn column_map_guess(header: &str) -> Option<String> {
+    let (sep, name) = if header.contains(',') {
+        (',', "comma")
+    } else if header.contains('\t') {
+        ('\t', "tab")
+    } else if header.contains(';') {
+        (';', "semicolon")
+    } else {
+        (' ', "space")
+    };
+    let cols: Vec<String> = header
+        .split(sep)
+        .filter(|c| sep != ' ' || !c.is_empty())
+        .map(|c| c.trim().trim_matches('"').to_ascii_lowercase())
+        .collect();
+    let find = |names: &[&str]| {
+        cols.iter()
+            .position(|c| names.iter().any(|n| c.contains(n)))
+    };
+    let time = find(&["time", "ts"])?;
+    let op = find(&["op", "type", "rw", "kind", "cmd", "action"])?;
+    let offset = find(&["offset", "lba", "lbn", "sector", "blkno", "address", "addr"])?;
+    let size = find(&["size", "length", "len", "bytes", "nsectors", "count"])?;
+    let mut map = format!("--format csv:time={time},op={op},offset={offset},size={size}");
+    if let Some(d) = find(&["device", "volume", "disk", "dev"]) {
+        map += &format!(",device={d}");
+    }
+    if name != "comma" {
+        map += &format!(",sep={name}");
+    }
+    Some(map + ",header=1,time_unit=...,offset_unit=...")
+}
+
+/// The closest layouts to the start of `path` and the `--format` that
+/// reads them, for an error about a format that reads none of its lines.
+pub fn suggest(path: &str) -> String {
+    let Ok(head) = read_text_head(path) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&head);
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .take(SAMPLE_LINES)
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let ranked = rank(&lines);
+    match ranked.first() {
+        Some(best) if best.score >= MIN_SCORE => format!(
+            "detection reads it as --format {} (score {:.2})",
+            best.name, best.score
+        ),
+        _ => advice(&lines, &ranked),
+    }
 }
 
 /// Byte offset of the first NUL or invalid UTF-8 in `head` (a character cut
@@ -298,6 +479,18 @@ fn binary_at(head: &[u8], cut: bool) -> Option<usize> {
 fn read_head(path: &str) -> Result<Vec<u8>> {
     let mut head = Vec::with_capacity(64 << 10);
     open(path)?
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::trace(path, None, format!("cannot read: {e}")))?;
+    Ok(head)
+}
+
+/// The first [`HEAD_BYTES`] of `path`'s text: its decompressed bytes, or
+/// the content of its members if it is a tar archive.
+fn read_text_head(path: &str) -> Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(64 << 10);
+    tartext::open_text(path)?
+        .reader
         .take(HEAD_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| Error::trace(path, None, format!("cannot read: {e}")))?;

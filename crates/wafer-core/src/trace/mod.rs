@@ -1,6 +1,8 @@
 //! Block I/O traces: readers for the field's formats (one file per format),
-//! transparent gzip / xz / zstd, selection, conversion to block requests,
-//! the native columnar format ([`native`]) and workload statistics ([`stats`]).
+//! transparent gzip / xz / zstd and tar, selection, conversion to block
+//! requests, the native columnar format ([`native`]), workload statistics
+//! ([`stats`]) and the extension of a short trace that keeps its lifetimes
+//! ([`extend`]).
 //!
 //! Pipeline: a [`RecordSource`] yields byte-level [`Record`]s (a text reader,
 //! the binary [`blktrace`] reader or the native reader); [`Selected`]
@@ -19,6 +21,9 @@
 //!   overflows 64 bits, are malformed lines;
 //! * a truncated or corrupt archive is an error naming the line after which
 //!   reading failed (with `skip_bad`, reading stops there and it is reported);
+//! * a tar archive's regular members are read as one text; a cut tar (the
+//!   first lines of one) is read up to its last complete line and reported
+//!   as truncated ([`tartext`]);
 //! * an empty file (or one with no selected request) replays nothing; a file
 //!   with lines of which none is a request of the format is an error (a wrong
 //!   `--format` must not replay nothing);
@@ -33,15 +38,18 @@ pub mod blktrace;
 mod compress;
 mod csv;
 pub mod detect;
+pub mod extend;
 mod fields;
 mod fiu;
 mod flashnet;
 mod msr;
 mod msrcut;
 pub mod native;
+pub mod rate;
 mod remap;
 mod spc;
 pub mod stats;
+mod tartext;
 mod tencent;
 mod text;
 mod vscsi;
@@ -79,6 +87,12 @@ pub trait LineFormat: Send {
     fn parse(&self, line: &str) -> Result<Option<Record>, String>;
     /// Whether `line` has the layout's column signature (for detection).
     fn looks_like(&self, line: &str) -> bool;
+    /// Data events of the request kind the layout does not keep, seen so
+    /// far (blkparse: queue events when issue events are read, and the
+    /// reverse); 0 for layouts with one event per request.
+    fn unkept_events(&self) -> u64 {
+        0
+    }
 }
 
 /// How a registered format is read.
@@ -134,17 +148,17 @@ pub const FORMATS: &[FormatInfo] = &[
     FormatInfo {
         name: "blkparse",
         description: "blkparse text output, issue (D) events; blkparse:Q keeps queue events",
-        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "D" })),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse::new("D"))),
     },
     FormatInfo {
         name: "blkparse:Q",
         description: "blkparse text output, queue (Q) events",
-        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "Q" })),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse::new("Q"))),
     },
     FormatInfo {
         name: "blkparse:D",
         description: "blkparse text output, issue (D) events",
-        reader: Reader::Text(|| Box::new(blkparse::Blkparse { action: "D" })),
+        reader: Reader::Text(|| Box::new(blkparse::Blkparse::new("D"))),
     },
     FormatInfo {
         name: "mqsim",
@@ -174,7 +188,12 @@ pub const FORMATS: &[FormatInfo] = &[
     FormatInfo {
         name: "vscsi",
         description: "CloudPhysics vscsi CSV: version,time(s),op(SCSI opcode, hex),size(B),lbn(sector)",
-        reader: Reader::Text(|| Box::new(vscsi::Vscsi)),
+        reader: Reader::Text(|| Box::new(vscsi::Vscsi { micros: false })),
+    },
+    FormatInfo {
+        name: "vscsi-us",
+        description: "CloudPhysics vscsi CSV with the records' microseconds: version,time(us),op(SCSI opcode, hex),size(B),lbn(sector)",
+        reader: Reader::Text(|| Box::new(vscsi::Vscsi { micros: true })),
     },
     FormatInfo {
         name: "wiscsee",
@@ -264,8 +283,13 @@ pub struct ReadStats {
     pub backwards_timestamps: u64,
     /// Requests left out by the device, time or read selection.
     pub filtered: u64,
-    /// Whether reading stopped early on a corrupt archive under `skip_bad`.
+    /// Whether reading stopped early: on a corrupt archive under
+    /// `skip_bad`, or at the end of a cut tar archive.
     pub truncated: bool,
+    /// blkparse: data events of the action not kept (queue events when
+    /// issue events are read, and the reverse).
+    #[serde(default)]
+    pub unkept_events: u64,
 }
 
 /// A stream of records.
@@ -531,12 +555,16 @@ pub struct Extent {
     pub bytes: u64,
 }
 
-/// Selected records as block requests, with an optional dense remapping.
+/// Selected records as block requests, with an optional dense remapping,
+/// and optionally followed by a continuation ([`extend`]).
 pub struct BlockSource {
     sel: Selected,
     block_size: u32,
     remap: Option<Remap>,
     file: String,
+    continuation: Option<extend::Continuation>,
+    /// The selected records are all read.
+    trace_done: bool,
 }
 
 impl BlockSource {
@@ -547,7 +575,21 @@ impl BlockSource {
             block_size,
             remap,
             file: file.to_string(),
+            continuation: None,
+            trace_done: false,
         }
+    }
+
+    /// The same requests followed by `c`'s (which must touch only blocks the
+    /// selected requests touch, as a continuation of them does).
+    pub fn with_continuation(mut self, c: Option<extend::Continuation>) -> Self {
+        self.continuation = c;
+        self
+    }
+
+    /// The continuation's counts, if there is one.
+    pub fn continuation_stats(&self) -> Option<extend::ContinuationStats> {
+        self.continuation.as_ref().map(|c| c.stats())
     }
 
     /// The next request, `None` at the end of the trace.
@@ -559,8 +601,19 @@ impl BlockSource {
     /// The next request and where its bytes sit in its blocks (timing
     /// mode's partial-page writes), `None` at the end of the trace.
     pub fn next_request_extent(&mut self) -> Result<Option<(Request, Extent)>> {
-        let Some(r) = self.sel.next_record()? else {
-            return Ok(None);
+        let next = match self.trace_done {
+            false => self.sel.next_record()?,
+            true => None,
+        };
+        let r = match next {
+            Some(r) => r,
+            None => {
+                self.trace_done = true;
+                match self.continuation.as_mut().and_then(|c| c.next_record()) {
+                    Some(r) => r,
+                    None => return Ok(None),
+                }
+            }
         };
         let (mut lba, blocks) = blocks_of(&r, self.block_size);
         if blocks > u32::MAX as u64 {

@@ -85,6 +85,17 @@ pub fn write(
     source: &str,
     source_format: &str,
 ) -> Result<ReadStats> {
+    write_records(|| src.next_record(), out, source, source_format)?;
+    Ok(src.stats())
+}
+
+/// Write the records `next` yields (until `None`) to `out`.
+pub fn write_records(
+    mut next: impl FnMut() -> Result<Option<Record>>,
+    out: &str,
+    source: &str,
+    source_format: &str,
+) -> Result<()> {
     let io = |e: &dyn std::fmt::Display| Error::trace(out, None, format!("cannot write: {e}"));
     let meta = HashMap::from([
         ("wafer.version".to_string(), "1".to_string()),
@@ -97,7 +108,7 @@ pub fn write(
         .map_err(|e| io(&e))?;
     let mut rows = Rows::default();
     loop {
-        let rec = src.next_record()?;
+        let rec = next()?;
         if let Some(r) = rec {
             rows.time.push(r.time_ns);
             rows.device.push(r.device);
@@ -121,8 +132,7 @@ pub fn write(
             break;
         }
     }
-    w.finish().map_err(|e| io(&e))?;
-    Ok(src.stats())
+    w.finish().map_err(|e| io(&e))
 }
 
 /// The columns of one batch, typed (cheap reference-counted views).

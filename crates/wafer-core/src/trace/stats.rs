@@ -16,7 +16,7 @@ use crate::request::Op;
 
 /// Multiplicative hasher for block numbers (keys are already well spread).
 #[derive(Default)]
-struct BlockHasher(u64);
+pub(super) struct BlockHasher(u64);
 
 impl Hasher for BlockHasher {
     fn finish(&self) -> u64 {
@@ -30,7 +30,8 @@ impl Hasher for BlockHasher {
     }
 }
 
-type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
+/// A hash map keyed by block number.
+pub(super) type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
 
 /// A power-of-two histogram: bin k counts values in [2^k, 2^(k+1)), bin 0 also holds 0.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -66,6 +67,10 @@ fn bin(x: u64) -> usize {
 pub struct FiosAttributes {
     /// ACF: lag-1 autocorrelation of the inter-arrival times of writes.
     pub acf: Option<f64>,
+    /// ACF of the write rate: lag-1 autocorrelation of write requests per
+    /// 5-minute window (per 1/32 of a shorter trace), what `fios acf=rate`
+    /// uses (FIOS §3.6; see `policy::fios::selection`).
+    pub acf_write_rate: Option<f64>,
     /// RW: fraction of writes not starting where the previous write ended.
     pub random_write_ratio: Option<f64>,
     /// R: bytes accessed / unique bytes accessed.
@@ -115,10 +120,14 @@ pub struct TraceStats {
     pub write_footprint_blocks: u64,
     /// One past the highest block touched (the address space replay needs).
     pub address_space_blocks: u64,
-    /// Capacity the drive-writes refer to [blocks] (given, or the address space).
+    /// Capacity the drive-writes refer to [blocks]: given, or the footprint
+    /// (the device a replay sizes from the trace by default, so `inspect`
+    /// and `replay` count drive-writes on the same base).
     pub capacity_blocks: u64,
     /// write_blocks / capacity_blocks.
     pub drive_writes: Option<f64>,
+    /// write_blocks / address_space_blocks (the base of `--address-space`).
+    pub address_space_drive_writes: Option<f64>,
     /// Time from the first to the last request [s].
     pub duration_seconds: f64,
     /// FIOS attributes.
@@ -160,6 +169,7 @@ pub fn compute(
     let (mut prev_write_t, mut prev_gap): (Option<u64>, Option<f64>) = (None, None);
     let (mut gs, mut gss, mut glag, mut gn, mut lagn) = (0f64, 0f64, 0f64, 0u64, 0u64);
     let (mut prev_write_end, mut random, mut seq_judged) = (None::<u64>, 0u64, 0u64);
+    let mut rate = super::rate::RateSeries::default();
     // Requests per 5-minute window.
     let (mut window, mut window_count, mut peak) = (0u64, 0u64, 0u64);
     while let Some(r) = src.next_record()? {
@@ -207,6 +217,7 @@ pub fn compute(
                     prev_gap = Some(gap);
                 }
                 prev_write_t = Some(r.time_ns);
+                rate.add(r.time_ns);
                 if let Some(e) = prev_write_end {
                     seq_judged += 1;
                     if e != r.offset {
@@ -236,9 +247,11 @@ pub fn compute(
     s.mean_update_interval = (interval_n > 0).then(|| interval_sum / interval_n as f64);
     s.footprint_blocks = last.len() as u64;
     s.never_overwritten_blocks = last.values().filter(|&&t| t < TRIMMED).count() as u64;
-    s.capacity_blocks = capacity_blocks.unwrap_or(s.address_space_blocks);
+    s.capacity_blocks = capacity_blocks.unwrap_or(s.footprint_blocks);
     s.drive_writes =
         (s.capacity_blocks > 0).then(|| s.write_blocks as f64 / s.capacity_blocks as f64);
+    s.address_space_drive_writes =
+        (s.address_space_blocks > 0).then(|| s.write_blocks as f64 / s.address_space_blocks as f64);
     s.read_fraction = (s.requests > 0).then(|| s.reads as f64 / s.requests as f64);
     s.duration_seconds = first_t.map_or(0.0, |f| (last_t - f) as f64 / 1e9);
     let days = s.duration_seconds / 86_400.0;
@@ -253,6 +266,11 @@ pub fn compute(
                 1.0
             }
         }),
+        acf_write_rate: {
+            use super::rate::{ACF_MIN_WINDOWS, ACF_WINDOW_S};
+            rate.acf((ACF_WINDOW_S * 1e9) as u64, ACF_MIN_WINDOWS)
+                .map(|(r, _)| r)
+        },
         random_write_ratio: (seq_judged > 0).then(|| random as f64 / seq_judged as f64),
         reuse_ratio: (unique_bytes > 0.0)
             .then(|| (s.read_bytes + s.write_bytes) as f64 / unique_bytes),

@@ -2,8 +2,10 @@
 //! [`LineFormat`], with the defined behaviours for odd lines.
 
 use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use super::{line_format, open, LineFormat, ReadStats, Record, RecordSource};
+use super::{detect, line_format, tartext, LineFormat, ReadStats, Record, RecordSource};
 use crate::error::{Error, Result};
 
 /// Records from a text file.
@@ -12,6 +14,8 @@ pub struct TextRecords {
     /// The format's name, for messages.
     name: String,
     reader: Box<dyn BufRead + Send>,
+    /// Set when a tar archive's reading met its cut end.
+    cut: Option<Arc<AtomicBool>>,
     format: Box<dyn LineFormat>,
     buf: Vec<u8>,
     skip_bad: bool,
@@ -24,13 +28,16 @@ pub struct TextRecords {
 }
 
 impl TextRecords {
-    /// Open `path` (decompressing as needed) as format `format`.
+    /// Open `path` (decompressing as needed; a tar archive's members read
+    /// as one text) as format `format`.
     pub fn open(path: &str, format: &str, skip_bad: bool) -> Result<Self> {
         let parser = line_format(format)?;
+        let text = tartext::open_text(path)?;
         Ok(TextRecords {
             file: path.to_string(),
             name: format.to_string(),
-            reader: open(path)?,
+            reader: text.reader,
+            cut: text.cut,
             format: parser,
             buf: Vec::with_capacity(256),
             skip_bad,
@@ -55,6 +62,10 @@ impl TextRecords {
     #[cold]
     fn end(&mut self) -> Result<Option<Record>> {
         self.done = true;
+        self.stats.unkept_events = self.format.unkept_events();
+        if self.cut.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            self.stats.truncated = true;
+        }
         if self.content_lines == 0 || self.records > 0 {
             return Ok(None);
         }
@@ -66,9 +77,15 @@ impl TextRecords {
             &self.file,
             None,
             format!(
-                "{} lines read{skipped}, none is a '{}' request: wrong --format? \
-                 (leave --format out to detect the layout; `wafer traces formats` lists them)",
-                self.content_lines, self.name
+                "{} lines read{skipped}, none is a '{}' request: wrong --format? {}",
+                self.content_lines,
+                self.name,
+                match detect::suggest(&self.file) {
+                    s if s.is_empty() => "(leave --format out to detect the layout; `wafer \
+                                          traces formats` lists them)"
+                        .to_string(),
+                    s => format!("({s})"),
+                }
             ),
         ))
     }
@@ -116,7 +133,7 @@ impl RecordSource for TextRecords {
                     self.records += 1;
                     return Ok(Some(r));
                 }
-                Ok(None) => {}
+                Ok(None) => self.stats.unkept_events = self.format.unkept_events(),
                 Err(reason) => self.bad(reason)?,
             }
         }

@@ -8,7 +8,10 @@
 //! * version: vscsi record version, `1` or `2`; ignored otherwise;
 //! * time: seconds (libCacheSim's FAQ: "time is in seconds"; its binary
 //!   reader divides the records' microseconds by 10^6 the same way),
-//!   integer or decimal;
+//!   integer or decimal; `vscsi-us` reads the cuts that keep the binary
+//!   records' microseconds (`1,33898123456,28,4096,...`), which as seconds
+//!   overflow or span centuries (detection tells the two apart by how
+//!   plausible the times are, [`super::detect`]);
 //! * op: the SCSI command's opcode in hexadecimal, as the cut writes it
 //!   (`2a`, `0x2a` also read): READ(6/10/12/16) `08` `28` `a8` `88` are
 //!   reads, WRITE(6/10/12/16) `0a` `2a` `aa` `8a` and WRITE AND VERIFY
@@ -26,7 +29,10 @@ use super::{LineFormat, Record};
 use crate::request::Op;
 
 /// The CloudPhysics vscsi CSV cut.
-pub struct Vscsi;
+pub struct Vscsi {
+    /// Times in microseconds (`vscsi-us`) instead of seconds.
+    pub micros: bool,
+}
 
 /// The operation of a SCSI opcode, `None` for commands that move no data.
 fn op_of(code: u8) -> Option<Op> {
@@ -69,8 +75,19 @@ impl LineFormat for Vscsi {
         let Some(op) = op_of(code) else {
             return Ok(None);
         };
+        let time_ns = if self.micros {
+            decimal(f[1], 3, "time")?
+        } else {
+            decimal(f[1], 9, "time").map_err(|e| {
+                if e.ends_with("overflows") {
+                    format!("{e} as seconds: a time in microseconds? (--format vscsi-us)")
+                } else {
+                    e
+                }
+            })?
+        };
         Ok(Some(Record {
-            time_ns: decimal(f[1], 9, "time")?,
+            time_ns,
             device: 0,
             op,
             size: uint(f[3], "size")?,
@@ -88,9 +105,21 @@ impl LineFormat for Vscsi {
 mod tests {
     use super::*;
 
+    const S: Vscsi = Vscsi { micros: false };
+
+    #[test]
+    fn microseconds() {
+        let us = Vscsi { micros: true };
+        let r = us.parse("1,33898123456,8a,4096,8").unwrap().unwrap();
+        assert_eq!((r.time_ns, r.op), (33_898_123_456_000, Op::Write));
+        assert_eq!(us.parse("2,1.5,88,4096,8").unwrap().unwrap().time_ns, 1500);
+        let e = S.parse("1,33898123456,8a,4096,8").unwrap_err();
+        assert!(e.contains("--format vscsi-us"), "{e}");
+    }
+
     #[test]
     fn opcodes_units_and_header() {
-        let r = Vscsi.parse("1,33898,2a,512,42932745").unwrap().unwrap();
+        let r = S.parse("1,33898,2a,512,42932745").unwrap().unwrap();
         assert_eq!(
             r,
             Record {
@@ -101,25 +130,15 @@ mod tests {
                 size: 512
             }
         );
-        assert_eq!(
-            Vscsi.parse("2,1.5,0x28,4096,8").unwrap().unwrap().op,
-            Op::Read
-        );
-        assert_eq!(
-            Vscsi.parse("1,5,12,36,0"),
-            Ok(None),
-            "INQUIRY moves no data"
-        );
-        assert_eq!(Vscsi.parse("version,time,op,size,lbn"), Ok(None));
-        assert!(Vscsi
+        assert_eq!(S.parse("2,1.5,0x28,4096,8").unwrap().unwrap().op, Op::Read);
+        assert_eq!(S.parse("1,5,12,36,0"), Ok(None), "INQUIRY moves no data");
+        assert_eq!(S.parse("version,time,op,size,lbn"), Ok(None));
+        assert!(S
             .parse("1,5,168,4096,0")
             .unwrap_err()
             .contains("hexadecimal"));
-        assert!(Vscsi
-            .parse("3,5,2a,4096,0")
-            .unwrap_err()
-            .contains("version"));
-        assert!(Vscsi.looks_like("1,33898,2a,512,42932745"));
-        assert!(!Vscsi.looks_like("1538323200,1012232,8,1,1063"));
+        assert!(S.parse("3,5,2a,4096,0").unwrap_err().contains("version"));
+        assert!(S.looks_like("1,33898,2a,512,42932745"));
+        assert!(!S.looks_like("1538323200,1012232,8,1,1063"));
     }
 }

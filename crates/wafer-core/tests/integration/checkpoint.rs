@@ -66,7 +66,7 @@ fn both(c: RunConfig, stops: &[u64]) -> (serde_json::Value, serde_json::Value) {
 fn every_policy_resumes_to_the_uninterrupted_result() {
     for p in policy::REGISTRY
         .iter()
-        .filter(|p| !policy::LEARNED.contains(&p.name))
+        .filter(|p| p.family != policy::Family::Learned)
     {
         for v in ["greedy", "cost-benefit"] {
             let (a, b) = both(cfg(p.name, v), &[777, 61_003]);
@@ -188,6 +188,7 @@ fn a_timed_replay_says_it_cannot_be_checkpointed() {
     let mut c = cfg("base", "greedy");
     c.timing = Some(wafer_core::timing::TimingRun {
         ssd: super::timing::tiny(),
+        fit_device: true,
         ..Default::default()
     });
     c.device = device(8000, 0.2, 64);

@@ -15,7 +15,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_random_operation_sequences(
         ops in prop::collection::vec(op(), 1..3000),
-        pol in prop::sample::select(policy::REGISTRY.iter().map(|p| p.name).filter(|n| !policy::LEARNED.contains(n)).collect::<Vec<_>>()),
+        pol in prop::sample::select(policy::REGISTRY.iter().filter(|p| p.family != policy::Family::Learned).map(|p| p.name).collect::<Vec<_>>()),
         vic in prop::sample::select(vec!["greedy", "cost-benefit", "fifo", "cat", "d-choices", "d-choices:2"]),
         seg in prop::sample::select(vec![4u32, 7, 16]),
         op_ratio in 0.2f64..0.6,

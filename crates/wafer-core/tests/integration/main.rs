@@ -3,6 +3,7 @@
 mod analytic;
 mod checkpoint;
 mod errors;
+mod extend;
 mod future;
 mod golden;
 mod invariants;

@@ -98,18 +98,27 @@ fn address_space_sizing_and_a_given_capacity() {
     assert_eq!(s.sizing, Sizing::AddressSpace);
     assert_eq!((s.footprint_blocks, s.address_space_blocks), (50, 148));
     assert_eq!(r.geometry.logical_blocks, 148);
-    // A capacity too small for the addresses: an error naming the fix.
+    // A capacity too small for the addresses but not for the footprint:
+    // the trace is placed inside it, remapped densely, and says so.
     let mut t = trace(&p);
     t.capacity_from_trace = false;
     let given = DeviceConfig {
         logical_blocks: 100,
         ..small.clone()
     };
-    let e = Simulation::new(cfg(t.clone(), given))
+    let r = replay(cfg(t.clone(), given));
+    let s = r.trace.as_ref().unwrap();
+    assert!(s.remapped && s.sizing == Sizing::Given);
+    // Smaller than the footprint: an error naming the numbers.
+    let tiny_dev = DeviceConfig {
+        logical_blocks: 40,
+        ..small.clone()
+    };
+    let e = Simulation::new(cfg(t.clone(), tiny_dev))
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("148") && e.contains("--remap"), "{e}");
+    assert!(e.contains("50") && e.contains("40"), "{e}");
     // ... which --remap fixes; a capacity far above the footprint warns.
     t.remap = true;
     let big = DeviceConfig {
@@ -149,7 +158,7 @@ fn repeat_replays_the_trace_with_shifted_times() {
         "{:?}",
         once.warnings
     );
-    assert!(codes(&eight).is_empty(), "{:?}", eight.warnings);
+    assert_eq!(codes(&eight), ["periodic-repeat"], "{:?}", eight.warnings);
     // Each block is overwritten every 200 writes, in the same order: GC
     // runs and finds its victims empty.
     assert!(eight.counters.victims > 0 && eight.steady_waf.unwrap() >= 1.0);
@@ -187,7 +196,7 @@ fn warnings_say_when_numbers_mean_little() {
         assert!(c.contains(&code), "{code}: {:?}", r.warnings);
     }
     assert!(
-        r.warnings[0].message.contains("--repeat"),
+        r.warnings[0].message.contains("--extend"),
         "{:?}",
         r.warnings
     );

@@ -49,6 +49,9 @@ fn run_with(
             ssd,
             arrival,
             queue_depth: qd,
+            // The device these tests give (the whole-drive default has
+            // tests of its own below).
+            fit_device: true,
             ..Default::default()
         }),
         ..Default::default()
@@ -97,6 +100,8 @@ fn trace_run(ssd: SsdConfig, path: &str, logical: u64) -> RunConfig {
         format: Some("msr".into()),
         ..Default::default()
     });
+    // Filled in order, no overwrites: a sequential layout.
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
     cfg
 }
 
@@ -335,6 +340,7 @@ fn timed_runs_are_deterministic() {
     let strip = |t: TimingResult| {
         let mut v = serde_json::to_value(t).unwrap();
         for k in [
+            "precondition_seconds",
             "requests_per_wall_second",
             "flash_ops_per_wall_second",
             "wall_seconds",
@@ -470,4 +476,331 @@ fn a_nearly_full_device_does_not_stall_behind_its_own_erases() {
     assert_eq!(t.requests, t.arrived, "{name}");
     assert_eq!(t.invariant_violations, 0, "{name}");
     assert!(t.flash.erases > 0, "{name}: GC ran");
+}
+
+/// A drive whose mapping table misses: `tiny` with a cached mapping table of
+/// `entries` 8-byte entries and 4 KiB translation pages of 512 entries.
+fn dftl(entries: u32) -> SsdConfig {
+    let mut s = tiny();
+    s.mapping.ideal = false;
+    s.mapping.entry_bytes = 8;
+    s.mapping.translation_entry_bytes = 8;
+    s.mapping.cmt_mib = entries as f64 * 8.0 / 1048576.0;
+    s
+}
+
+#[test]
+fn a_write_back_carries_every_dirty_entry_of_its_translation_page() {
+    // Sequential writes dirty whole translation pages in the cached table
+    // before their first entry is evicted: one program per page carries
+    // all of its entries (DFTL's batching), not one per evicted entry.
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        prefill: false,
+        ..Default::default()
+    };
+    let mut cfg = run_with(dftl(2048), Arrival::Closed, 4, dev, "seq", 4 * 16384);
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(0.0);
+    let t = timed(cfg);
+    let f = &t.flash;
+    let per_page = 4096 / 8;
+    assert!(f.mapping_write_backs > 0, "{f:?}");
+    assert_eq!(
+        f.mapping_programs,
+        f.mapping_write_backs + f.mapping_cleaning_moves
+    );
+    let bound = f.mapping_entries_written_back as f64 / per_page as f64 * 1.1;
+    assert!(
+        (f.mapping_write_backs as f64) <= bound,
+        "{} write-backs for {} entries ({per_page} per page)",
+        f.mapping_write_backs,
+        f.mapping_entries_written_back
+    );
+}
+
+#[test]
+fn concurrent_misses_to_one_translation_page_share_its_read() {
+    // Random reads (1% writes, to end the run) at queue depth 32 over 2
+    // translation pages' worth of blocks, with a table of 64 entries:
+    // misses to the same page overlap and wait for one read together.
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let mut cfg = run_with(
+        dftl(64),
+        Arrival::Closed,
+        32,
+        dev,
+        "uniform,reads=0.99,region=0.0625",
+        50,
+    );
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+    let t = timed(cfg);
+    assert!(t.hits.cmt_merged_misses > 0, "{:?}", t.hits);
+    // Every miss reads its page or joins a read in flight; the other
+    // translation reads merge a write-back or move a page in cleaning.
+    let f = &t.flash;
+    let own_reads = t.hits.cmt_misses - t.hits.cmt_merged_misses;
+    assert!(f.mapping_reads >= own_reads, "{f:?} {:?}", t.hits);
+    assert!(
+        f.mapping_reads <= own_reads + f.mapping_write_backs + f.mapping_cleaning_moves,
+        "{f:?} {:?}",
+        t.hits
+    );
+}
+
+#[test]
+fn the_translation_area_is_cleaned_without_stalling_writes() {
+    // A small translation area (1.5 x the translation pages) that random
+    // writes rewrite many times over: cleaning moves pages all along, yet
+    // no write waits behind a whole row's clean.
+    let dev = DeviceConfig {
+        logical_blocks: 65536,
+        op: 1.0,
+        ..Default::default()
+    };
+    let mut ssd = dftl(1024);
+    ssd.flash.blocks_per_plane = 256;
+    ssd.mapping.translation_area_factor = 1.5;
+    let mut cfg = run_with(ssd, Arrival::Closed, 8, dev, "uniform", 3 * 65536);
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+    let t = timed(cfg);
+    let f = &t.flash;
+    assert!(f.mapping_cleaning_moves > 0, "{f:?}");
+    // A row cleaned at once queues tens of translation reads and programs
+    // ahead of a write (measured: max 25.6 ms, p99.9 10.9 ms); incremental
+    // cleaning keeps the worst write within a few program times (4.9 ms,
+    // 3.6 ms). Twice the space keeps data GC's own stalls out of the way.
+    let w = &t.write_latency.device;
+    assert!(
+        w.max < 12_000.0 && w.p999 < 6_000.0,
+        "write latency {w:?} us"
+    );
+}
+
+/// `tiny` as a whole drive: 20% over-provisioning (its 64 superblocks
+/// need room for GC's reserve and the open ones).
+fn tiny_whole() -> SsdConfig {
+    let mut s = tiny();
+    s.flash.overprovisioning = 0.2;
+    s
+}
+
+/// `tiny_whole` as MLC (LSB 0.5 ms, MSB 1.5 ms programs).
+fn tiny_mlc() -> SsdConfig {
+    let mut s = tiny_whole();
+    s.flash.technology = Technology::Mlc;
+    s.flash.read_ns = vec![50_000, 80_000];
+    s.flash.program_ns = vec![500_000, 1_500_000];
+    s
+}
+
+/// A run of `workload` on `ssd` with every default of a timed run (the
+/// preset's whole drive, its preconditioning).
+fn whole(ssd: SsdConfig, workload: &str, writes: u64) -> RunConfig {
+    RunConfig {
+        workload: workload.into(),
+        writes,
+        timing: Some(TimingRun {
+            ssd,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn lsb_share(t: &TimingResult) -> f64 {
+    let p = &t.flash.programs_by_page_type;
+    p[0] as f64 / p.iter().sum::<u64>() as f64
+}
+
+#[test]
+fn a_timed_run_uses_the_preset_whole_drive_by_default() {
+    let ssd = tiny_mlc();
+    let raw = ssd.raw_pages();
+    let mut sim = Simulation::new(whole(ssd.clone(), "uniform", 20_000)).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let geo = &r.geometry;
+    assert_eq!(geo.physical_blocks, raw);
+    assert_eq!(
+        geo.logical_blocks as u64,
+        (raw as f64 * (1.0 - ssd.flash.overprovisioning)).floor() as u64
+    );
+    assert_eq!(geo.segment_blocks, ssd.planes() * ssd.flash.pages_per_block);
+    let t = r.timing.expect("timed");
+    assert!(!t.fit_device);
+    assert_eq!(t.slice_pages, ssd.flash.pages_per_block);
+    // Whole blocks written row by row: half the programs are LSB (closed
+    // form: MLC alternates LSB / MSB rows).
+    assert!(
+        (lsb_share(&t) - 0.5).abs() < 0.01,
+        "{:?}",
+        t.flash.programs_by_page_type
+    );
+    // The preset's preconditioning: the fill and one drive-write.
+    assert_eq!(t.precondition_writes, 2 * geo.logical_blocks as u64);
+    assert_eq!(t.precondition_workload, "uniform");
+
+    // The same run fitted to 2048 logical pages uses the first rows of
+    // each block only: mostly fast LSB pages.
+    let mut fitted = whole(ssd, "uniform", 20_000);
+    fitted.device.logical_blocks = 2048;
+    fitted.timing.as_mut().unwrap().fit_device = true;
+    let f = timed(fitted);
+    assert!(f.fit_device && f.slice_pages < 64, "{}", f.slice_pages);
+    assert!(lsb_share(&f) > 0.5, "{:?}", f.flash.programs_by_page_type);
+}
+
+#[test]
+fn a_trace_is_placed_inside_the_drive_and_never_preconditions_it() {
+    let d = Scratch::new("timing-place");
+    let logical = (tiny_whole().raw_pages() as f64 * 0.8) as u64;
+    // Writes within the drive's addresses: kept where they are.
+    let near: Vec<_> = (0..200u64)
+        .map(|i| (i * 1000, "Write", i * 4096 * 7, 4096))
+        .collect();
+    let mut cfg = trace_run(tiny_whole(), &msr(&d, &near), 0);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = Some(2.0);
+    let mut sim = Simulation::new(cfg.clone()).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let tr = r.trace.as_ref().expect("a trace");
+    assert!(!tr.remapped);
+    assert_eq!(r.geometry.logical_blocks as u64, logical);
+    let t = r.timing.expect("timed");
+    assert_eq!(t.requests, 200, "every trace request is timed");
+    assert_eq!(t.precondition_writes, 2 * logical);
+    assert!(t.flash.user_programs >= 200);
+    // Addresses beyond the drive, a footprint that fits: remapped.
+    let far: Vec<_> = (0..200u64)
+        .map(|i| (i * 1000, "Write", (1u64 << 40) + i * 4096, 4096))
+        .collect();
+    let d2 = Scratch::new("timing-place-far");
+    cfg.trace.as_mut().unwrap().path = msr(&d2, &far);
+    let mut sim = Simulation::new(cfg).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    assert!(r.trace.as_ref().unwrap().remapped);
+    assert_eq!(r.timing.unwrap().requests, 200);
+}
+
+/// `tiny` with a write cache of `pages` 4 KiB pages.
+fn cached(pages: u32) -> SsdConfig {
+    let mut s = tiny_whole();
+    s.cache.mode = CacheMode::Write;
+    s.cache.capacity_mib = pages as f64 * 4096.0 / 1048576.0;
+    s
+}
+
+#[test]
+fn the_end_flush_writes_the_dirty_cache_and_times_it() {
+    let d = Scratch::new("timing-flush");
+    // 100 distinct pages written, a 256-page cache: nothing is evicted.
+    let rows: Vec<_> = (0..100u64)
+        .map(|i| (i * 1000, "Write", i * 4096, 4096))
+        .collect();
+    let path = msr(&d, &rows);
+    let mut cfg = trace_run(cached(256), &path, 16384);
+    cfg.timing.as_mut().unwrap().fit_device = false;
+    let mut sim = Simulation::new(cfg.clone()).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let t = r.timing.as_ref().expect("timed");
+    let f = t.flush.expect("flushed");
+    assert_eq!(f.pages, 100);
+    assert_eq!(f.user_programs, 100);
+    assert!(f.seconds > 0.0);
+    assert_eq!(t.cache.dirty_pages_at_end, 0);
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.code == "writes-stayed-in-cache"));
+
+    cfg.timing.as_mut().unwrap().flush = false;
+    let mut sim = Simulation::new(cfg).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let t = r.timing.as_ref().expect("timed");
+    assert!(t.flush.is_none());
+    assert_eq!(t.cache.dirty_pages_at_end, 100);
+    assert_eq!(t.flash.user_programs, 0);
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.code == "writes-stayed-in-cache"));
+}
+
+#[test]
+fn reads_of_unwritten_pages_are_counted_and_warned() {
+    let d = Scratch::new("timing-unmapped");
+    let rows: Vec<_> = (0..50u64)
+        .map(|i| (i * 1000, "Read", i * 4096, 4096))
+        .collect();
+    let mut cfg = trace_run(tiny_whole(), &msr(&d, &rows), 16384);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = Some(0.0);
+    let mut sim = Simulation::new(cfg.clone()).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    assert_eq!(r.timing.as_ref().unwrap().flash.unmapped_reads, 50);
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.code == "reads-of-unwritten-pages"));
+    // Preconditioned: every page holds data.
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+    let mut sim = Simulation::new(cfg).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    assert_eq!(r.timing.as_ref().unwrap().flash.unmapped_reads, 0);
+    assert!(!r
+        .warnings
+        .iter()
+        .any(|w| w.code == "reads-of-unwritten-pages"));
+}
+
+#[test]
+fn a_fitted_device_smaller_than_its_cache_is_warned() {
+    let mut cfg = run_with(
+        cached(4096),
+        Arrival::Closed,
+        4,
+        DeviceConfig {
+            logical_blocks: 2048,
+            op: 0.25,
+            ..Default::default()
+        },
+        "uniform",
+        4096,
+    );
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+    let mut sim = Simulation::new(cfg).expect("valid");
+    sim.run().expect("runs");
+    let r = sim.result();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.code == "device-smaller-than-cache"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn every_preset_runs_as_a_whole_drive() {
+    for name in wafer_core::timing::config::PRESETS.iter().map(|p| p.0) {
+        let ssd = SsdConfig::load(name).expect("a preset");
+        let mut dev = DeviceConfig::default();
+        let fit = wafer_core::timing::whole_device(&mut dev, &ssd)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(fit.slice, ssd.flash.pages_per_block, "{name}");
+        assert_eq!(dev.physical_blocks, Some(ssd.raw_pages()), "{name}");
+    }
 }

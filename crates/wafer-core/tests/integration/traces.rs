@@ -834,8 +834,8 @@ fn detection_names_every_layout_and_refuses_to_guess() {
     let e = trace::detect(&p).unwrap_err().to_string();
     assert!(
         e.contains("ambiguous")
-            && e.contains("disksim 1.00")
-            && e.contains("msr-cut 0.9")
+            && e.contains("--format disksim (score 1.00)")
+            && e.contains("--format msr-cut (score 0.9")
             && e.contains("--format"),
         "{e}"
     );
@@ -877,16 +877,17 @@ fn a_binary_file_is_not_a_text_trace() {
         .unwrap_err()
         .to_string()
         .contains("empty file"));
-    // a tar archive of something else
+    // a tar archive of something else: its text, which no reader takes
     let mut b = tar::Builder::new(Vec::new());
     let mut h = tar::Header::new_gnu();
     h.set_size(5);
     b.append_data(&mut h, "notes.txt", &b"hello"[..]).unwrap();
     let p = d.file("other.tar", b.into_inner().unwrap());
-    assert!(trace::detect(&p)
-        .unwrap_err()
-        .to_string()
-        .contains("blktrace per-CPU files only"));
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("no reader for this layout: first line 'hello'"),
+        "{e}"
+    );
 }
 
 /// `struct blk_io_trace` categories and actions (include/uapi/linux/blktrace_api.h).
@@ -1212,4 +1213,259 @@ fn blktrace_bad_input_is_an_error_that_says_where() {
         .1
         .unwrap()
         .contains("version 8"));
+}
+
+/// A CloudPhysics vscsi CSV as the binary records' microseconds give it:
+/// READ(10) 0x28, WRITE(10) 0x2a, READ(16) 0x88, WRITE(16) 0x8a.
+fn vscsi_micros(n: u64, t0: u64) -> String {
+    let mut s = String::from("version,time,op,size,lbn\n");
+    for i in 0..n {
+        let op = ["28", "2a", "88", "0x8a"][(i % 4) as usize];
+        s += &format!("2,{},{op},4096,{}\n", t0 + i * 350, (i * 7919 % 1000) * 8);
+    }
+    s
+}
+
+#[test]
+fn cloudphysics_microseconds_are_detected_and_read() {
+    let d = TempDir::new("traces");
+    // microseconds since the trace began, hours in: as seconds they overflow
+    let p = d.file("cloudphysics_us.csv", vscsi_micros(300, 33_898_000_000));
+    assert_eq!(trace::detect(&p).unwrap(), "vscsi-us");
+    let r = records(&p, "vscsi-us");
+    assert_eq!(r.len(), 300);
+    assert_eq!(
+        r[..4],
+        [
+            rec(33_898_000_000_000, 0, Op::Read, 0, 4096),
+            rec(33_898_000_350_000, 0, Op::Write, 919 * 8 * 512, 4096),
+            rec(
+                33_898_000_700_000,
+                0,
+                Op::Read,
+                (15838 % 1000) * 8 * 512,
+                4096
+            ),
+            rec(
+                33_898_001_050_000,
+                0,
+                Op::Write,
+                (23757 % 1000) * 8 * 512,
+                4096
+            ),
+        ]
+    );
+    let e = read_error(&p, "vscsi");
+    assert!(
+        e.contains("overflows") && e.contains("--format vscsi-us"),
+        "{e}"
+    );
+    // microseconds from 0: as seconds they would be one request every 6
+    // minutes, as microseconds 2,900 a second
+    let p = d.file("cloudphysics_us0.csv", vscsi_micros(300, 0));
+    assert_eq!(trace::detect(&p).unwrap(), "vscsi-us");
+    // 20 units apart: plausible either way, so detection asks
+    let p = d.file(
+        "either.csv",
+        (0..50)
+            .map(|i| format!("1,{},2a,4096,{}\n", i * 20, i * 8))
+            .collect::<String>(),
+    );
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("ambiguous") && e.contains("--format vscsi-us"),
+        "{e}"
+    );
+    // the libCacheSim cut in seconds stays vscsi: 30 requests a second
+    let mut secs = String::from("version,time,op,size,lbn\n");
+    for i in 0..300 {
+        secs += &format!("1,{},2a,4096,{}\n", 33898 + i / 30, i * 8);
+    }
+    let p = d.file("cloudPhysicsIO.csv", secs);
+    assert_eq!(trace::detect(&p).unwrap(), "vscsi");
+}
+
+const FIU_LINES: &str =
+    "89966527613340 4 syslogd 904265560 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n\
+89966527622732 4 syslogd 904265568 8 W 6 0 f91b54c5e1ba1bc0cf1c3e4c3b12ba2c\n\
+89966536103208 2977 hald-addon-stor 0 8 R 6 1 9b6d4b2e4a4e9f0a5cb8cd74e0c6d1e0\n";
+
+#[test]
+fn a_tar_wrapped_fiu_trace_is_read_as_fiu() {
+    let d = TempDir::new("traces");
+    let mut b = tar::Builder::new(Vec::new());
+    let day2 = FIU_LINES.replace("8999", "9999");
+    for (name, data) in [
+        ("homes/homes-110108-112108.1.blkparse", FIU_LINES.as_bytes()),
+        ("homes/homes-110108-112108.2.blkparse", day2.as_bytes()),
+    ] {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    let tarball = b.into_inner().unwrap();
+    let plain = records(&d.file("fiu.blkparse", FIU_LINES), "fiu");
+    for (name, bytes) in [
+        ("homes.tar", tarball.clone()),
+        ("homes.tar.gz", {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&tarball).unwrap();
+            gz.finish().unwrap()
+        }),
+    ] {
+        let p = d.file(name, bytes);
+        assert_eq!(trace::detect(&p).unwrap(), "fiu", "{name}");
+        let r = records(&p, "fiu");
+        assert_eq!(
+            (r.len(), &r[..3]),
+            (6, &plain[..]),
+            "{name}: members in order"
+        );
+    }
+    // The first lines of a tar (`head -n 100`): a tar header on the first
+    // line, the archive cut inside its member.
+    let long: String = (0..120u64)
+        .map(|i| {
+            format!(
+                "{} 4 syslogd {} 8 W 6 0 531e779eb4ffbd9c5c4fad1f99bb73f6\n",
+                1000 + i,
+                (i % 80) * 64
+            )
+        })
+        .collect();
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_ustar();
+    h.set_size(long.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "homes-110108-112108.1.blkparse", long.as_bytes())
+        .unwrap();
+    let tarball = b.into_inner().unwrap();
+    let cut_at = tarball
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .nth(99)
+        .unwrap()
+        .0
+        + 1;
+    let p = d.file("homes-head.blkparse", &tarball[..cut_at]);
+    assert_eq!(trace::detect(&p).unwrap(), "fiu");
+    let (mut s, _) = trace::open_selected(&p, None, &Selection::default()).unwrap();
+    let mut got = Vec::new();
+    while let Some(r) = s.next_record().unwrap() {
+        got.push(r);
+    }
+    assert_eq!(got.len(), 100, "the complete lines before the cut");
+    assert!(s.stats().truncated, "a cut archive is reported");
+    let r = trace_run(&p, false);
+    let codes: Vec<&str> = r.warnings.iter().map(|w| w.code).collect();
+    assert!(codes.contains(&"trace-truncated"), "{codes:?}");
+}
+
+#[test]
+fn blkparse_with_few_issue_events_is_read_from_queue_events() {
+    let d = TempDir::new("traces");
+    // A remapped device: 1000 queued writes, 84 issued here.
+    let mut text = String::new();
+    for i in 0..1000u64 {
+        let t = |ns: u64| format!("{}.{:09}", i / 100, (i % 100) * 10_000 + ns);
+        text += &format!(
+            "253,0 1 {} {} 77 Q W {} + 8 [kworker]\n",
+            2 * i + 1,
+            t(0),
+            i * 64
+        );
+        text += &format!(
+            "253,0 1 {} {} 77 A W {} + 8 <- (8,1) 9\n",
+            2 * i + 2,
+            t(5),
+            i * 64
+        );
+        if i % 12 == 0 {
+            text += &format!("253,0 1 9{i} {} 77 D W {} + 8 [kworker]\n", t(9), i * 64);
+        }
+    }
+    let p = d.file("dm-0.blkparse", &text);
+    assert_eq!(trace::detect(&p).unwrap(), "blkparse:Q");
+    assert_eq!(records(&p, "blkparse:Q").len(), 1000);
+    // read from D anyway: the replay says so and names blkparse:Q
+    let mut sim = Simulation::new(RunConfig {
+        device: DeviceConfig {
+            op: 0.5,
+            segment_blocks: 4,
+            ..Default::default()
+        },
+        trace: Some(TraceConfig {
+            path: p,
+            format: Some("blkparse".into()),
+            capacity_from_trace: true,
+            ..Default::default()
+        }),
+        writes: u64::MAX,
+        ..Default::default()
+    })
+    .unwrap();
+    sim.run().unwrap();
+    let r = sim.result();
+    let w = r.warnings.iter().find(|w| w.code == "few-issue-events");
+    assert!(
+        w.is_some_and(
+            |w| w.message.contains("--format blkparse:Q") && w.message.contains("1000 queue")
+        ),
+        "{:?}",
+        r.warnings
+    );
+    // a normal trace (a D for every Q) stays blkparse
+    let p = d.file("sda.txt", BLKPARSE.as_bytes());
+    assert_eq!(trace::detect(&p).unwrap(), "blkparse");
+}
+
+#[test]
+fn refusals_name_the_flag_that_reads_the_closest_layouts() {
+    let d = TempDir::new("traces");
+    // a header naming its columns: the column map is read off it
+    let p = d.file(
+        "custom.csv",
+        b"Timestamp;Volume;Kind;Offset;Length;Latency\n1.5;3;write;4096;512;17\n2.5;3;read;0;4096;3\n",
+    );
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("no reader for this layout")
+            && e.contains(
+                "--format csv:time=0,op=2,offset=3,size=4,device=1,sep=semicolon,header=1"
+            ),
+        "{e}"
+    );
+    // a layout that fits one reader poorly: that reader, with its flag
+    let p = d.file("odd.trace", b"0.5 0 7 3 1\nalpha\nbeta\ngamma\n");
+    let e = trace::detect(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("closest layouts") && e.contains("--format disksim (score"),
+        "{e}"
+    );
+    // a wrong --format: what detection reads instead
+    let p = d.file("hm_0.csv", MSR.as_bytes());
+    let e = read_error(&p, "blkparse");
+    assert!(e.contains("detection reads it as --format msr"), "{e}");
+}
+
+#[test]
+fn inspect_counts_drive_writes_on_the_footprint_as_replay_does() {
+    let d = TempDir::new("traces");
+    // 200 writes of one block each, 100 distinct blocks far apart
+    let text: String = (0..200u64)
+        .map(|i| format!("0,W,{},4096,{}\n", (i % 100) << 30, i))
+        .collect();
+    let p = d.file("sparse.csv", text);
+    let (mut s, fmt) = trace::open_selected(&p, None, &Selection::default()).unwrap();
+    let st = stats::compute(&mut s, &fmt, 4096, None).unwrap();
+    assert_eq!((st.footprint_blocks, st.capacity_blocks), (100, 100));
+    assert_eq!(st.drive_writes, Some(2.0));
+    assert_eq!(
+        st.address_space_drive_writes,
+        Some(200.0 / (99.0 * 262144.0 + 1.0))
+    );
+    let r = trace_run(&p, false);
+    assert_eq!(r.drive_writes, 2.0, "replay's base is the footprint too");
 }

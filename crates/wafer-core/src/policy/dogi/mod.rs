@@ -48,8 +48,10 @@
 //!   relocated once and found valid again moves to the next group (age).
 //! * **Victims** (§4.1): an expired segment (residence since its first write
 //!   beyond its group's BIR upper bound; G_hot's is μ), scanned from G_hot to
-//!   G(N-1), if it holds no more valid blocks than the pool rule's victim;
-//!   else a segment of the pool (GN, G_frzn and groups no longer in use),
+//!   G(N-1) (`expired = always`, the paper's rule; `guarded`, the default:
+//!   only if it holds no more valid blocks than the pool rule's victim);
+//!   else a segment of the pool (`pool = tail`, the paper's; `pool = all`:
+//!   any sealed segment) (GN, G_frzn and groups no longer in use),
 //!   by `pool_victim`: the highest gp/(1−gp)·√age, gp its invalid share and
 //!   age the time since its first write (the artifact's `dogiselect.cc`,
 //!   cost-benefit-like; the default), or the fewest valid blocks (the paper's
@@ -98,9 +100,10 @@
 //!   space budget of wafer's engine (its GC reserve, an open segment per
 //!   group); `config_model: "flow"` keeps each category's records along its
 //!   path and follows ML-Reloc instead.
-//! * An expired segment is taken only if it holds no more valid blocks than
-//!   the pool's victim (ours: with little GC, expired segments can be
-//!   60-80% valid while emptier ones exist).
+//! * `expired = guarded` (the default): an expired segment is taken only if
+//!   it holds no more valid blocks than the pool's victim (ours: with
+//!   little GC, expired segments can be 60-80% valid while emptier ones
+//!   exist); `expired = always` is the paper's rule (and the artifact's).
 //! * Prediction accuracy (with `--accuracy`): user classes are {hot,
 //!   c1..c10} with bounds [μ, 1% C, ...]; blocks placed without a model
 //!   (warm-up, fallback) are not scored unless hot. GC classes are the
@@ -131,6 +134,8 @@ use pool::PoolIndex;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "dogi",
     description: "DOGI (FAST'26): hot filter + 10-class MLP, PLog/Markov-chain group configuration, frozen filter, ML relocation, expired victims",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Dogi::new(params::parse("dogi", p)?, geo)?)),
 };
@@ -147,6 +152,17 @@ pub enum Stage {
     Full,
 }
 
+impl Stage {
+    /// The stage's name, as in the `stage` parameter.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::User => "user",
+            Stage::Grp => "grp",
+            Stage::Full => "full",
+        }
+    }
+}
+
 /// How a victim is chosen among the pool's segments (GN, G_frzn and the
 /// groups no longer in use).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +172,31 @@ pub enum PoolVictim {
     FewestValid,
     /// The highest gp/(1−gp)·√age (the artifact's `dogiselect.cc`).
     CostBenefit,
+}
+
+/// Which segments compete for a victim when none is expired (§4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PoolRule {
+    /// The pool: GN, G_frzn and the groups not in use (the paper's §4.1).
+    Tail,
+    /// Every sealed segment, G_hot and G1..G(N-1) included (ours: a
+    /// segment of an expiring group is otherwise collected only once it
+    /// expires).
+    All,
+}
+
+/// When an expired segment of G_hot..G(N-1) is the victim (§4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expired {
+    /// Whenever one exists (the paper's §4.1 and the artifact's
+    /// `dogiselect.cc`).
+    Always,
+    /// Only if it holds no more valid blocks than the pool rule's victim
+    /// (ours: with little GC, expired segments can be 60-80% valid while
+    /// emptier ones exist).
+    Guarded,
 }
 
 /// DOGI's parameters (paper defaults; sizes as fractions of the logical
@@ -214,6 +255,12 @@ pub struct Params {
     /// Victims of the pool: `cost-benefit` (the artifact's score) or
     /// `fewest-valid` (the paper's text).
     pub pool_victim: PoolVictim,
+    /// Expired victims: `always` (the paper's rule) or `guarded` (only
+    /// when no fuller than the pool's victim).
+    pub expired: Expired,
+    /// The other victims: from the `tail` pool (the paper's rule) or from
+    /// `all` sealed segments.
+    pub pool: PoolRule,
     /// The pool's victim must free at least this share of what the best
     /// segment anywhere frees, else the configured selector chooses (0: no
     /// guard, as in the artifact; wafer's earlier DOGI used 0.5 with
@@ -253,6 +300,8 @@ impl Default for Params {
             config_model: Model::Chain,
             mask: None,
             pool_victim: PoolVictim::CostBenefit,
+            expired: Expired::Guarded,
+            pool: PoolRule::Tail,
             starvation_guard: 0.0,
             fallback_accuracy: 0.1,
             model: None,
@@ -977,14 +1026,24 @@ impl Placement for Dogi {
         let b = self.segment;
         let last = self.last();
         let cost_benefit = self.p.pool_victim == PoolVictim::CostBenefit;
-        let (pool, any) = self.pool.choose(segs, now, max_valid, last, cost_benefit);
+        let pool_last = match self.p.pool {
+            PoolRule::Tail => last,
+            PoolRule::All => pool::ALL_GROUPS,
+        };
+        let (pool, any) = self
+            .pool
+            .choose(segs, now, max_valid, pool_last, cost_benefit);
         // Starvation guard (ours): the pool's victim must free something,
         // and at least `starvation_guard` of what the best segment would.
         let frees = |v: u32| b.saturating_sub(v) as f64;
         let pool_ok = pool.1 < b && frees(pool.1) >= self.p.starvation_guard * frees(any.0);
-        // An expired segment (§4.1), scanned from G_hot down, unless it
-        // holds more valid blocks than the pool rule's victim would.
-        let best = if pool_ok { pool.1 } else { any.0 };
+        // An expired segment (§4.1), scanned from G_hot down; `guarded`:
+        // unless it holds more valid blocks than the pool rule's victim.
+        let best = match self.p.expired {
+            Expired::Always => max_valid,
+            Expired::Guarded if pool_ok => pool.1,
+            Expired::Guarded => any.0,
+        };
         let scan = std::iter::once(HOT).chain(FIRST..last);
         for g in scan {
             let bound = self.expiry(g).expect("an expiring group");
@@ -1126,6 +1185,8 @@ impl Placement for Dogi {
             "placed": {"hot": self.placed[0], "model": self.placed[1], "base": self.placed[2]},
             "victims": self.victims,
             "pool_victim": self.p.pool_victim,
+            "expired": self.p.expired,
+            "pool": self.p.pool,
             "deploy_delay": self.online.deploy_delay(),
             "training": self.online.training,
             "configurations": self.history,

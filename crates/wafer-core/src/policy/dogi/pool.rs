@@ -27,11 +27,16 @@ const NIL: u32 = u32::MAX;
 /// [`super::Dogi::select_victim`] weighs them.
 pub type Choice = ((f64, u32, SegmentId), (u32, SegmentId));
 
+/// The `last` that puts every group in the pool (`pool = all`): no real
+/// configuration has its last group below G1.
+pub const ALL_GROUPS: GroupId = 0;
+
 /// Whether a segment of group `g` belongs to the pool when groups
-/// FIRST..`last` are the expiring ones.
+/// FIRST..`last` are the expiring ones (every group when `last` is
+/// [`ALL_GROUPS`]).
 #[inline(always)]
 fn in_pool(g: GroupId, last: GroupId) -> bool {
-    !(g == HOT || (FIRST..last).contains(&g))
+    last == ALL_GROUPS || !(g == HOT || (FIRST..last).contains(&g))
 }
 
 /// Sealed segments by valid count, pool and rest.
@@ -378,7 +383,7 @@ mod tests {
                     }
                 }
                 if rng.below(500) == 0 {
-                    last = 1 + rng.below(6) as GroupId;
+                    last = rng.below(7) as GroupId; // 0: every group
                 }
                 if step % 7 == 0 {
                     let max_valid = if rng.below(2) == 0 {

@@ -212,6 +212,7 @@ mod tests {
             kind: Kind::Binary,
             weights: [1.0; 4],
             seq_share: 0.5,
+            deciles: super::super::matrix::Deciles::Tied,
         };
         let m = Matrix::build(&raw, &s);
         let (d, st) = cluster(&m, 16, Rows::All, 1, 300);

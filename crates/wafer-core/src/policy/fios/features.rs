@@ -17,7 +17,7 @@
 //!   window lists that hold c: g_c = n_c(n_c − 1)/2 (§3.3).
 //!
 //! Reads count for F and A only with `count_reads` (the paper says
-//! "accessed"; the spec's default is writes).
+//! "accessed"; our default is writes, the writes being what is placed).
 //!
 //! Flat per-chunk arrays, no allocation per request.
 

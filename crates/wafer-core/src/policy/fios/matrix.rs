@@ -8,12 +8,21 @@
 //!
 //! | feature | binary | decimal |
 //! |---|---|---|
-//! | F | f_c > median(f) | ⌈10·ECDF(f_c)⌉/10 (equal-frequency deciles, ties share) |
+//! | F | f_c > median(f) | ⌈10·ECDF(f_c)⌉/10 (equal-frequency deciles; see below for ties) |
 //! | S | s_c ≥ `seq_share` | binary (§3.3) |
 //! | A | a_c > median(a) | ⌈10·ECDF(a_c)⌉/10 |
 //! | C | n_c ≥ 2 | (g_c − min g)/(max g − min g), g_c = n_c(n_c − 1)/2 (1 for every g_c > 0 when all are equal) |
 //!
 //! Untouched chunks are all-zero rows. Column j is multiplied by weight w_j.
+//!
+//! Ties in the decimal deciles (§3.3: the stepwise function "partitions the
+//! sector_chunks into ten different categories"): `Deciles::Ranked` (the
+//! paper's ten categories) ranks the touched chunks by value, ties in
+//! address order, and cuts the ranking into ten equal parts, so a workload
+//! whose chunks mostly share a count (most written once) still gets ten
+//! categories and K-means can open its K streams; `Deciles::Tied` gives
+//! tied chunks the same, higher decile, which on such workloads leaves a
+//! few distinct rows and a few streams in use.
 
 use std::fmt;
 
@@ -116,6 +125,16 @@ pub enum Kind {
     Decimal,
 }
 
+/// How decimal deciles treat tied values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Deciles {
+    /// Ten equal parts of the ranking, ties in address order (§3.3).
+    Ranked,
+    /// Tied values share the higher decile.
+    Tied,
+}
+
 /// Settings of a matrix.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
@@ -127,6 +146,8 @@ pub struct Settings {
     pub weights: [f64; 4],
     /// S is 1 when at least this share of touches is sequential.
     pub seq_share: f64,
+    /// Decimal deciles: ranked or tied.
+    pub deciles: Deciles,
 }
 
 /// The matrix as per-chunk row codes and the table of distinct rows.
@@ -188,6 +209,16 @@ fn levels(raw: &Raw, bit: u8, s: &Settings) -> Vec<u32> {
         }
     };
     match (bit, s.kind) {
+        (FeatureSet::F | FeatureSet::A, Kind::Decimal) if s.deciles == Deciles::Ranked => {
+            let mut order: Vec<usize> = (0..n).filter(|&c| raw.touched[c]).collect();
+            order.sort_by(|&a, &b| value(a).total_cmp(&value(b)).then(a.cmp(&b)));
+            let m = order.len().max(1);
+            let mut lv = vec![0u32; n];
+            for (rank, &c) in order.iter().enumerate() {
+                lv[c] = ((10 * (rank + 1)).div_ceil(m) as u32).clamp(1, 10);
+            }
+            lv
+        }
         (FeatureSet::F | FeatureSet::A, kind) => {
             let sorted = touched_vals(&value);
             let med = median(&sorted);
@@ -341,6 +372,7 @@ mod tests {
             kind,
             weights: [1.0; 4],
             seq_share: 0.5,
+            deciles: Deciles::Tied,
         }
     }
 
@@ -408,6 +440,40 @@ mod tests {
         // Ties share the higher decile: all A equal -> all 1.0.
         let m = Matrix::build(&r, &settings("A", Kind::Decimal));
         assert!(rows_of(&m).iter().all(|v| v[0] == 1.0));
+        // Ranked: ten categories whatever the ties, in address order.
+        let mut ranked = settings("A", Kind::Decimal);
+        ranked.deciles = Deciles::Ranked;
+        let m = Matrix::build(&r, &ranked);
+        let a: Vec<f64> = rows_of(&m).iter().map(|v| v[0]).collect();
+        let want: Vec<f64> = (1..=10).map(|k| k as f64 / 10.0).collect();
+        assert_eq!(a, want);
+        assert_eq!(m.distinct(), 10);
+        // Values still order the ranking: frequencies 1..=10 unchanged.
+        let mut f = settings("F", Kind::Decimal);
+        f.deciles = Deciles::Ranked;
+        let m = Matrix::build(&r, &f);
+        for (c, row) in rows_of(&m).iter().enumerate() {
+            assert!((row[0] - (c + 1) as f64 / 10.0).abs() < 1e-12, "F of {c}");
+        }
+    }
+
+    #[test]
+    fn ranked_deciles_keep_value_order_across_ties() {
+        // Twenty chunks, eighteen written once, two written often: tied
+        // deciles give two levels, ranked ones ten, the hot chunks on top.
+        let mut f = vec![1u32; 20];
+        f[3] = 9;
+        f[17] = 7;
+        let r = raw(&f, &[0.5; 20], &[0.0; 20], &[1; 20]);
+        let tied = Matrix::build(&r, &settings("F", Kind::Decimal));
+        assert_eq!(tied.distinct(), 2);
+        let mut s = settings("F", Kind::Decimal);
+        s.deciles = Deciles::Ranked;
+        let m = Matrix::build(&r, &s);
+        assert_eq!(m.distinct(), 10);
+        let rows = rows_of(&m);
+        assert_eq!((rows[3][0], rows[17][0]), (1.0, 1.0));
+        assert_eq!(rows[0][0], 0.1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `fios`: Feature-based I/O Stream identification (Bhimani et al.,
 //! "Automatic Stream Identification to Improve Flash Endurance in Data
 //! Centers", ACM TOS 18(2) art. 17, 2022), §3.1–3.6, Figs. 3–8, Table 1,
-//! Eqs. 1–3; spec `streams.md` §2.
+//! Eqs. 1–3.
 //!
 //! Training: the requests of a training trace give four features per sector
 //! chunk ([`features`]: frequency F, adjacent access A, sequentiality S,
@@ -19,14 +19,18 @@
 //! Device (§4.3, Fig. 9; [`crate::policy::streams`]): one open segment per
 //! stream, stream-blind victims, relocation keeps the stream.
 //!
-//! Where the paper is silent (spec §2, [U]):
-//! * Training part: `train=full` (the whole run's stream, read in a first
-//!   pass before the replay through [`Placement::prepare_stream`]; the
-//!   dictionary then applies from the first write, prefill included) or
-//!   `train=prefix:X` (the first fraction X of the user writes) /
+//! Where the paper is silent (our choices):
+//! * Training part (the paper deploys FIOS trained once, F14: on the first
+//!   100 s of its one-hour run, then serving the rest): `train=prefix:X`
+//!   (the first fraction X of the user writes; default 0.028 = 100/3600) /
 //!   `prefix:Ns` (the first N trace seconds): the dictionary built from the
 //!   prefix applies from the first write after it (causal; earlier writes,
-//!   and the prefill, are stream 0).
+//!   and the prefill, are stream 0); the first pass over the stream stops at
+//!   the prefix's end. `train=full` (the replays of §6.1-6.3 do not say
+//!   which part trained) reads the whole run's stream before the replay
+//!   through [`Placement::prepare`] and applies the dictionary from
+//!   the first write, prefill included: future knowledge, marked in
+//!   `policy_state` (`future_knowledge`) and in the result's warnings.
 //! * Features count writes (`count_reads` adds reads to F and A); A is the
 //!   normalised time of the last write (`adjacent=space`: neighbour chunks
 //!   written in the same window); S needs ≥ `seq_share` sequential touches;
@@ -62,12 +66,14 @@ use crate::request::{Op, Request};
 
 use dictionary::{ClusterStats, Dictionary, Footprint, Rows};
 use features::{Accumulator, Adjacent};
-use matrix::{FeatureSet, Kind, Matrix, Settings};
-use selection::{AttributeAccumulator, Attributes, Cutoffs, Fallback};
+use matrix::{Deciles, FeatureSet, Kind, Matrix, Settings};
+use selection::{AcfKind, AttributeAccumulator, Attributes, Cutoffs, Fallback};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fios",
-    description: "FIOS (ACM TOS 2022): per-chunk features F/S/A/C, weighted K-means into K streams, chunk->stream dictionary; features by hand or auto-selected from the workload's attributes",
+    description: "FIOS (ACM TOS 2022): per-chunk features F/S/A/C, weighted K-means into K streams, chunk->stream dictionary trained on the run's first 100 s-equivalent (train=full: the whole run it places, future knowledge); features by hand or auto-selected from the workload's attributes",
+    family: crate::policy::Family::Stream,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("fios", p)?;
@@ -105,10 +111,11 @@ pub enum RowsKind {
     Touched,
 }
 
-/// Parameters.
+/// The dictionary-building parameters `fios` and `ofios` share (each
+/// flattens them into its own; serde's `flatten` cannot deny unknown
+/// fields: [`params::parse`] rejects the keys the defaults lack).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
+pub struct Common {
     /// Streams K (groups; "e.g., 16 streams in the latest SSD drives", §3.1).
     pub streams: u32,
     /// Chunk size [512-byte sectors] (64 = 32 KiB, §5).
@@ -117,9 +124,9 @@ pub struct Params {
     pub features: String,
     /// "decimal" (default) or "binary".
     pub matrix: MatrixKind,
-    /// Training part: "full", "prefix:X" (fraction of user writes) or
-    /// "prefix:Ns" (trace seconds).
-    pub train: String,
+    /// Decimal deciles: "ranked" (ten categories, §3.3) or "tied" (tied
+    /// values share one); see [`matrix`].
+    pub deciles: Deciles,
     /// Weights of F, S, A, C (§3.1; all 1).
     pub weights: [f64; 4],
     /// Coherency windows per training trace.
@@ -138,18 +145,21 @@ pub struct Params {
     pub max_iter: u32,
     /// High/Low cut-offs of the attributes (features=auto).
     pub cutoffs: Cutoffs,
+    /// The ACF θ uses: "rate" (per 5-minute window, §3.6) or "gaps"
+    /// (consecutive inter-arrival times); see [`selection`].
+    pub acf: AcfKind,
     /// ψ when no row of the base matrix survives: "f" or "nearest".
     pub fallback: Fallback,
 }
 
-impl Default for Params {
+impl Default for Common {
     fn default() -> Self {
-        Params {
+        Common {
             streams: 16,
             chunk_sectors: 64,
             features: "auto".into(),
             matrix: MatrixKind::Decimal,
-            train: "full".into(),
+            deciles: Deciles::Ranked,
             weights: [1.0; 4],
             coh_windows: 10,
             adjacent: AdjacentKind::Time,
@@ -159,10 +169,38 @@ impl Default for Params {
             seed: 1,
             max_iter: 300,
             cutoffs: Cutoffs::default(),
+            acf: AcfKind::Rate,
             fallback: Fallback::F,
         }
     }
 }
+
+/// Parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Params {
+    /// The dictionary build (shared with `ofios`).
+    #[serde(flatten)]
+    pub common: Common,
+    /// Training part: "prefix:X" (the first fraction X of the user
+    /// writes; default 0.028, the first 100 s of F14's one-hour run),
+    /// "prefix:Ns" (the first N trace seconds), or "full" (the whole run it
+    /// then places: future knowledge).
+    pub train: String,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            common: Common::default(),
+            train: DEFAULT_TRAIN.into(),
+        }
+    }
+}
+
+/// `fios`'s training part by default: the paper's deployment, a dictionary
+/// from the first 100 s of the one-hour run it then serves (§6.4, F14):
+/// 100/3600 of the user writes.
+pub const DEFAULT_TRAIN: &str = "prefix:0.028";
 
 /// Settings of one dictionary build, shared by `fios` and `ofios`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -175,6 +213,8 @@ pub struct Config {
     pub features: Option<FeatureSet>,
     /// Matrix values.
     pub kind: Kind,
+    /// Decimal deciles.
+    pub deciles: Deciles,
     /// Weights of F, S, A, C.
     pub weights: [f64; 4],
     /// Coherency windows.
@@ -193,6 +233,8 @@ pub struct Config {
     pub max_iter: u32,
     /// Attribute cut-offs.
     pub cutoffs: Cutoffs,
+    /// The ACF θ uses.
+    pub acf: AcfKind,
     /// Empty-ψ fallback.
     pub fallback: Fallback,
     /// Device block size [bytes] and logical blocks.
@@ -202,25 +244,25 @@ pub struct Config {
 }
 
 /// Check and convert the parameters common to `fios` and `ofios`.
-#[allow(clippy::too_many_arguments)]
-pub fn config(
-    policy: &str,
-    streams: u32,
-    chunk_sectors: u32,
-    features: &str,
-    matrix: MatrixKind,
-    weights: [f64; 4],
-    coh_windows: u32,
-    adjacent: AdjacentKind,
-    seq_share: f64,
-    rows: RowsKind,
-    count_reads: bool,
-    seed: u64,
-    max_iter: u32,
-    cutoffs: &Cutoffs,
-    fallback: Fallback,
-    geo: &Geometry,
-) -> Result<Config> {
+pub fn config(policy: &str, c: &Common, geo: &Geometry) -> Result<Config> {
+    let Common {
+        streams,
+        chunk_sectors,
+        ref features,
+        matrix,
+        deciles,
+        weights,
+        coh_windows,
+        adjacent,
+        seq_share,
+        rows,
+        count_reads,
+        seed,
+        max_iter,
+        ref cutoffs,
+        acf,
+        fallback,
+    } = *c;
     let bad = |reason: String| Error::Parameter {
         policy: policy.into(),
         reason,
@@ -256,6 +298,7 @@ pub fn config(
             MatrixKind::Binary => Kind::Binary,
             MatrixKind::Decimal => Kind::Decimal,
         },
+        deciles,
         weights,
         coh_windows: coh_windows as u16,
         adjacent: match adjacent {
@@ -271,6 +314,7 @@ pub fn config(
         seed,
         max_iter,
         cutoffs: cutoffs.clone(),
+        acf,
         fallback,
         block_size: geo.block_size,
         logical_blocks: geo.logical_blocks,
@@ -302,7 +346,7 @@ impl Training {
                 cfg.adjacent,
                 cfg.count_reads,
             ),
-            attributes: AttributeAccumulator::new(cfg.logical_blocks, cfg.block_size),
+            attributes: AttributeAccumulator::new(cfg.logical_blocks, cfg.block_size, cfg.acf),
             span_ns,
             feed_seconds: 0.0,
         }
@@ -342,6 +386,8 @@ pub struct Built {
     pub theta: String,
     /// The fallback was used (no row of B survived).
     pub fell_back: bool,
+    /// Why ψ is what it is ([`selection::explain`]).
+    pub selection: selection::Explanation,
     /// Attribute values.
     pub attributes: Attributes,
     /// Requests in the training trace.
@@ -384,6 +430,7 @@ pub fn build(cfg: &Config, t: Training, psi_override: Option<FeatureSet>) -> (Di
             kind: cfg.kind,
             weights: cfg.weights,
             seq_share: cfg.seq_share,
+            deciles: cfg.deciles,
         },
     );
     let (dict, clustering) =
@@ -393,6 +440,7 @@ pub fn build(cfg: &Config, t: Training, psi_override: Option<FeatureSet>) -> (Di
         auto: cfg.features.is_none() && psi_override.is_none(),
         theta: selection::theta_string(&theta),
         fell_back: fell_back && cfg.features.is_none(),
+        selection: selection::explain(&attributes, &cfg.cutoffs, cfg.fallback),
         attributes,
         requests,
         clustering,
@@ -476,24 +524,7 @@ pub struct Fios {
 
 impl Fios {
     fn new(p: &Params, geo: &Geometry) -> Result<Self> {
-        let cfg = config(
-            "fios",
-            p.streams,
-            p.chunk_sectors,
-            &p.features,
-            p.matrix,
-            p.weights,
-            p.coh_windows,
-            p.adjacent,
-            p.seq_share,
-            p.rows,
-            p.count_reads,
-            p.seed,
-            p.max_iter,
-            &p.cutoffs,
-            p.fallback,
-            geo,
-        )?;
+        let cfg = config("fios", &p.common, geo)?;
         Ok(Fios {
             part: TrainPart::parse("fios", &p.train)?,
             train_text: p.train.clone(),
@@ -616,12 +647,25 @@ impl Placement for Fios {
     }
     fn state(&self) -> Option<Value> {
         let b = self.built.as_ref()?;
+        let future = self.part == TrainPart::Full;
+        let warnings: Vec<Value> = if future {
+            vec![super::streams::warning(
+                "future-knowledge",
+                "train=full built the dictionary from the whole run before placing it (future \
+                 knowledge); the paper's deployment trains on a prefix (the default)",
+            )]
+        } else {
+            Vec::new()
+        };
         Some(json!({
             "train": self.train_text,
+            "future_knowledge": future,
+            "warnings": warnings,
             "features": b.psi.to_string(),
             "auto": b.auto,
             "theta": b.theta,
             "fell_back": b.fell_back,
+            "selection": b.selection,
             "attributes": b.attributes,
             "matrix": match self.cfg.kind { Kind::Binary => "binary", Kind::Decimal => "decimal" },
             "chunk_blocks": self.cfg.chunking.blocks,

@@ -1,7 +1,6 @@
 //! `lstm-km`: LSTM temperature prediction + K-means stream assignment (P.
 //! Yang et al., "Reducing Garbage Collection Overhead in SSD Based on
-//! Workload Prediction", HotStorage'19, §3, Figs. 3–6, Eq. 1; spec
-//! `streams.md` §5).
+//! Workload Prediction", HotStorage'19, §3, Figs. 3–6, Eq. 1).
 //!
 //! The address space is cut into `chunks` equal chunks (10,000). Every
 //! period (5 s of trace time, or `period_dw` drive-writes) each chunk gets a
@@ -35,7 +34,7 @@
 //! to scale (|r| ≥ 0.999, e.g. write requests when every request is one
 //! block); `features` may name them instead. Every input is log1p-scaled and divided by its training maximum.
 //!
-//! Where the paper is silent ([U] in the spec): the candidate list (the
+//! Where the paper is silent: the candidate list (the
 //! StoneNeedle features are not published), T in blocks, the LSTM's size
 //! (1 layer, `hidden` 128 joint / 32 per chunk), normalisation, training
 //! settings and schedule; K-means on raw temperatures (`log_kmeans` for
@@ -57,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, Chunking, Clock, Span};
+use super::streams::{rank_map, warning, Chunking, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;
@@ -75,6 +74,8 @@ use records::{pearson, Period, T, WIDTH};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "lstm-km",
     description: "LSTM+KM (HotStorage'19): per-chunk temperature records every 5 s, an LSTM over 5 periods predicts the next temperatures, 1-D K-means into 8 streams; predictor=last is T'(t+1)=T(t)",
+    family: crate::policy::Family::Learned,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("lstm-km", p)?;
@@ -124,6 +125,10 @@ pub struct Params {
     pub period_s: f64,
     /// Period in drive-writes instead [drive-writes].
     pub period_dw: Option<f64>,
+    /// A run shorter than one period, or (training the LSTM) than k + 2:
+    /// `scale` the period to a tenth of the run, or to k + 2 periods in the
+    /// training prefix (with a warning), or `refuse` it (the earlier rule).
+    pub short_run: ShortRun,
     /// Records per LSTM input sequence (Eq. 1: k = 5).
     pub k: u32,
     /// Chunks predicted together (§3.4: 100).
@@ -169,6 +174,7 @@ impl Default for Params {
             chunks: 10_000,
             period_s: 5.0,
             period_dw: None,
+            short_run: ShortRun::Scale,
             k: 5,
             batch_chunks: 100,
             mode: Mode::Joint,
@@ -223,6 +229,8 @@ pub struct LstmKm {
     p: Params,
     chunking: Chunking,
     clock: Clock,
+    /// Warnings for the result (a period scaled to a short run).
+    warnings: Vec<Value>,
     k: usize,
     batch: usize,
     period: Period,
@@ -314,6 +322,7 @@ impl LstmKm {
             p: p.clone(),
             chunking,
             clock,
+            warnings: Vec::new(),
             k: p.k as usize,
             batch: (p.batch_chunks as usize).min(n),
             period: Period::new(
@@ -840,13 +849,30 @@ impl Placement for LstmKm {
         self.p.streams as usize
     }
     fn prepare(&mut self, run: &dyn RunService) -> Result<()> {
-        let span: Span = self.clock.check_fits("lstm-km", "the period", run)?;
+        let span = run.span()?;
+        // Training needs k + 2 periods in its prefix (`train_frac` of them).
+        let training = self.collecting && self.model.is_none();
+        let need = self.k as u64 + 2;
+        let windows = if training {
+            (
+                need,
+                MIN_WINDOWS.max((need as f64 / self.p.train_frac).ceil() as u64),
+            )
+        } else {
+            (1, MIN_WINDOWS)
+        };
+        let (clock, note) =
+            self.clock
+                .fit("lstm-km", "the period", &span, windows, self.p.short_run)?;
+        self.clock = clock;
+        if let Some(n) = note {
+            self.warnings.push(warning("window-scaled", &n));
+        }
         let total = match self.clock {
             Clock::Seconds(n) => span.duration_ns() / n,
             Clock::Blocks(n) => span.writes / n,
         };
-        if self.collecting && self.model.is_none() {
-            let need = self.k as u64 + 2;
+        if training {
             if total < need {
                 return Err(Error::Parameter {
                     policy: "lstm-km".into(),
@@ -908,6 +934,7 @@ impl Placement for LstmKm {
         };
         let mean = |x: f64| (self.err_periods > 0).then(|| x / self.err_periods as f64);
         Some(json!({
+            "warnings": self.warnings,
             "predictor": self.p.predictor,
             "mode": self.p.mode,
             "chunks": self.chunking.chunks,

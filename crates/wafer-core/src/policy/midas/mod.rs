@@ -94,6 +94,8 @@ use model::{Config, Limits, Model, Prediction, Uid};
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "midas",
     description: "MiDAS (FAST'24): chain of FIFO groups sized at run time by a Markov-chain WAF model over sampled update intervals, hot filter",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(Midas::new(params::parse("midas", p)?, geo)?)),
 };
@@ -105,6 +107,8 @@ pub(in crate::policy) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "midas-ng",
     description:
         "MiDAS-NG (Shiro Fig. 9): MiDAS with one GC group (chain of hot, user and one GC group)",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let mut p: Params = params::parse("midas-ng", p)?;

@@ -58,6 +58,8 @@ use crate::victim::top_by_score;
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "nodap",
     description: "NoDaP (DOGI, FAST'26): oracle; groups by exact (remaining) lifetime in searched BIRs, expired-segment victims",
+    family: crate::policy::Family::Oracle,
+    needs_future: true,
     defaults: params::defaults::<Params>,
     build: |p, geo| Ok(Box::new(NoDap::new(params::parse("nodap", p)?, geo)?)),
 };

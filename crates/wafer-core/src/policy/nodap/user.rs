@@ -51,6 +51,30 @@ pub fn predictor_of(name: &str) -> Option<&str> {
     name.strip_prefix("nodap+")?.strip_suffix("-user")
 }
 
+/// The registered policy `predictor` of `nodap+PREDICTOR-user` (`name`),
+/// if it can be one: a registered policy that does not place by the future.
+pub fn check_predictor(name: &str, predictor: &str) -> Result<&'static policy::PolicyInfo> {
+    if predictor.contains('+') {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "the predictor must be a registered policy, not a composite: '{predictor}'"
+            ),
+        });
+    }
+    let p = policy::info(predictor)?;
+    if p.needs_future {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "the predictor must be a practical policy (sepbit, midas, phftl, ml-dt, dogi, ...); \
+                 '{predictor}' places by the future"
+            ),
+        });
+    }
+    Ok(p)
+}
+
 /// The predictor's recorded classes and, per class, its blocks' lifetimes.
 #[derive(Default)]
 struct Recording {
@@ -205,12 +229,8 @@ impl NoDapUser {
             Some(m) => m.remove("predictor").unwrap_or(Value::Null),
             None => Value::Null,
         };
-        if predictor == "nodap" || predictor.starts_with("oracle-") || predictor.contains('+') {
-            return Err(bad(format!(
-                "the predictor must be a practical policy (sepbit, midas, phftl, ml-dt, dogi, ...), got '{predictor}'"
-            )));
-        }
-        // Fail now on an unknown predictor or a bad parameter.
+        check_predictor(name, predictor)?;
+        // Fail now on a bad parameter.
         let p = policy::build(predictor, &predictor_params, geo)?;
         if p.needs_future() {
             return Err(bad(format!("'{predictor}' places by the future")));

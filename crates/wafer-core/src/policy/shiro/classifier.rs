@@ -37,6 +37,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::features::{to_inputs, Features, INPUTS};
+use super::params::{ClassifierParams, LabelUnseen};
 use super::threshold::{Pick, Threshold};
 use crate::error::Result;
 use crate::features::LastWrite;
@@ -59,47 +60,21 @@ pub enum Pred {
     Unseen = 2,
 }
 
-/// How the classifier is set up (from a policy's parameters).
+/// How the classifier is set up: its parameters, checked
+/// ([`ClassifierParams::config`]), and what they resolve to.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// Policy name (errors, model files).
     #[serde(with = "crate::codec::static_str")]
     pub policy: crate::codec::Name,
-    /// GRU hidden units.
-    pub hidden: usize,
-    /// Longest training sequence [steps]; 1 also drops the cached state.
-    pub seq_len: usize,
+    /// The parameters as given.
+    pub p: ClassifierParams,
     /// Write window [pages].
     pub window: u64,
-    /// Earlier windows kept for training histories.
-    pub history_windows: u64,
-    /// Share of a window's samples trained on.
-    pub train_fraction: f64,
-    /// Most epochs of the first training.
-    pub bootstrap_epochs: usize,
-    /// Its stopping rule.
-    pub converge: Convergence,
-    /// Minibatch [sequences].
-    pub batch: usize,
-    /// Adam learning rate.
-    pub lr: f64,
-    /// Balance the classes of a training set.
-    pub balance: bool,
     /// Keep hidden states as int8.
     pub int8: bool,
-    /// Algorithm 1: first step, largest step [percentile points], light
-    /// model samples per class.
-    pub step: u32,
-    /// Algorithm 1's largest step.
-    pub max_step: u32,
-    /// Light model samples per class.
-    pub light_per_class: usize,
-    /// Train online at each window's end.
-    pub online: bool,
     /// A model to start from, and its threshold.
     pub model: Option<(Tensors, Option<u64>)>,
-    /// Seed.
-    pub seed: u64,
 }
 
 /// The GRU and its head.
@@ -127,6 +102,8 @@ pub struct WindowLog {
     pub window: u64,
     /// Lifetime samples in the window.
     pub samples: usize,
+    /// Writes labelled LONG without a sample (`label_unseen = long`).
+    pub unseen_long: usize,
     /// What Algorithm 1 did.
     pub pick: Option<Pick>,
     /// Sequences trained on.
@@ -218,6 +195,13 @@ impl Log {
     }
 }
 
+/// Epochs that give at least `min_steps` optimiser steps over `n`
+/// examples in minibatches of `batch` (0 when `min_steps` is 0).
+pub fn epochs_for_steps(min_steps: usize, n: usize, batch: usize) -> usize {
+    let per_epoch = n.div_ceil(batch.max(1)).max(1);
+    min_steps.div_ceil(per_epoch)
+}
+
 /// The classifier.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Classifier {
@@ -259,7 +243,7 @@ impl Classifier {
     /// A classifier for `logical_blocks` pages of `block_bytes`.
     pub fn new(c: Config, logical_blocks: u32, block_bytes: u32) -> Result<Self> {
         let (model, t) = match &c.model {
-            Some((tensors, t)) => (Some(Model::load(tensors.clone(), c.hidden)?), *t),
+            Some((tensors, t)) => (Some(Model::load(tensors.clone(), c.p.hidden)?), *t),
             None => (None, None),
         };
         let n = logical_blocks as usize;
@@ -267,37 +251,37 @@ impl Classifier {
             c.policy,
             Sampler::new(1, 1, 0),
             1,
-            if c.online { c.window } else { 0 },
+            if c.p.online { c.window } else { 0 },
             model.is_some(),
         )?;
-        let mut threshold = Threshold::new(c.step, c.max_step, c.light_per_class, c.seed);
+        let mut threshold = Threshold::new(c.p.step, c.p.max_step, c.p.light_samples, c.p.seed);
         threshold.current = t;
         Ok(Classifier {
             last: LastWrite::new(logical_blocks),
             h8: if c.int8 {
-                vec![0; n * c.hidden]
+                vec![0; n * c.p.hidden]
             } else {
                 Vec::new()
             },
             h32: if c.int8 {
                 Vec::new()
             } else {
-                vec![0.0; n * c.hidden]
+                vec![0.0; n * c.p.hidden]
             },
-            h: vec![0.0; c.hidden],
+            h: vec![0.0; c.p.hidden],
             x: [0.0; INPUTS],
             features: Features::new(logical_blocks, block_bytes),
             model,
             t0: None,
             window_start: 0,
             windows: 0,
-            log: Log::new((c.history_windows + 1) * c.window),
+            log: Log::new((c.p.history_windows + 1) * c.window),
             samples: Vec::new(),
             threshold,
             t,
             bound: [t.unwrap_or(u64::MAX)],
             online,
-            rng: Rng::new(c.seed ^ 0x5419),
+            rng: Rng::new(c.p.seed ^ 0x5419),
             history: Vec::new(),
             predicted: [0; 3],
             c,
@@ -361,12 +345,12 @@ impl Classifier {
             };
             self.log.push(digits, back, prev.is_some());
         }
-        let hd = self.c.hidden;
+        let hd = self.c.p.hidden;
         let l = w.lba as usize;
         let pred = match (&mut self.model, prev) {
             (Some(m), Some(_)) => {
                 to_inputs(&digits, &mut self.x);
-                if self.c.seq_len <= 1 {
+                if self.c.p.seq_len <= 1 {
                     self.h.fill(0.0);
                 } else if self.c.int8 {
                     for (v, &q) in self.h.iter_mut().zip(&self.h8[l * hd..(l + 1) * hd]) {
@@ -417,7 +401,7 @@ impl Classifier {
     #[inline(always)]
     pub fn prefetch(&self, lba: u32) {
         self.last.prefetch(lba);
-        let i = lba as usize * self.c.hidden;
+        let i = lba as usize * self.c.p.hidden;
         if self.c.int8 {
             crate::prefetch::prefetch(&self.h8, i);
         } else {
@@ -432,15 +416,17 @@ impl Classifier {
         let mut log = WindowLog {
             window: self.windows,
             samples: samples.len(),
+            unseen_long: 0,
             pick: None,
             trained_on: 0,
             epochs: 0,
             loss: None,
         };
+        let (start, end) = (self.window_start, now - t0);
         self.windows += 1;
-        self.window_start = now - t0;
+        self.window_start = end;
         self.features.new_window();
-        if self.c.online && !samples.is_empty() {
+        if self.c.p.online && !samples.is_empty() {
             let lifetimes: Vec<u64> = samples.iter().map(|&(_, l)| l).collect();
             let feats: Vec<[u8; INPUTS]> = samples
                 .iter()
@@ -448,17 +434,50 @@ impl Classifier {
                 .collect();
             log.pick = self.threshold.pick(&lifetimes, &feats);
             if let Some(t) = self.threshold.current {
-                self.train(now, &samples, t, &mut log);
+                let unseen = match self.c.p.label_unseen {
+                    LabelUnseen::Skip => Vec::new(),
+                    LabelUnseen::Long => self.unrewritten(&samples, start, end, t),
+                };
+                log.unseen_long = unseen.len();
+                self.train(now, &samples, &unseen, t, &mut log);
             }
         }
         self.history.push(log);
     }
 
-    fn train(&mut self, now: u64, samples: &[(u64, u64)], t: u64, log: &mut WindowLog) {
+    /// The writes of the window `[start, end)` (log indices) that were
+    /// predicted (the page had a previous write), were not written again
+    /// in the window, and are at least `t` old at its end: lifetime >= t.
+    fn unrewritten(&self, samples: &[(u64, u64)], start: u64, end: u64, t: u64) -> Vec<u64> {
+        let last = end.saturating_sub(t);
+        if last <= start {
+            return Vec::new();
+        }
+        let mut rewritten = vec![false; (last - start) as usize];
+        for &(g, _) in samples {
+            if (start..last).contains(&g) {
+                rewritten[(g - start) as usize] = true;
+            }
+        }
+        (start.max(self.log.oldest())..last)
+            .filter(|&g| !rewritten[(g - start) as usize] && self.log.seen[self.log.slot(g)])
+            .collect()
+    }
+
+    /// Train on the window's lifetime `samples` (labelled by `t`) and the
+    /// writes `unseen` known to live at least `t` (LONG).
+    fn train(
+        &mut self,
+        now: u64,
+        samples: &[(u64, u64)],
+        unseen: &[u64],
+        t: u64,
+        log: &mut WindowLog,
+    ) {
         // The sampled, labelled sequences, balanced.
         let (mut short, mut long) = (Vec::new(), Vec::new());
         for &(g, l) in samples {
-            if self.rng.next_f64() >= self.c.train_fraction || !self.log.seen[self.log.slot(g)] {
+            if self.rng.next_f64() >= self.c.p.train_fraction || !self.log.seen[self.log.slot(g)] {
                 continue;
             }
             if l < t {
@@ -467,10 +486,15 @@ impl Classifier {
                 long.push(g);
             }
         }
+        for &g in unseen {
+            if self.rng.next_f64() < self.c.p.train_fraction {
+                long.push(g);
+            }
+        }
         if short.is_empty() || long.is_empty() {
             return;
         }
-        if self.c.balance {
+        if self.c.p.balance {
             let n = short.len().min(long.len());
             for class in [&mut short, &mut long] {
                 for k in 0..n {
@@ -483,7 +507,7 @@ impl Classifier {
         let (mut x, mut starts, mut y) = (Vec::new(), vec![0u32], Vec::new());
         for (class, gs) in [(0u32, &short), (1, &long)] {
             for &g in gs {
-                let n = self.log.sequence(g, self.c.seq_len, &mut x);
+                let n = self.log.sequence(g, self.c.p.seq_len, &mut x);
                 starts.push(starts.last().expect("starts") + n as u32);
                 y.push(class);
             }
@@ -493,26 +517,35 @@ impl Classifier {
         };
         let shape = SeqShape {
             inputs: INPUTS,
-            steps: self.c.seq_len,
-            width: self.c.hidden,
+            steps: self.c.p.seq_len,
+            width: self.c.p.hidden,
             classes: 2,
         };
         let first = self.model.is_none();
-        let epochs = if first { self.c.bootstrap_epochs } else { 1 };
+        let floor = epochs_for_steps(self.c.p.min_steps, y.len(), self.c.p.batch);
+        let epochs = if first {
+            self.c.p.bootstrap_epochs.max(floor)
+        } else {
+            floor.max(1)
+        };
         let spec: TrainSpec = self
             .online
-            .spec(epochs, self.c.batch, self.c.lr, self.c.seed);
+            .spec(epochs, self.c.p.batch, self.c.p.lr, self.c.p.seed);
         let init = self.model.as_ref().map(|m| m.tensors.clone());
         let fit = GruFit {
             init: init.as_ref(),
-            converge: first.then_some(self.c.converge),
+            converge: first.then_some(Convergence {
+                min_delta: self.c.p.converge_delta,
+                patience: self.c.p.converge_patience,
+                min_epochs: floor,
+            }),
         };
         let data = Sequences {
             x: &x,
             starts: &starts,
             y: &y,
         };
-        let hidden = self.c.hidden;
+        let hidden = self.c.p.hidden;
         let mut epochs_run = 0;
         let trained = self.online.train(now, y.len(), || {
             let out = trainer.train_gru_seqs("gru", shape, &data, &spec, &fit)?;
@@ -548,7 +581,7 @@ impl Classifier {
         t.metadata.insert("model".into(), "gru".into());
         t.metadata.insert("inputs".into(), INPUTS.to_string());
         t.metadata
-            .insert("hidden".into(), self.c.hidden.to_string());
+            .insert("hidden".into(), self.c.p.hidden.to_string());
         if let Some(th) = self.t {
             t.metadata.insert("threshold".into(), th.to_string());
         }
@@ -610,26 +643,17 @@ mod tests {
     fn config(int8: bool, seq_len: usize, model: Tensors) -> Config {
         Config {
             policy: "shiro",
-            hidden: 32,
-            seq_len,
-            window: 1000,
-            history_windows: 4,
-            train_fraction: 0.1,
-            bootstrap_epochs: 1,
-            converge: Convergence {
-                min_delta: 1e-3,
-                patience: 3,
+            p: ClassifierParams {
+                seq_len,
+                bootstrap_epochs: 1,
+                batch: 16,
+                light_samples: 100,
+                online: false,
+                ..Default::default()
             },
-            batch: 16,
-            lr: 1e-3,
-            balance: true,
+            window: 1000,
             int8,
-            step: 5,
-            max_step: 10,
-            light_per_class: 100,
-            online: false,
             model: Some((model, Some(50))),
-            seed: 1,
         }
     }
 

@@ -18,6 +18,10 @@
 //!   candidates by a class-balanced logistic regression, with the step
 //!   rules), and 10% of them train the GRU: until convergence the first
 //!   time, then one epoch per window. Model and T serve the next window.
+//!   The classifier's parameters are one struct shared with `phftl`
+//!   ([`params::ClassifierParams`]); `min_steps` sets a floor on a window's
+//!   Adam steps and `label_unseen = long` adds the window's writes not
+//!   rewritten for T as LONG examples (both off in the paper).
 //! * **Victims** (§III-C, Eq. 1): Adjusted Greedy
 //!   ([`crate::victim::adjusted_greedy`]): greedy on the invalid share I,
 //!   discounted to I/(1 + V·T/C) for SHORT superblocks sealed C pages ago.
@@ -26,8 +30,13 @@
 //! * **GC migration** (§III-C, Table I, [`qlearn`]): a Q-learning agent
 //!   picks each valid page's GC level from its age, the victim's valid
 //!   share and type, the page's last prediction and its previous GC level;
-//!   ε = 1%; reward: the mean invalid share of the next 200 victims; the
-//!   table starts as the hierarchical rule (user → GC0, GCk → GCk+1).
+//!   ε = 1%; the table starts as the hierarchical rule (user → GC0, GCk →
+//!   GCk+1). Reward, applied 200 GCs after the decision: the invalid share
+//!   of the superblock the decision filled, when collected or at the
+//!   horizon (`q_credit = decision`, the default), or the paper's sentence
+//!   read literally, the mean invalid share of the next 200 victims shared
+//!   by every decision of a GC (`q_credit = gc`, which credits no decision
+//!   by itself: exploration off gives the same WAF).
 //! * **GC triggering** (§III-C) is the device's: `--preset shiro` sets
 //!   foreground GC below 5% free superblocks (`gc_low_fraction`) and
 //!   background GC below 25% (`background_gc`, off by default: a replay at
@@ -45,8 +54,7 @@
 //! `shiro-ng` (Fig. 9): the same user side and victims, and a single GC
 //! group (no GC separation, no agent).
 //!
-//! Choices where the paper is silent (the spec's [U] points, with the
-//! likely choice): feature units and digit counts ([`features`]); the
+//! Choices where the paper is silent (with the likely choice): feature units and digit counts ([`features`]); the
 //! window counts logical capacity; samples are pairs of writes inside one
 //! window; the training history comes from a log of the last
 //! `history_windows` + 1 windows; the classes of a training set are
@@ -61,6 +69,7 @@
 pub mod classifier;
 pub mod features;
 pub mod metadata;
+pub mod params;
 pub mod qlearn;
 pub mod threshold;
 
@@ -71,30 +80,35 @@ use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
-use crate::model::train::{Convergence, TrainingStats};
+use crate::model::train::TrainingStats;
 use crate::model::Tensors;
-use crate::params;
 use crate::request::Request;
 use crate::victim::{adjusted_greedy, VictimHint};
-use classifier::{Classifier, Config, Pred};
+use classifier::{Classifier, Pred};
 use metadata::MetaCache;
-use qlearn::{Agent, State};
+pub(crate) use params::out_of_range;
+use params::ClassifierParams;
+use qlearn::{Agent, Credit, State};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "shiro",
     description: "Shiro (TCAD'25): GRU page classifier (cached state, hex features, Algorithm 1 threshold) into SHORT/LONG/UNSEEN, Q-learning GC migration over 5 levels, Adjusted Greedy victims",
-    defaults: params::defaults::<Params>,
-    build: |p, geo| Ok(Box::new(Shiro::new(params::parse("shiro", p)?, geo, false)?)),
+    family: crate::policy::Family::Learned,
+    needs_future: false,
+    defaults: crate::params::defaults::<Params>,
+    build: |p, geo| Ok(Box::new(Shiro::new(crate::params::parse("shiro", p)?, geo, false)?)),
 };
 
 pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     name: "shiro-ng",
     description:
         "Shiro-NG (Shiro Fig. 9): Shiro's user separation and Adjusted Greedy, one GC group",
-    defaults: params::defaults::<Params>,
+    family: crate::policy::Family::Learned,
+    needs_future: false,
+    defaults: crate::params::defaults::<Params>,
     build: |p, geo| {
         Ok(Box::new(Shiro::new(
-            params::parse("shiro-ng", p)?,
+            crate::params::parse("shiro-ng", p)?,
             geo,
             true,
         )?))
@@ -102,41 +116,13 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
 };
 
 /// Shiro's parameters (the paper's defaults; [U]: our choice, see the
-/// module doc).
+/// module doc): the classifier's ([`ClassifierParams`], flattened) and the
+/// GC side's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Params {
-    /// GRU hidden units (§III-B: 32).
-    pub hidden: usize,
-    /// Longest training sequence [writes of a page] (§V-E: 20); 1 is
-    /// §V-C's ablation and also drops the cached state at inference.
-    pub seq_len: usize,
-    /// Write window [fraction of the logical capacity] (§III-B: 0.05).
-    pub window: f64,
-    /// Earlier windows whose writes training histories may reach [U: 4].
-    pub history_windows: u64,
-    /// Share of a window's lifetime samples trained on (§V-E: 0.1).
-    pub train_fraction: f64,
-    /// Most epochs of the first ("until convergence") training [U: 50].
-    pub bootstrap_epochs: usize,
-    /// Convergence: smallest loss improvement per epoch [U: 1e-3].
-    pub converge_delta: f32,
-    /// Convergence: epochs without it before stopping [U: 3].
-    pub converge_patience: usize,
-    /// Training minibatch [sequences] [U: 256].
-    pub batch: usize,
-    /// Adam learning rate [U: 1e-3].
-    pub lr: f64,
-    /// Balance the two classes of a training set [U: true].
-    pub balance: bool,
-    /// Hidden states kept as `int8` (§III-D: 32 B per page) or `f32`.
-    pub state: String,
-    /// Algorithm 1's first step [percentile points] (5).
-    pub step: u32,
-    /// Algorithm 1's largest step [percentile points] (10).
-    pub max_step: u32,
-    /// Light model: samples per class [U: 5000].
-    pub light_samples: usize,
+    /// The page classifier.
+    #[serde(flatten)]
+    pub classifier: ClassifierParams,
     /// GC levels (§III-C: 5).
     pub gc_levels: usize,
     /// Exploration probability ε (§III-C: 0.01).
@@ -148,6 +134,12 @@ pub struct Params {
     /// Q update `per-pair` (once per distinct state-action per GC) or
     /// `per-page` [U: per-pair].
     pub q_update: String,
+    /// Whose outcome rewards a GC decision: `decision` (its destination
+    /// superblock's invalid share, at its collection or the horizon), `gc`
+    /// (the next victims' mean, shared by every decision of a GC) or
+    /// `collected` (the destination's share, only once it is collected);
+    /// see [`qlearn`].
+    pub q_credit: Credit,
     /// Choose victims by Adjusted Greedy (Eq. 1); false: the configured
     /// selector.
     pub own_victims: bool,
@@ -155,185 +147,22 @@ pub struct Params {
     pub metadata: bool,
     /// Metadata cache [fraction of all meta pages] (§III-D: 0.01).
     pub meta_cache: f64,
-    /// Train online at each window's end; false needs `model`.
-    pub online: bool,
-    /// A trained model (`wafer train shiro ...`) to start from.
-    pub model: Option<String>,
-    /// Seed of training, sampling and exploration.
-    pub seed: u64,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
-            hidden: 32,
-            seq_len: 20,
-            window: 0.05,
-            history_windows: 4,
-            train_fraction: 0.1,
-            bootstrap_epochs: 50,
-            converge_delta: 1e-3,
-            converge_patience: 3,
-            batch: 256,
-            lr: 1e-3,
-            balance: true,
-            state: "int8".into(),
-            step: 5,
-            max_step: 10,
-            light_samples: 5000,
+            classifier: ClassifierParams::default(),
             gc_levels: 5,
             epsilon: 0.01,
             alpha: 0.1,
             reward_horizon: 200,
             q_update: "per-pair".into(),
+            q_credit: Credit::Decision,
             own_victims: true,
             metadata: true,
             meta_cache: 0.01,
-            online: true,
-            model: None,
-            seed: 1,
         }
-    }
-}
-
-/// The parameter error of `policy`, naming the parameter and its range.
-pub(crate) fn out_of_range(
-    policy: &str,
-    name: &str,
-    value: impl std::fmt::Display,
-    range: &str,
-) -> Error {
-    Error::Parameter {
-        policy: policy.into(),
-        reason: format!("{name} = {value} is out of range; accepted: {range}"),
-    }
-}
-
-/// The classifier parameters every GRU policy built on Shiro's classifier
-/// shares, checked.
-pub(crate) struct ClassifierParams<'a> {
-    pub policy: &'static str,
-    pub hidden: usize,
-    pub seq_len: usize,
-    pub window: f64,
-    pub history_windows: u64,
-    pub train_fraction: f64,
-    pub bootstrap_epochs: usize,
-    pub converge_delta: f32,
-    pub converge_patience: usize,
-    pub batch: usize,
-    pub lr: f64,
-    pub balance: bool,
-    pub state: &'a str,
-    pub step: u32,
-    pub max_step: u32,
-    pub light_samples: usize,
-    pub online: bool,
-    pub model: Option<&'a str>,
-    pub seed: u64,
-}
-
-impl ClassifierParams<'_> {
-    /// The classifier's config for `geo`, or the first parameter out of range.
-    pub fn config(&self, geo: &Geometry) -> Result<Config> {
-        let p = self.policy;
-        let bad =
-            |name: &str, v: &dyn std::fmt::Display, range: &str| out_of_range(p, name, v, range);
-        if !(1..=256).contains(&self.hidden) {
-            return Err(bad("hidden", &self.hidden, "1 to 256 units"));
-        }
-        if !(1..=64).contains(&self.seq_len) {
-            return Err(bad("seq_len", &self.seq_len, "1 to 64 steps"));
-        }
-        if !(self.window.is_finite() && self.window > 0.0 && self.window <= 1.0) {
-            return Err(bad(
-                "window",
-                &self.window,
-                "(0, 1] of the logical capacity",
-            ));
-        }
-        if !(self.train_fraction.is_finite()
-            && self.train_fraction > 0.0
-            && self.train_fraction <= 1.0)
-        {
-            return Err(bad("train_fraction", &self.train_fraction, "(0, 1]"));
-        }
-        if self.bootstrap_epochs == 0 {
-            return Err(bad("bootstrap_epochs", &0, "1 or more"));
-        }
-        if self.batch == 0 {
-            return Err(bad("batch", &0, "1 or more sequences"));
-        }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return Err(bad("lr", &self.lr, "a learning rate > 0"));
-        }
-        if !(self.converge_delta.is_finite() && self.converge_delta >= 0.0) {
-            return Err(bad("converge_delta", &self.converge_delta, ">= 0"));
-        }
-        if self.converge_patience == 0 {
-            return Err(bad("converge_patience", &0, "1 or more epochs"));
-        }
-        if self.max_step == 0 || self.max_step > 50 {
-            return Err(bad("max_step", &self.max_step, "1 to 50 percentile points"));
-        }
-        if self.step > self.max_step {
-            return Err(bad(
-                "step",
-                &self.step,
-                &format!("0 to max_step ({})", self.max_step),
-            ));
-        }
-        if self.light_samples < 2 {
-            return Err(bad(
-                "light_samples",
-                &self.light_samples,
-                "2 or more per class",
-            ));
-        }
-        let int8 = match self.state {
-            "int8" => true,
-            "f32" => false,
-            other => return Err(bad("state", &format!("'{other}'"), "'int8' or 'f32'")),
-        };
-        let window = ((self.window * geo.logical_blocks as f64).round() as u64).max(1);
-        let model = match self.model {
-            Some(path) => {
-                let t = Tensors::load_for(path, p)?;
-                let threshold = t.metadata.get("threshold").and_then(|v| v.parse().ok());
-                Some((t, threshold))
-            }
-            None => None,
-        };
-        if !self.online && model.is_none() {
-            return Err(Error::Parameter {
-                policy: p.into(),
-                reason: "online = false (no training) needs a trained model: give model=PATH"
-                    .into(),
-            });
-        }
-        Ok(Config {
-            policy: p,
-            hidden: self.hidden,
-            seq_len: self.seq_len,
-            window,
-            history_windows: self.history_windows,
-            train_fraction: self.train_fraction,
-            bootstrap_epochs: self.bootstrap_epochs,
-            converge: Convergence {
-                min_delta: self.converge_delta,
-                patience: self.converge_patience,
-            },
-            batch: self.batch,
-            lr: self.lr,
-            balance: self.balance,
-            int8,
-            step: self.step,
-            max_step: self.max_step,
-            light_per_class: self.light_samples,
-            online: self.online,
-            model,
-            seed: self.seed,
-        })
     }
 }
 
@@ -350,7 +179,9 @@ const PRED_MASK: u8 = 0b11;
 /// Shiro state.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Shiro {
-    p: Params,
+    own_victims: bool,
+    /// The page of the GC decision whose destination is not known yet.
+    placing: Option<u32>,
     #[serde(with = "crate::codec::static_str")]
     name: crate::codec::Name,
     levels: usize,
@@ -391,37 +222,18 @@ impl Shiro {
         if !(p.meta_cache.is_finite() && p.meta_cache > 0.0 && p.meta_cache <= 1.0) {
             return Err(bad("meta_cache", &p.meta_cache, "(0, 1] of the meta pages"));
         }
-        let config = ClassifierParams {
-            policy: name,
-            hidden: p.hidden,
-            seq_len: p.seq_len,
-            window: p.window,
-            history_windows: p.history_windows,
-            train_fraction: p.train_fraction,
-            bootstrap_epochs: p.bootstrap_epochs,
-            converge_delta: p.converge_delta,
-            converge_patience: p.converge_patience,
-            batch: p.batch,
-            lr: p.lr,
-            balance: p.balance,
-            state: &p.state,
-            step: p.step,
-            max_step: p.max_step,
-            light_samples: p.light_samples,
-            online: p.online,
-            model: p.model.as_deref(),
-            seed: p.seed,
-        }
-        .config(geo)?;
+        let config = p.classifier.config(name, geo)?;
         let levels = if ng { 1 } else { p.gc_levels };
         let agent = (!ng).then(|| {
-            Agent::new(
+            Agent::with_credit(
                 levels,
                 p.epsilon,
                 p.alpha,
                 p.reward_horizon,
                 per_pair,
-                p.seed,
+                p.classifier.seed,
+                p.q_credit,
+                geo.segments as usize,
             )
         });
         let meta = p.metadata.then(|| {
@@ -441,7 +253,8 @@ impl Shiro {
             agent,
             page: vec![Pred::Unseen as u8; geo.logical_blocks as usize],
             meta,
-            p,
+            own_victims: p.own_victims,
+            placing: None,
         })
     }
 
@@ -450,6 +263,14 @@ impl Shiro {
             threshold: self.classifier.threshold().unwrap_or(0),
             short_groups: 1 << SHORT,
         }
+    }
+}
+
+/// Tell `agent` where the page `lba` of its last decision was written.
+fn placed(agent: &mut Agent, ftl: &crate::ftl::Ftl, lba: u32) {
+    if let Some(pba) = ftl.lookup(lba) {
+        let seg = ftl.segment_of(pba);
+        agent.placed(seg, ftl.segs.erase_count[seg as usize]);
     }
 }
 
@@ -514,13 +335,19 @@ impl Placement for Shiro {
                 previous - 1
             },
         };
+        if let Some(lba) = self.placing.take() {
+            placed(agent, ctx.ftl, lba);
+        }
         let a = agent.act(&s);
+        if agent.credit() != Credit::Gc {
+            self.placing = Some(b.lba);
+        }
         self.page[b.lba as usize] = (byte & PRED_MASK) | ((a as u8 + 1) << 2);
         GC0 + a as GroupId
     }
 
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
-        if !self.p.own_victims {
+        if !self.own_victims {
             return None;
         }
         adjusted_greedy::select(ctx.ftl, max_valid, Some(&self.hint()))
@@ -530,11 +357,18 @@ impl Placement for Shiro {
         Some(self.hint())
     }
 
-    fn on_event(&mut self, _ctx: &Ctx, ev: &Event) {
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         match *ev {
             Event::Collected { seg, valid } => {
                 if let Some(a) = &mut self.agent {
-                    a.gc_done(1.0 - valid as f64 / self.segment_blocks as f64);
+                    if let Some(lba) = self.placing.take() {
+                        placed(a, ctx.ftl, lba);
+                    }
+                    a.collected(
+                        ctx.ftl,
+                        seg,
+                        1.0 - valid as f64 / self.segment_blocks as f64,
+                    );
                 }
                 if let Some(m) = &mut self.meta {
                     m.erased(seg);
@@ -594,9 +428,11 @@ impl Placement for Shiro {
         s["gc_levels"] = json!(self.levels);
         if let Some(a) = &self.agent {
             s["q_learning"] = json!({
+                "credit": a.credit(),
                 "states": Agent::states(self.levels),
                 "stats": a.stats,
                 "actions": a.actions,
+                "q_mean": a.q_mean(),
             });
         }
         if let Some(m) = &self.meta {

@@ -14,9 +14,20 @@
 //!   `horizon` (200) GC operations. Every decision of GC g shares
 //!   r_g = (I_{g+1} + ... + I_{g+200}) / 200, known when GC g + 200 ends;
 //!   only then are GC g's decisions updated (the delay).
+//! * **Credit** (`q_credit`): `gc` gives every decision of GC g that
+//!   shared r_g, as the paper's sentence reads; but then no decision is
+//!   told apart from the others of its GC (all pages of one GC get the same
+//!   reward, so exploration learns nothing). `decision` (the default) keeps
+//!   the reward's measure, the invalid proportion of a victim, and the
+//!   delay, but takes it per decision from the superblock the decision
+//!   filled: r = 1 - valid/fill of the page's destination superblock when
+//!   it is collected, or, if it was not collected within `horizon` GCs of
+//!   the decision, at that point (valid over the slots written so far).
+//!   The update is applied `horizon` GCs after the decision either way.
 //! * **Update** (the paper gives neither rate nor discount, nor a next
-//!   state): Q[s][a] += α (r_g - Q[s][a]), once per distinct (s, a) of a
-//!   GC (`per_pair`), or once per page. With r looking 200 GCs ahead, no
+//!   state): Q[s][a] += α (r - Q[s][a]), once per distinct (s, a) of a
+//!   GC (`per_pair`; with `decision` credit, the first such decision's
+//!   destination), or once per page. With r looking 200 GCs ahead, no
 //!   bootstrapped next state is needed (γ = 0).
 //! * **Initialisation**: the hierarchical migration the paper describes:
 //!   pages of user victims go to level 0, pages of level-k victims to level
@@ -28,7 +39,33 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::ftl::{Ftl, SegState, SegmentId};
 use crate::rng::Rng;
+
+/// Whose outcome rewards a migration decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Credit {
+    /// The mean invalid share of the next `horizon` victims, shared by every
+    /// decision of a GC (§III-C's sentence).
+    Gc,
+    /// The invalid share of the decision's own destination superblock,
+    /// when it is collected or at the horizon.
+    Decision,
+    /// The invalid share of the destination superblock when it is
+    /// collected, applied no sooner than the horizon.
+    Collected,
+}
+
+/// A decision waiting for its reward (`Credit::Decision`).
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+struct Pending {
+    /// s·levels + a.
+    pair: u32,
+    /// Destination superblock and its erase count then (its incarnation).
+    seg: SegmentId,
+    erases: u32,
+}
 
 /// Bins of the lifetime and valid-proportion components.
 pub const BINS: usize = 25;
@@ -107,6 +144,25 @@ pub struct Agent {
     pub actions: Vec<u64>,
     /// Counts.
     pub stats: AgentStats,
+    credit: Credit,
+    /// `Decision`: the last decision, until its page's destination is known.
+    last: Option<u32>,
+    /// `Decision`: decisions by GC, oldest first, with their destinations.
+    decided: VecDeque<Pending>,
+    /// `Decision`: decisions per pending GC.
+    per_gc: VecDeque<u32>,
+    /// `Decision`: per superblock, 1 + the erase count of the incarnation
+    /// that holds pending decisions (0: none).
+    holds: Vec<u32>,
+    /// `Decision`: per superblock, (erase count, reward) of its collections
+    /// that pending decisions still wait for, oldest first.
+    outcomes: Vec<VecDeque<(u32, f32)>>,
+    /// `Collected`: per superblock, the decisions that filled it since its
+    /// last erase: (pair, GC count when decided).
+    waiting: Vec<Vec<(u32, u64)>>,
+    /// `Collected`: rewards known before their horizon: (due GC, pair,
+    /// reward bits), earliest first.
+    deferred: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
 }
 
 impl Agent {
@@ -120,6 +176,31 @@ impl Agent {
         per_pair: bool,
         seed: u64,
     ) -> Self {
+        Self::with_credit(
+            levels,
+            epsilon,
+            alpha,
+            horizon,
+            per_pair,
+            seed,
+            Credit::Gc,
+            0,
+        )
+    }
+
+    /// [`Agent::new`] with `credit`, on a device of `segments` superblocks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_credit(
+        levels: usize,
+        epsilon: f64,
+        alpha: f64,
+        horizon: u64,
+        per_pair: bool,
+        seed: u64,
+        credit: Credit,
+        segments: usize,
+    ) -> Self {
+        let decision = credit == Credit::Decision;
         let n = Self::states(levels);
         let mut q = vec![0f32; n * levels];
         let types = USER_TYPES + levels;
@@ -153,7 +234,37 @@ impl Agent {
             },
             actions: vec![0; levels],
             stats: AgentStats::default(),
+            credit,
+            last: None,
+            decided: VecDeque::new(),
+            per_gc: VecDeque::new(),
+            holds: if decision {
+                vec![0; segments]
+            } else {
+                Vec::new()
+            },
+            outcomes: if decision {
+                vec![VecDeque::new(); segments]
+            } else {
+                Vec::new()
+            },
+            waiting: if credit == Credit::Collected {
+                vec![Vec::new(); segments]
+            } else {
+                Vec::new()
+            },
+            deferred: Default::default(),
         }
+    }
+
+    /// How decisions are credited.
+    pub fn credit(&self) -> Credit {
+        self.credit
+    }
+
+    /// The mean of the Q table (what the rewards moved it to; reported).
+    pub fn q_mean(&self) -> f64 {
+        self.q.iter().map(|&v| v as f64).sum::<f64>() / self.q.len().max(1) as f64
     }
 
     /// States with `levels` GC levels (90,000 for 5).
@@ -205,12 +316,117 @@ impl Agent {
             }
             self.stamp[pair as usize] = tag;
         }
-        self.current.push(pair);
+        match self.credit {
+            Credit::Gc => self.current.push(pair),
+            Credit::Decision | Credit::Collected => self.last = Some(pair),
+        }
         a
     }
 
-    /// A GC operation ended, its victim `invalid` (proportion) invalid:
-    /// the decisions of the GC `horizon` operations back get their reward.
+    /// `Credit::Decision`: the page of the last decision was written to
+    /// `seg` (erased `erases` times so far).
+    pub fn placed(&mut self, seg: SegmentId, erases: u32) {
+        let Some(pair) = self.last.take() else { return };
+        match self.credit {
+            // The decision belongs to the GC under way (number gcs + 1), as
+            // with the other credits: due when GC gcs + 1 + horizon ends.
+            Credit::Collected => self.waiting[seg as usize].push((pair, self.gcs + 1)),
+            _ => {
+                self.decided.push_back(Pending { pair, seg, erases });
+                self.holds[seg as usize] = erases + 1;
+            }
+        }
+    }
+
+    fn update(&mut self, pair: u32, r: f32) {
+        let p = pair as usize;
+        self.q[p] += self.alpha * (r - self.q[p]);
+        self.stats.updates += 1;
+    }
+
+    fn collected_gc_done(&mut self, seg: SegmentId, invalid: f64) {
+        let r = invalid as f32;
+        self.gcs += 1;
+        for (pair, at) in std::mem::take(&mut self.waiting[seg as usize]) {
+            let due = at + self.horizon;
+            if due <= self.gcs {
+                self.update(pair, r);
+            } else {
+                self.deferred
+                    .push(std::cmp::Reverse((due, pair, r.to_bits())));
+            }
+        }
+        while let Some(&std::cmp::Reverse((due, pair, bits))) = self.deferred.peek() {
+            if due > self.gcs {
+                break;
+            }
+            self.deferred.pop();
+            self.update(pair, f32::from_bits(bits));
+        }
+        self.stats.rewarded_gcs += 1;
+    }
+
+    /// The invalid share of `seg` now, over the slots written: its reward if
+    /// it has not been collected since the decision.
+    fn share(ftl: &Ftl, seg: SegmentId) -> f32 {
+        let i = seg as usize;
+        let mut fill = ftl.geo.segment_blocks;
+        if ftl.segs.state[i] == SegState::Open {
+            if let Some(g) = ftl.groups.get(ftl.segs.group[i] as usize) {
+                if g.open == seg {
+                    fill = g.next;
+                }
+            }
+        }
+        let fill = fill.max(1);
+        1.0 - ftl.segs.valid[i].min(fill) as f32 / fill as f32
+    }
+
+    /// A GC operation ended, its victim `seg` of `ftl` (not erased yet)
+    /// `invalid` (proportion) invalid: the decisions of the GC `horizon`
+    /// operations back get their reward.
+    pub fn collected(&mut self, ftl: &Ftl, seg: SegmentId, invalid: f64) {
+        match self.credit {
+            Credit::Gc => self.gc_done(invalid),
+            Credit::Decision => self.decision_gc_done(ftl, seg, invalid),
+            Credit::Collected => self.collected_gc_done(seg, invalid),
+        }
+    }
+
+    fn decision_gc_done(&mut self, ftl: &Ftl, seg: SegmentId, invalid: f64) {
+        let i = seg as usize;
+        let erases = ftl.segs.erase_count[i];
+        if self.holds[i] == erases + 1 {
+            self.outcomes[i].push_back((erases, invalid as f32));
+            self.holds[i] = 0;
+        }
+        self.gcs += 1;
+        let before: usize = self.per_gc.iter().map(|&n| n as usize).sum();
+        self.per_gc.push_back((self.decided.len() - before) as u32);
+        if self.per_gc.len() as u64 > self.horizon {
+            let n = self.per_gc.pop_front().expect("pending GC");
+            for _ in 0..n {
+                let d = self.decided.pop_front().expect("pending decision");
+                let s = d.seg as usize;
+                let r = if ftl.segs.erase_count[s] == d.erases {
+                    Self::share(ftl, d.seg)
+                } else {
+                    let out = &mut self.outcomes[s];
+                    while out.front().is_some_and(|&(e, _)| e < d.erases) {
+                        out.pop_front();
+                    }
+                    debug_assert!(out.front().is_some_and(|&(e, _)| e == d.erases));
+                    out.front().map_or(0.0, |&(_, r)| r)
+                };
+                let p = d.pair as usize;
+                self.q[p] += self.alpha * (r - self.q[p]);
+                self.stats.updates += 1;
+            }
+            self.stats.rewarded_gcs += 1;
+        }
+    }
+
+    /// [`Agent::collected`] with the paper's shared reward (`Credit::Gc`).
     pub fn gc_done(&mut self, invalid: f64) {
         self.gcs += 1;
         self.cum += invalid;
@@ -235,6 +451,20 @@ impl Agent {
             + self.stamp.capacity() * 4
             + self.pairs.capacity() * 4
             + self.pending.capacity() * 16
+            + self.decided.capacity() * 12
+            + self.per_gc.capacity() * 4
+            + self.holds.capacity() * 4
+            + self
+                .outcomes
+                .iter()
+                .map(|o| 32 + o.capacity() * 8)
+                .sum::<usize>()
+            + self
+                .waiting
+                .iter()
+                .map(|w| 24 + w.capacity() * 16)
+                .sum::<usize>()
+            + self.deferred.capacity() * 16
     }
 }
 
@@ -318,6 +548,81 @@ mod tests {
         assert_eq!(b.stats.updates, 3);
         // r = 0.2 three times from 1.0 at rate 0.5: 1 -> 0.6 -> 0.4 -> 0.3.
         assert!((b.q(i)[1] - 0.3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn decision_credit_rewards_each_decision_by_its_destination() {
+        use crate::device::DeviceConfig;
+        let geo = DeviceConfig {
+            logical_blocks: 64,
+            segment_blocks: 8,
+            op: 1.0,
+            ..Default::default()
+        }
+        .geometry()
+        .unwrap();
+        let mut ftl = Ftl::new(geo, 8);
+        let n = geo.segments as usize;
+        let mut a = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Decision, n);
+        let other = n as SegmentId - 1; // a victim no decision wrote to
+                                        // GC 1: a page of a GC0 victim (level 1) lands in segment x, one of
+                                        // a GC1 victim (level 2) in segment y.
+        let (s1, s2) = (st(10, 50, 3, 0, 5), st(10, 50, 4, 0, 5));
+        let (i1, i2) = (a.index(&s1), a.index(&s2));
+        assert_eq!(a.act(&s1), 1);
+        let (p1, _) = ftl.append(4, 0).unwrap();
+        let x = ftl.segment_of(p1);
+        a.placed(x, 0);
+        assert_eq!(a.act(&s2), 2);
+        let (p2, _) = ftl.append(5, 1).unwrap();
+        let y = ftl.segment_of(p2);
+        a.placed(y, 0);
+        // x fills up (8 pages) and 6 of them die; y holds 4 pages, 1 dead.
+        for lba in 2..9 {
+            ftl.append(4, lba).unwrap();
+        }
+        for lba in 2..5 {
+            ftl.append(5, lba + 20).unwrap();
+        }
+        for lba in [0, 2, 3, 4, 5, 6] {
+            let p = ftl.lookup(lba).unwrap();
+            ftl.invalidate(p);
+        }
+        ftl.invalidate(ftl.lookup(1).unwrap());
+        a.collected(&ftl, other, 0.5); // GC 1's own victim
+        assert_eq!(a.stats.updates, 0);
+        // GC 2 collects x (6 of 8 invalid); its decisions' reward is fixed.
+        a.collected(&ftl, x, 0.75);
+        ftl.erase(x);
+        assert_eq!(a.stats.updates, 0, "the 200-GC delay (here 2)");
+        // GC 3: GC 1's decisions are rewarded, each by its destination.
+        a.collected(&ftl, other, 0.5);
+        assert_eq!(a.stats.updates, 2);
+        assert!((a.q(i1)[1] - (1.0 + 0.5 * (0.75 - 1.0))).abs() < 1e-6);
+        // y is still open: 1 of its 4 written pages is invalid.
+        assert!((a.q(i2)[2] - (1.0 + 0.5 * (0.25 - 1.0))).abs() < 1e-6);
+        // `Collected`: only a collected destination rewards, no sooner than
+        // the horizon; y, never collected, leaves its decision alone.
+        let mut c = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Collected, n);
+        c.act(&s1);
+        c.placed(x, 0);
+        c.act(&s2);
+        c.placed(y, 0);
+        c.collected(&ftl, other, 0.5); // GC 1
+        c.collected(&ftl, x, 0.75); // GC 2: x's reward is known, not due
+        assert_eq!(c.stats.updates, 0);
+        c.collected(&ftl, other, 0.5); // GC 3: due
+        assert_eq!(c.stats.updates, 1);
+        assert!((c.q(i1)[1] - (1.0 + 0.5 * (0.75 - 1.0))).abs() < 1e-6);
+        assert_eq!(c.q(i2)[2], 1.0);
+        // The paper's shared credit cannot tell the two apart.
+        let mut g = Agent::with_credit(5, 0.0, 0.5, 2, true, 1, Credit::Gc, n);
+        g.act(&s1);
+        g.act(&s2);
+        for inv in [0.5, 0.75, 0.5] {
+            g.collected(&ftl, other, inv);
+        }
+        assert_eq!(g.q(i1)[1], g.q(i2)[2]);
     }
 
     #[test]

@@ -1,0 +1,230 @@
+//! The DRAM cache manager: an LRU of host pages (write-back, read, or both;
+//! MQSim's `Data_Cache_Manager_Flash_Advanced`), the flush limit that makes writes wait when too
+//! many dirty pages are on their way to flash, and the list of host pages
+//! waiting for room. It decides; the driver writes the pages it evicts to
+//! flash through the FTL.
+
+use std::collections::VecDeque;
+
+use super::cache::Lru;
+use super::config::{CacheMode, SsdConfig};
+
+/// Marks a cached page that flash does not hold yet.
+const DIRTY: u64 = 1 << 63;
+
+/// What placing a host page in the cache asks of the driver.
+pub(super) enum Place {
+    /// No room: the page waits for a flush to finish.
+    Wait,
+    /// Placed.
+    Placed {
+        /// A dirty page evicted for it, and its sectors: write it to flash
+        /// first.
+        evicted: Option<(u32, u64)>,
+        /// The page itself goes to flash now (a cold full-page write,
+        /// `eager_cold_writeback`); it stays in the cache clean.
+        through: bool,
+        /// The page the cache evicts next (to prefetch its entries).
+        next_lru: Option<u32>,
+    },
+}
+
+/// The DRAM cache (see the module doc).
+pub(super) struct WriteCache {
+    /// Writes are cached (write-back).
+    pub write: bool,
+    /// Reads are cached.
+    pub read: bool,
+    lru: Lru,
+    /// Host pages waiting for room: (request, page, sectors).
+    pub waiting: VecDeque<(u32, u32, u64)>,
+    /// Dirty pages on their way to flash.
+    pub flushing: u32,
+    flush_limit: u32,
+    eager: bool,
+    /// Reads served whole from the cache.
+    pub read_hits: u64,
+    /// Reads that went to flash.
+    pub read_misses: u64,
+    /// Writes to a cached page.
+    pub write_hits: u64,
+    /// Writes that took a new entry.
+    pub write_misses: u64,
+    /// Host pages that waited for room.
+    pub waits: u64,
+}
+
+impl WriteCache {
+    /// The cache of `ssd` over `logical` pages of `page_bytes`; a flush
+    /// limit of 0 in the preset means one page per plane (`planes`).
+    pub fn new(ssd: &SsdConfig, logical: usize, page_bytes: u32, planes: u32) -> WriteCache {
+        let cap = ((ssd.cache.capacity_mib * 1048576.0) / page_bytes as f64).floor() as u32;
+        let (write, read) = match ssd.cache.mode {
+            CacheMode::Off => (false, false),
+            CacheMode::Write => (true, false),
+            CacheMode::Read => (false, true),
+            CacheMode::ReadWrite => (true, true),
+        };
+        let on = (write || read) && cap > 0;
+        WriteCache {
+            write: write && on,
+            read: read && on,
+            lru: Lru::new(if on { logical } else { 0 }, if on { cap } else { 0 }),
+            waiting: VecDeque::new(),
+            flushing: 0,
+            flush_limit: if ssd.cache.flush_limit_pages > 0 {
+                ssd.cache.flush_limit_pages
+            } else {
+                planes
+            },
+            eager: ssd.cache.eager_cold_writeback,
+            read_hits: 0,
+            read_misses: 0,
+            write_hits: 0,
+            write_misses: 0,
+            waits: 0,
+        }
+    }
+
+    /// Place a host write of sectors `mask` of page `lpn` (`full`: every
+    /// sector); `unmapped` says whether flash holds no copy of it yet (asked
+    /// only for a full-page miss with `eager_cold_writeback`).
+    #[inline]
+    pub fn place(
+        &mut self,
+        lpn: u32,
+        mask: u64,
+        full: u64,
+        unmapped: impl FnOnce() -> bool,
+    ) -> Place {
+        if let Some(s) = self.lru.touch(lpn) {
+            *self.lru.val_mut(s) |= mask | DIRTY;
+            self.write_hits += 1;
+            return Place::Placed {
+                evicted: None,
+                through: false,
+                next_lru: None,
+            };
+        }
+        let mut evicted = None;
+        let mut next_lru = None;
+        if self.lru.full() {
+            let (s, k) = self.lru.lru().expect("a full cache has an LRU entry");
+            let v = self.lru.val(s);
+            if v & DIRTY != 0 {
+                if self.flushing >= self.flush_limit {
+                    return Place::Wait;
+                }
+                self.flushing += 1;
+                evicted = Some((k, v & !DIRTY));
+            }
+            self.lru.remove(k);
+            next_lru = self.lru.prefetch_lru();
+        }
+        self.write_misses += 1;
+        let through = self.eager && mask == full && self.flushing < self.flush_limit && unmapped();
+        if through {
+            self.flushing += 1;
+            self.lru.insert(lpn, mask);
+        } else {
+            self.lru.insert(lpn, mask | DIRTY);
+        }
+        Place::Placed {
+            evicted,
+            through,
+            next_lru,
+        }
+    }
+
+    /// A flush finished: room for one more.
+    pub fn flushed(&mut self) {
+        self.flushing -= 1;
+    }
+
+    /// Whether sectors `mask` of `lpn` are all cached (a read served from
+    /// DRAM); counts the hit or miss.
+    #[inline]
+    pub fn read_hit(&mut self, lpn: u32, mask: u64) -> bool {
+        if self.write || self.read {
+            if let Some(s) = self.lru.touch(lpn) {
+                if self.lru.val(s) & mask == mask {
+                    self.read_hits += 1;
+                    return true;
+                }
+            }
+        }
+        self.read_misses += 1;
+        false
+    }
+
+    /// A read from flash fills the read cache with page `lpn` (`full`:
+    /// every sector) while there is room.
+    pub fn fill(&mut self, lpn: u32, full: u64) {
+        if self.read && !self.lru.full() {
+            self.lru.insert(lpn, full);
+        }
+    }
+
+    /// Page `lpn` changed behind the cache (a trim, or a write-through
+    /// write): its cached copy goes.
+    pub fn invalidate(&mut self, lpn: u32) {
+        self.lru.remove(lpn);
+    }
+
+    /// Before timing starts: a write of sectors `mask` of `lpn` lands in the
+    /// cache; returns a dirty page it evicted (to write to flash now).
+    pub fn warm_write(&mut self, lpn: u32, mask: u64) -> Option<u32> {
+        if let Some(s) = self.lru.touch(lpn) {
+            *self.lru.val_mut(s) |= mask | DIRTY;
+            return None;
+        }
+        match self.lru.insert(lpn, mask | DIRTY) {
+            Some((old, v)) if v & DIRTY != 0 => Some(old),
+            _ => None,
+        }
+    }
+
+    /// Pages the write cache holds at most (0 without one).
+    pub fn capacity(&self) -> u32 {
+        if self.write {
+            self.lru.capacity()
+        } else {
+            0
+        }
+    }
+
+    /// The dirty pages and their sectors, least recent first.
+    pub fn dirty(&self) -> Vec<(u32, u64)> {
+        self.lru
+            .entries()
+            .filter(|&(_, v)| v & DIRTY != 0)
+            .map(|(k, v)| (k, v & !DIRTY))
+            .collect()
+    }
+
+    /// How many pages are dirty (no list built: a result asks it).
+    pub fn dirty_count(&self) -> u64 {
+        self.lru.entries().filter(|&(_, v)| v & DIRTY != 0).count() as u64
+    }
+
+    /// Page `lpn` is on its way to flash (the end's flush): clean in the
+    /// cache, counted as flushing.
+    pub fn flush_page(&mut self, lpn: u32) {
+        if let Some(s) = self.lru.peek(lpn) {
+            *self.lru.val_mut(s) &= !DIRTY;
+        }
+        self.flushing += 1;
+    }
+
+    /// Hint: `lpn` is accessed soon (its index entry).
+    #[inline(always)]
+    pub fn prefetch(&self, lpn: u32) {
+        self.lru.prefetch(lpn);
+    }
+
+    /// Hint: `lpn` is accessed very soon (its slot).
+    #[inline(always)]
+    pub fn prefetch_slot(&self, lpn: u32) {
+        self.lru.prefetch_slot(lpn);
+    }
+}
