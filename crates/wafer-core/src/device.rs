@@ -64,6 +64,22 @@ pub enum GcCheck {
     Request,
 }
 
+/// How many of a request's blocks a policy places at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementBatch {
+    /// A request's blocks together (up to 256 per call), before any of
+    /// them is applied (wafer).
+    #[default]
+    Request,
+    /// One block at a time, after the previous block's invalidation, append
+    /// and seal (SepBIT's trace replayer, `Log.append`: a block is
+    /// classified after the previous block of its request sealed a segment,
+    /// so a policy that resets a class's state at a seal, or counts the
+    /// log's valid blocks, sees it mid-request).
+    Block,
+}
+
 /// Background GC: collection between requests, on top of the foreground GC
 /// that a write triggers (Shiro §III-C: "during system idle time, ... if
 /// the proportion of free superblocks is below 25%").
@@ -168,6 +184,8 @@ pub struct DeviceConfig {
     /// Victims collected per GC check at most [segments]; `None`: until the
     /// trigger clears with `gc_check = block`, 1 with `gc_check = request`.
     pub pick_segments: Option<u32>,
+    /// How many of a request's blocks a policy places at once.
+    pub placement_batch: PlacementBatch,
     /// Shrink `segment_blocks` (halving, down to [`FIT_MIN_SEGMENT_BLOCKS`])
     /// until the spare space holds [`FIT_SPARE_SEGMENTS`] segments: set when
     /// the user gave no segment size and the device is small (a trace's
@@ -219,6 +237,7 @@ impl Default for DeviceConfig {
             garbage_accounting: GarbageAccounting::Immediate,
             gc_check: GcCheck::Block,
             pick_segments: None,
+            placement_batch: PlacementBatch::Request,
             fit_segments: false,
             open_streams: None,
         }

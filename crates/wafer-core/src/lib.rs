@@ -52,7 +52,9 @@ pub mod trace;
 pub mod victim;
 pub mod workload;
 
-pub use device::{BackgroundGc, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry};
+pub use device::{
+    BackgroundGc, DeviceConfig, GarbageAccounting, GcCheck, GcMode, Geometry, PlacementBatch,
+};
 pub use error::{Error, Result};
 pub use request::{Op, Request};
 pub use run::{RunConfig, RunResult, Setup, Simulation};

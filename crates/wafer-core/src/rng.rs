@@ -109,6 +109,62 @@ impl Rng {
     }
 }
 
+/// `java.util.Random`'s generator (a 48-bit linear congruential generator,
+/// Knuth's parameters as the JDK documents them), for the peers written in
+/// Java: under `--setup sepbit-replayer` a selector or policy that draws
+/// as SepBIT's replayer does draws the same numbers from the same seed.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct JavaRandom {
+    seed: u64,
+}
+
+impl JavaRandom {
+    const MULTIPLIER: u64 = 0x5_DEEC_E66D;
+    const MASK: u64 = (1 << 48) - 1;
+
+    /// `new Random(seed)`.
+    pub fn new(seed: i64) -> Self {
+        JavaRandom {
+            seed: (seed as u64 ^ Self::MULTIPLIER) & Self::MASK,
+        }
+    }
+
+    /// `next(bits)`: the top `bits` of the next state, as a Java `int`.
+    fn next(&mut self, bits: u32) -> i32 {
+        self.seed = (self.seed.wrapping_mul(Self::MULTIPLIER).wrapping_add(0xB)) & Self::MASK;
+        (self.seed >> (48 - bits)) as i64 as i32
+    }
+
+    /// `nextInt(bound)`: uniform in `[0, bound)` (`bound` >= 1).
+    pub fn next_int(&mut self, bound: i32) -> i32 {
+        debug_assert!(bound > 0);
+        if bound & bound.wrapping_neg() == bound {
+            return ((bound as i64 * self.next(31) as i64) >> 31) as i32;
+        }
+        loop {
+            let bits = self.next(31);
+            let val = bits % bound;
+            if bits.wrapping_sub(val).wrapping_add(bound - 1) >= 0 {
+                return val;
+            }
+        }
+    }
+
+    /// `nextDouble()`: uniform in `[0, 1)` with 53 bits.
+    pub fn next_double(&mut self) -> f64 {
+        let hi = (self.next(26) as i64) << 27;
+        (hi + self.next(27) as i64) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// `Collections.shuffle(list, this)` on a random-access list.
+    pub fn shuffle<T>(&mut self, list: &mut [T]) {
+        for i in (2..=list.len()).rev() {
+            let j = self.next_int(i as i32) as usize;
+            list.swap(i - 1, j);
+        }
+    }
+}
+
 /// Right edge of the ziggurat's base strip for Exp(1) with 256 strips.
 const ZIG_R: f64 = 7.697_117_470_131_487;
 /// Area of each strip.
@@ -154,6 +210,26 @@ fn ziggurat() -> &'static Ziggurat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_random_matches_the_jdk() {
+        // values printed by OpenJDK 17 for `new java.util.Random(seed)`
+        let mut r = JavaRandom::new(42);
+        let ints: Vec<i32> = (0..3).map(|_| r.next(32)).collect();
+        assert_eq!(ints, [-1_170_105_035, 234_785_527, -1_360_544_799]);
+        let mut r = JavaRandom::new(42);
+        let bounded = [10, 10, 1_000_000_007, 16].map(|b| r.next_int(b));
+        assert_eq!(bounded, [0, 3, 467_211_241, 0]);
+        let mut r = JavaRandom::new(42);
+        assert_eq!(
+            (r.next_double(), r.next_double()),
+            (0.7275636800328681, 0.6832234717598454)
+        );
+        let mut l: Vec<u32> = (0..10).collect();
+        JavaRandom::new(0).shuffle(&mut l);
+        assert_eq!(l, [4, 8, 9, 6, 3, 5, 2, 1, 7, 0]);
+        assert_eq!(JavaRandom::new(-5).next_int(7), 5);
+    }
 
     #[test]
     fn same_seed_same_stream() {

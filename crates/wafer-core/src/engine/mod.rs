@@ -131,6 +131,8 @@ pub struct Engine {
     victim_group: bool,
     /// Victims chosen together by a per-request check.
     picked: Vec<SegmentId>,
+    /// Blocks the policy places per call at most (`placement_batch`).
+    batch_max: u32,
     /// What the prefill wrote (before the statistics were reset).
     prefill: Counters,
     /// Background GC, when configured.
@@ -239,6 +241,10 @@ impl Engine {
             policy_invalidations,
             victim_group,
             picked: Vec::new(),
+            batch_max: match cfg.placement_batch {
+                crate::device::PlacementBatch::Request => MAX_BATCH as u32,
+                crate::device::PlacementBatch::Block => 1,
+            },
             prefill: Counters::default(),
             gc: GcSettings {
                 start_below: gc_low,
@@ -519,7 +525,7 @@ impl Engine {
     fn write(&mut self, lba: u32, blocks: u32, time_ns: u64, tenant: u32) -> Result<()> {
         let mut done = 0u32;
         while done < blocks {
-            let len = (blocks - done).min(MAX_BATCH as u32);
+            let len = (blocks - done).min(self.batch_max);
             self.batch.clear();
             let now = self.ftl.now;
             self.batch.extend((0..len).map(|i| UserWrite {

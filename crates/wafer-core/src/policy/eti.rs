@@ -12,22 +12,42 @@
 //! extents of equal count, or two cold ones). A user block is hot (group 0)
 //! if its extent's count is at least 4, else cold (group 1); GC writes go to
 //! group 2. The initial extent spans the logical space plus 1,024 blocks, as
-//! the replayer's does. No deviation from the replayer.
+//! the replayer's does. No deviation from the replayer. `classes` is the
+//! replayer's open segments per log: ETI writes to 3 of them whatever the
+//! count, which only changes the order in which the replayer lists segments
+//! (`--setup sepbit-replayer`'s ties).
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
-use crate::params::{self, NoParams};
+use crate::params;
+
+/// ETI's parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The replayer's open segments per log (ETI uses 3 of them) [segments].
+    pub classes: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { classes: 6 }
+    }
+}
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "eti",
     description: "ETI (HotStorage'16): per-extent write counts with split/decay/merge; hot, cold and GC groups",
     family: crate::policy::Family::RuleBased,
     needs_future: false,
-    defaults: params::defaults::<NoParams>,
+    defaults: params::defaults::<Params>,
     build: |p, geo| {
-        params::parse::<NoParams>("eti", p)?;
+        let p = params::parse::<Params>("eti", p)?;
+        super::dac::check_classes("eti", p.classes, 3)?;
         let mut extents = BTreeMap::new();
         extents.insert(0, (geo.logical_blocks as u64 + SLACK, 0));
         Ok(Box::new(Eti {

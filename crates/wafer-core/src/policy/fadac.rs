@@ -8,13 +8,36 @@
 //! the classes: a block, user- or GC-written, goes to the first group k with
 //! count ≤ a·10^k (capped at `classes - 1`; group 0 while a = 0).
 //!
-//! Deviation: V is the number of LBAs written before the request; the
-//! replayer's log count also holds its open segments' garbage.
+//! V is the number of LBAs written before the request (`valid_count =
+//! "written"`, wafer's), or the replayer's log count (`"log"`, which also
+//! holds its open segments' garbage; see [`super::sepbit`]).
 
-use super::dac::{check_classes, Params};
-use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
+use serde::{Deserialize, Serialize};
+
+use super::dac::check_classes;
+use super::sepbit::{log_valid, LogValid};
+use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
 use crate::params;
+
+/// FADaC's parameters (the replayer's defaults).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Groups, the replayer's `--setNumOpenSegments`.
+    pub classes: u32,
+    /// The valid-block count V of the fading average: "written" or "log".
+    pub valid_count: String,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            classes: 6,
+            valid_count: "written".into(),
+        }
+    }
+}
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "fadac",
@@ -30,6 +53,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
             count: vec![NEW; geo.logical_blocks as usize],
             avg: 0.0,
             written: 0,
+            log: log_valid("fadac", &p.valid_count)?,
         }))
     },
 };
@@ -46,6 +70,8 @@ pub struct Fadac {
     avg: f64,
     /// LBAs written so far.
     written: u64,
+    /// The replayer's valid-block count (`valid_count = log`).
+    log: Option<LogValid>,
 }
 
 impl Fadac {
@@ -74,8 +100,14 @@ impl Placement for Fadac {
 
     fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (w, g) in writes.iter().zip(out.iter_mut()) {
-            if w.req_offset == 0 && self.written > 0 {
-                let v = self.written as f64;
+            let v = match &mut self.log {
+                Some(l) => {
+                    l.user_block(w);
+                    l.at_request_start()
+                }
+                None => self.written as f64,
+            };
+            if w.req_offset == 0 && v != 0.0 {
                 self.avg = self.avg + w.req_blocks as f64 / v - self.avg / v;
             }
             let c = &mut self.count[w.lba as usize];
@@ -97,6 +129,22 @@ impl Placement for Fadac {
         }
         let c = *c;
         self.class(c)
+    }
+
+    fn tracks_invalidations(&self) -> bool {
+        self.log.is_some()
+    }
+
+    fn on_invalidate(&mut self, seg: crate::ftl::SegmentId, ftl: &crate::ftl::Ftl) {
+        if let Some(l) = &mut self.log {
+            l.invalidated(seg, ftl);
+        }
+    }
+
+    fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Some(l) = &mut self.log {
+            l.on_event(ctx, ev);
+        }
     }
 
     fn state(&self) -> Option<serde_json::Value> {

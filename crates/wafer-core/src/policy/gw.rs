@@ -6,8 +6,15 @@
 //! a < 4ℓ, 2 if a < 16ℓ, and so on by factors of 4 up to the last group.
 //! Unlike SepBIT, blocks from group-0 victims get no group of their own. ℓ is
 //! the mean lifespan of the last 16 collected group-0 segments, measured
-//! from the previous seal of group 0 as in the replayer. No deviation from
-//! the replayer.
+//! from the previous seal of group 0 as in the replayer.
+//!
+//! Two conventions follow the replayer only when asked (`--setup
+//! sepbit-replayer` does): a moved block's age counts from its last write
+//! excluded (`gc_age = "access-id"`, the replayer's `accessId -
+//! lastAccess`, one less than wafer's), and a collected group-0 segment
+//! joins ℓ before its blocks move (`ell_update = "before-moves"`: the
+//! replayer's `collectSegment` runs before its `gcAppend`s, so the victim
+//! that completes a window of 16 moves its blocks under the new ℓ).
 
 use serde::{Deserialize, Serialize};
 
@@ -27,8 +34,21 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     build: |p, geo| {
         let p: Params = params::parse("gw", p)?;
         check_classes("gw", p.classes, 2)?;
+        let bad = |k: &str, v: &str, known: &str| crate::error::Error::Parameter {
+            policy: "gw".into(),
+            reason: format!("{k} = '{v}'; known: {known}"),
+        };
+        if !["since-write", "access-id"].contains(&p.gc_age.as_str()) {
+            return Err(bad("gc_age", &p.gc_age, "since-write, access-id"));
+        }
+        if !["after-moves", "before-moves"].contains(&p.ell_update.as_str()) {
+            return Err(bad("ell_update", &p.ell_update, "after-moves, before-moves"));
+        }
         Ok(Box::new(Gw {
             classes: p.classes as usize,
+            access_id: p.gc_age == "access-id",
+            early: p.ell_update == "before-moves",
+            collecting: None,
             last: LastWrite::new(geo.logical_blocks),
             ell: Ell::new(p.window_segments, true, geo.segments),
         }))
@@ -43,6 +63,13 @@ pub struct Params {
     pub classes: u32,
     /// Collected group-0 segments averaged into ℓ [segments].
     pub window_segments: u32,
+    /// A moved block's age: "since-write" (user writes since its last
+    /// write, that write included) or "access-id" (the replayer's, one
+    /// less).
+    pub gc_age: String,
+    /// When a collected segment joins ℓ: "after-moves" (wafer's) or
+    /// "before-moves" (the replayer's).
+    pub ell_update: String,
 }
 
 impl Default for Params {
@@ -50,6 +77,8 @@ impl Default for Params {
         Params {
             classes: 6,
             window_segments: 16,
+            gc_age: "since-write".into(),
+            ell_update: "after-moves".into(),
         }
     }
 }
@@ -61,6 +90,12 @@ const FACTOR: f64 = 4.0;
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Gw {
     classes: usize,
+    /// `gc_age = access-id`.
+    access_id: bool,
+    /// `ell_update = before-moves`.
+    early: bool,
+    /// The victim being moved, once counted in ℓ (`before-moves`).
+    collecting: Option<crate::ftl::SegmentId>,
     last: LastWrite,
     ell: Ell,
 }
@@ -84,7 +119,18 @@ impl Placement for Gw {
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        let age = self.last.since(b.lba, ctx.now()).unwrap_or(0) as f64;
+        if self.early && self.collecting != Some(b.victim) {
+            self.collecting = Some(b.victim);
+            self.ell.on_event(
+                ctx,
+                &Event::Collected {
+                    seg: b.victim,
+                    valid: 0,
+                },
+            );
+        }
+        let since = self.last.since(b.lba, ctx.now()).unwrap_or(0);
+        let age = since.saturating_sub(self.access_id as u64) as f64;
         let mut base = self.ell.ell * FACTOR;
         let mut level = 1;
         while age >= base && level < self.classes - 1 {
@@ -95,6 +141,12 @@ impl Placement for Gw {
     }
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Event::Collected { seg, .. } = *ev {
+            // counted already when its first block moved (`before-moves`)
+            if self.early && self.collecting.take() == Some(seg) {
+                return;
+            }
+        }
         self.ell.on_event(ctx, ev);
     }
 

@@ -117,6 +117,9 @@ pub const REGISTRY: &[PolicyInfo] = &[
     two_r::INFO,
     sepbit::INFO,
     sepbit::INFO_NG,
+    sepbit::INFO_HALF,
+    sepbit::INFO_DOUBLE,
+    sepbit::INFO_GW,
     midas::INFO,
     midas::INFO_NG,
     shiro::INFO,
@@ -297,6 +300,14 @@ pub fn registry_json() -> Value {
         .collect();
     let families: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
     serde_json::json!({"policies": policies, "families": families, "composites": composites})
+}
+
+/// The parameter defaults of the policy registered under `name`, if any.
+pub fn defaults(name: &str) -> Option<Value> {
+    REGISTRY
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| (p.defaults)())
 }
 
 /// Build the policy registered under `name` with parameter overrides `params`.

@@ -17,14 +17,19 @@
 //! recently appended segment. The replayer passes the model's arguments in a
 //! different order than its signature names them; kept as it is.
 //!
-//! Deviations: the random draws are seeded (the replayer's `Random` is not);
-//! the valid block total is the sum of the levels' counts (the replayer's log
-//! count also holds its open segments' garbage); trims are not counted
+//! The model's valid block total is the sum of the levels' counts
+//! (`valid_count = "written"`, wafer's) or the replayer's count of the log
+//! (`"log"`, which also holds its open segments' garbage; see
+//! [`super::sepbit`]).
+//!
+//! Deviations: the random draws are seeded (`seed`, the run's `--seed`
+//! unless given; the replayer's `new Random()` is not); trims are not counted
 //! against a level (the replayer replays no trims).
 
 use serde::{Deserialize, Serialize};
 
 use super::dac::check_classes;
+use super::sepbit::{log_valid, LogValid};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::{GroupId, SegState};
 use crate::params;
@@ -54,6 +59,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
             collected_invalid: vec![0; k],
             user_writes: 0,
             rng: Rng::derive(p.seed, 0x3d),
+            log: log_valid("multilog", &p.valid_count)?,
         }))
     },
 };
@@ -67,8 +73,11 @@ pub struct Params {
     /// Garbage proportion the model assumes of a victim (the replayer takes
     /// its segment threshold, 0.15).
     pub segment_gp_threshold: f64,
-    /// Seed of the sinking draws.
+    /// Seed of the sinking draws (the run's `--seed` unless given).
     pub seed: u64,
+    /// The model's valid block total: "written" (the levels' sum) or "log"
+    /// (the replayer's log count).
+    pub valid_count: String,
 }
 
 impl Default for Params {
@@ -77,6 +86,7 @@ impl Default for Params {
             classes: 6,
             segment_gp_threshold: 0.15,
             seed: 1,
+            valid_count: "written".into(),
         }
     }
 }
@@ -103,6 +113,8 @@ pub struct MultiLog {
     collected_invalid: Vec<u64>,
     user_writes: u64,
     rng: Rng,
+    /// The replayer's valid-block count (`valid_count = log`).
+    log: Option<LogValid>,
 }
 
 /// The replayer's stand-in for W(-(1+α)·e^-(1+α)).
@@ -130,6 +142,9 @@ impl Placement for MultiLog {
     fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let l = w.lba as usize;
+            if let Some(log) = &mut self.log {
+                log.user_block(w);
+            }
             // the old copy's level loses a valid block
             if let Some(pba) = ctx.ftl.lookup(w.lba) {
                 let old = ctx.ftl.segs.group[ctx.ftl.segment_of(pba) as usize] as usize;
@@ -181,7 +196,20 @@ impl Placement for MultiLog {
         lv as GroupId
     }
 
+    fn tracks_invalidations(&self) -> bool {
+        self.log.is_some()
+    }
+
+    fn on_invalidate(&mut self, seg: crate::ftl::SegmentId, ftl: &crate::ftl::Ftl) {
+        if let Some(l) = &mut self.log {
+            l.invalidated(seg, ftl);
+        }
+    }
+
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Some(l) = &mut self.log {
+            l.on_event(ctx, ev);
+        }
         if let Event::Collected { seg, valid } = *ev {
             let g = ctx.ftl.segs.group[seg as usize] as usize;
             if g < self.classes {
@@ -206,13 +234,17 @@ impl Placement for MultiLog {
             }
         }
         let alpha = self.gp_threshold / (1.0 - self.gp_threshold);
-        let valid_total: i64 = self.valid.iter().sum();
+        let valid_total = match &self.log {
+            // between requests, where GC runs
+            Some(l) => l.settled(),
+            None => self.valid.iter().sum::<i64>() as f64,
+        };
         // the replayer starts at class 0 with Double.MAX_VALUE: a NaN
         // derivative is never chosen, and class 0 stands if none is
         let mut best = (0, f64::MAX);
         for i in (0..self.classes).filter(|&i| exists[i]) {
             let beta = (self.total[i] - self.valid[i]) as f64 / self.valid[i] as f64;
-            let s1 = self.valid[i] as f64 / valid_total as f64;
+            let s1 = self.valid[i] as f64 / valid_total;
             let f1 = self.user[i] as f64 / self.user_writes as f64;
             // the replayer's call passes (s1, f1, s2, f2) where its signature
             // names (f1, s1, f2, s2)

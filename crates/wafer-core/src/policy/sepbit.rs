@@ -23,8 +23,8 @@
 //! `sepbit-ng` (Shiro §V-B, Fig. 9) keeps groups 0 and 1 and sends every
 //! GC-written block to group 2.
 //!
-//! Two rules have the replayer's variant as an option (the `sepbit-replayer`
-//! setup sets both):
+//! Four rules have the replayer's variant as an option (the `sepbit-replayer`
+//! setup sets them all):
 //! * `user_test`: `exact` (default) tests the exact lifetime, from a per-LBA
 //!   last-write table, against ℓ. `fifo` is the replayer's test: a FIFO of the
 //!   most recent writes, capped at min(valid blocks, ℓ) entries (it shrinks
@@ -36,13 +36,24 @@
 //!   (`first-write`, default) or, as in the replayer, which opens the next
 //!   segment of a class when it seals the last, at the previous seal of
 //!   group 0 (`previous-seal`).
+//! * `valid_count`, the valid blocks that cap the `fifo` test: the LBAs
+//!   written (`written`, default) or the replayer's count of its log
+//!   (`log`, [`LogValid`]: its blocks less the garbage it has counted, which
+//!   holds the open segments' garbage and lags a request behind).
+//! * `gc_age`: a moved block's age counts its last user write (`since-write`,
+//!   default) or not (`access-id`, the replayer's `accessId - lastAccess`).
 //!
-//! Deviations: (1) the GC class follows the victim's own group (the
-//! replayer's too); the prototype (`prototype/`) tests the previously
-//! collected segment's class. (2) Under `fifo` the valid block count is the
-//! number of LBAs written; the replayer's is its log's block count less the
-//! garbage it has counted, which includes open segments' garbage and lags a
-//! request behind.
+//! `classes` (default 6, the replayer's `--setNumOpenSegments`) sets the GC
+//! classes by age: group 3 below 4ℓ, each further group 4 times the previous
+//! bound, the last one open-ended. The replayer's variants are policies of
+//! their own: `bit-half` and `bit-double` (ℓ halved / doubled,
+//! `BITHalf.java`, `BITDouble.java`) and `bit-gw` (GC classes 3-5 by age
+//! against ℓ3 and ℓ3 + ℓ4, the mean lifespans of GC classes 3 and 4 themselves,
+//! `BITGW.java`).
+//!
+//! Deviation: the GC class follows the victim's own group (the replayer's
+//! too); the prototype (`prototype/`) tests the previously collected
+//! segment's class.
 
 use serde::{Deserialize, Serialize};
 
@@ -54,30 +65,64 @@ use crate::features::LastWrite;
 use crate::ftl::GroupId;
 use crate::params;
 
+/// Build SepBIT or one of its variants from checked parameters.
+fn build(
+    name: &'static str,
+    variant: Variant,
+    p: &serde_json::Value,
+    geo: &crate::device::Geometry,
+) -> crate::error::Result<Box<dyn Placement>> {
+    let p: Params = params::parse(name, p)?;
+    let bad = |k: &str, v: &str, known: &str| Error::Parameter {
+        policy: name.into(),
+        reason: format!("{k} = '{v}'; known: {known}"),
+    };
+    if !["exact", "fifo"].contains(&p.user_test.as_str()) {
+        return Err(bad("user_test", &p.user_test, "exact, fifo"));
+    }
+    if !["first-write", "previous-seal"].contains(&p.lifespan_start.as_str()) {
+        return Err(bad(
+            "lifespan_start",
+            &p.lifespan_start,
+            "first-write, previous-seal",
+        ));
+    }
+    if !["since-write", "access-id"].contains(&p.gc_age.as_str()) {
+        return Err(bad("gc_age", &p.gc_age, "since-write, access-id"));
+    }
+    let least = if variant == Variant::Gw { 6 } else { 4 };
+    if p.classes < least || p.classes > 64 {
+        return Err(Error::Parameter {
+            policy: name.into(),
+            reason: format!(
+                "classes = {}; {name} needs {least}..=64 (user classes 0-1, the GC class of \
+                 group-0 victims 2, GC classes by age from 3)",
+                p.classes
+            ),
+        });
+    }
+    let log = log_valid(name, &p.valid_count)?;
+    let mut s = SepBit::new(p, geo);
+    s.name = name;
+    s.variant = variant;
+    s.log = log;
+    if variant == Variant::Gw {
+        // BITGW: every class has its own threshold (classes 3 and 4 bound
+        // the GC ages), lifespans from the class's previous seal
+        s.class_ell = (0..s.p.classes as GroupId)
+            .map(|g| Ell::of_group(g, s.p.window_segments, true, geo.segments, g < 2))
+            .collect();
+    }
+    Ok(Box::new(s))
+}
+
 pub(super) const INFO: PolicyInfo = PolicyInfo {
     name: "sepbit",
     description: "SepBIT (FAST'22): user blocks by inferred lifetime vs ℓ, GC blocks by age in 4 classes; 6 groups",
     family: crate::policy::Family::RuleBased,
     needs_future: false,
     defaults: params::defaults::<Params>,
-    build: |p, geo| {
-        let p: Params = params::parse("sepbit", p)?;
-        let bad = |k: &str, v: &str, known: &str| Error::Parameter {
-            policy: "sepbit".into(),
-            reason: format!("{k} = '{v}'; known: {known}"),
-        };
-        if !["exact", "fifo"].contains(&p.user_test.as_str()) {
-            return Err(bad("user_test", &p.user_test, "exact, fifo"));
-        }
-        if !["first-write", "previous-seal"].contains(&p.lifespan_start.as_str()) {
-            return Err(bad(
-                "lifespan_start",
-                &p.lifespan_start,
-                "first-write, previous-seal",
-            ));
-        }
-        Ok(Box::new(SepBit::new(p, geo)))
-    },
+    build: |p, geo| build("sepbit", Variant::SepBit, p, geo),
 };
 
 /// SepBIT-NG (Shiro §V-B, Fig. 9): SepBIT's user separation, one GC group.
@@ -88,17 +133,58 @@ pub(super) const INFO_NG: PolicyInfo = PolicyInfo {
     family: crate::policy::Family::RuleBased,
     needs_future: false,
     defaults: params::defaults::<Params>,
-    build: |p, geo| {
-        let mut s = SepBit::new(params::parse("sepbit-ng", p)?, geo);
-        s.ng = true;
-        Ok(Box::new(s))
-    },
+    build: |p, geo| build("sepbit-ng", Variant::Ng, p, geo),
 };
+
+/// BITHalf (the replayer's `placement/BITHalf.java`): SepBIT with ℓ half
+/// the mean group-0 lifespan.
+pub(super) const INFO_HALF: PolicyInfo = PolicyInfo {
+    name: "bit-half",
+    description:
+        "SepBIT's BITHalf (its replayer): SepBIT with ℓ = half the mean group-0 lifespan; 6 groups",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| build("bit-half", Variant::Half, p, geo),
+};
+
+/// BITDouble (`placement/BITDouble.java`): SepBIT with ℓ twice the mean
+/// group-0 lifespan.
+pub(super) const INFO_DOUBLE: PolicyInfo = PolicyInfo {
+    name: "bit-double",
+    description: "SepBIT's BITDouble (its replayer): SepBIT with ℓ = twice the mean group-0 lifespan; 6 groups",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| build("bit-double", Variant::Double, p, geo),
+};
+
+/// BITGW (`placement/BITGW.java`): SepBIT's user separation; GC blocks
+/// from group-0 victims to group 2, the others by age against the mean
+/// lifespans ℓ3, ℓ4 of GC classes 3 and 4 themselves: a <= ℓ3 to group 3,
+/// a <= ℓ3 + ℓ4 to group 4, else group 5.
+pub(super) const INFO_GW: PolicyInfo = PolicyInfo {
+    name: "bit-gw",
+    description: "SepBIT's BITGW (its replayer): SepBIT's user split, GC classes by age against their own measured lifespans; 6 groups",
+    defaults: params::defaults::<Params>,
+    build: |p, geo| build("bit-gw", Variant::Gw, p, geo),
+};
+
+/// SepBIT and the variants of its replayer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+enum Variant {
+    SepBit,
+    Ng,
+    Half,
+    Double,
+    Gw,
+}
 
 /// SepBIT's parameters (paper defaults).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
+    /// Groups (the replayer's `--setNumOpenSegments`): user classes 0-1,
+    /// group 2 for blocks from group-0 victims, GC classes by age from 3 to
+    /// `classes - 1` (each bound `age_multiples[1] / age_multiples[0]` times
+    /// the previous). At least 4.
+    pub classes: u32,
     /// Collected group-0 segments averaged into ℓ [segments].
     pub window_segments: u32,
     /// Age bounds of GC groups 3 and 4, as multiples of ℓ.
@@ -109,15 +195,25 @@ pub struct Params {
     /// Start of a group-0 segment's lifespan: "first-write" or
     /// "previous-seal" (the replayer's).
     pub lifespan_start: String,
+    /// The valid-block count that caps the `fifo` test: "written" (LBAs
+    /// written) or "log" (the replayer's log count).
+    pub valid_count: String,
+    /// A GC-moved block's age: "since-write" (user writes since its last
+    /// write, that write included) or "access-id" (the replayer's:
+    /// `accessId - lastAccess`, one less).
+    pub gc_age: String,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
+            classes: 6,
             window_segments: 16,
             age_multiples: [4.0, 16.0],
             user_test: "exact".into(),
             lifespan_start: "first-write".into(),
+            valid_count: "written".into(),
+            gc_age: "since-write".into(),
         }
     }
 }
@@ -149,16 +245,25 @@ impl RecentWrites {
     /// Whether a user write of `lba`, write number `id` (1-based; `first`:
     /// the LBA's first write), is short-lived under threshold `ell`; then
     /// the FIFO takes it and sheds at most two of its oldest entries while
-    /// it holds more than min(LBAs written, ℓ).
-    pub(super) fn test(&mut self, lba: u32, id: u64, first: bool, ell: f64) -> bool {
+    /// it holds more than min(V, ℓ), V the valid blocks: `valid` if given
+    /// (the replayer's log count, [`LogValid`]), else the LBAs written.
+    pub(super) fn test(
+        &mut self,
+        lba: u32,
+        id: u64,
+        first: bool,
+        ell: f64,
+        valid: Option<f64>,
+    ) -> bool {
         if first {
             self.written += 1;
         }
+        let valid = valid.unwrap_or(self.written as f64);
         let prev = self.pos[lba as usize];
         let short = prev != OUT && ((id - prev) as f64) < ell.min(self.lbas.len() as f64);
         self.pos[lba as usize] = id;
         self.lbas.push_back(lba);
-        if self.lbas.len() as f64 > (self.written as f64).min(ell) {
+        if self.lbas.len() as f64 > valid.min(ell) {
             let head = id + 1 - self.lbas.len() as u64;
             for (round, number) in (head..head + 2).enumerate() {
                 if round == 1 && self.lbas.len() as f64 <= ell {
@@ -179,26 +284,125 @@ impl RecentWrites {
     }
 }
 
+/// The replayer's valid-block count of a log (`Log.getnValidBlocks`: its
+/// blocks less the garbage it has counted), which the replayer's SepBIT,
+/// UW, FADaC and MultiLog read (`valid_count = "log"`). It differs from the
+/// LBAs written in three ways: a request's blocks join the log's block count
+/// only after the whole request (`appendRequest`), an overwritten copy in an
+/// open segment counts as garbage only when that segment is sealed, and GC
+/// adds and removes the same blocks (net nothing). Followed here from the
+/// policy's own hooks: the engine must place one block at a time
+/// (`placement_batch = block`, the `sepbit-replayer` setup) for the count
+/// to be exact within a request.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub(super) struct LogValid {
+    /// Blocks of finished requests less counted garbage.
+    valid: i64,
+    /// Blocks of the request in progress.
+    pending: u64,
+}
+
+impl LogValid {
+    /// A user block `w` is about to be placed: a new request moves the
+    /// previous one's blocks into the count.
+    pub(super) fn user_block(&mut self, w: &UserWrite) {
+        if w.req_offset == 0 {
+            self.valid += self.pending as i64;
+            self.pending = 0;
+        }
+        self.pending += 1;
+    }
+
+    /// The count after the old copy of `lba` (if any) was invalidated,
+    /// before its new copy is appended (where the replayer's policies read
+    /// it).
+    pub(super) fn before_append(&self, ctx: &Ctx, lba: u32) -> f64 {
+        let sealed_copy = ctx.ftl.lookup(lba).is_some_and(|pba| {
+            ctx.ftl.segs.state[ctx.ftl.segment_of(pba) as usize] == crate::ftl::SegState::Sealed
+        });
+        (self.valid - sealed_copy as i64) as f64
+    }
+
+    /// The count at the start of the request whose first block is next
+    /// (call after [`LogValid::user_block`] of that block).
+    pub(super) fn at_request_start(&self) -> f64 {
+        self.valid as f64
+    }
+
+    /// The count between requests (where GC runs): the finished request's
+    /// blocks are in.
+    pub(super) fn settled(&self) -> f64 {
+        (self.valid + self.pending as i64) as f64
+    }
+
+    /// A copy in `seg` was invalidated.
+    pub(super) fn invalidated(&mut self, seg: crate::ftl::SegmentId, ftl: &crate::ftl::Ftl) {
+        if ftl.segs.state[seg as usize] == crate::ftl::SegState::Sealed {
+            self.valid -= 1;
+        }
+    }
+
+    /// Follow a seal: the segment's garbage joins the count.
+    pub(super) fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Event::Sealed { seg, .. } = *ev {
+            let garbage = ctx.ftl.geo.segment_blocks - ctx.ftl.segs.valid[seg as usize];
+            self.valid -= garbage as i64;
+        }
+    }
+}
+
+/// Which valid-block count a policy reads: `written` (LBAs written, wafer)
+/// or `log` (the replayer's, [`LogValid`]).
+pub(super) fn log_valid(policy: &str, valid_count: &str) -> crate::error::Result<Option<LogValid>> {
+    match valid_count {
+        "written" => Ok(None),
+        "log" => Ok(Some(LogValid::default())),
+        v => Err(Error::Parameter {
+            policy: policy.into(),
+            reason: format!("valid_count = '{v}'; known: written, log"),
+        }),
+    }
+}
+
 /// ℓ: the mean lifespan of the last `window` collected group-0 segments,
 /// ∞ until there are that many (shared by SepBIT and its ablations UW, GW).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Ell {
     /// Threshold ℓ [user blocks].
     pub(super) ell: f64,
+    /// The group whose segments are measured.
+    group: GroupId,
+    /// Its segments are sealed by user writes (the clock ticks after the
+    /// seal) rather than GC.
+    user: bool,
     window: u32,
     sum: u64,
     n: u32,
-    /// `previous-seal` lifespans: when the open group-0 segment's life
-    /// began, and that start for every sealed segment [user blocks].
+    /// `previous-seal` lifespans: when the open segment's life began, and
+    /// that start for every sealed segment [user blocks].
     created: Option<(u64, Vec<u64>)>,
 }
 
 impl Ell {
-    /// ℓ over `window` segments; lifespans from the previous group-0 seal if
-    /// `previous_seal`, else from the segment's first write.
+    /// ℓ over `window` group-0 segments; lifespans from the previous
+    /// group-0 seal if `previous_seal`, else from the segment's first write.
     pub(super) fn new(window: u32, previous_seal: bool, segments: u32) -> Self {
+        Self::of_group(0, window, previous_seal, segments, true)
+    }
+
+    /// As [`Ell::new`], over the segments of `group` (sealed by user writes
+    /// if `user`, else by GC).
+    pub(super) fn of_group(
+        group: GroupId,
+        window: u32,
+        previous_seal: bool,
+        segments: u32,
+        user: bool,
+    ) -> Self {
         Ell {
             ell: f64::INFINITY,
+            group,
+            user,
             window: window.max(1),
             sum: 0,
             n: 0,
@@ -209,15 +413,16 @@ impl Ell {
     /// Follow an engine event; true when ℓ was recomputed.
     pub(super) fn on_event(&mut self, ctx: &Ctx, ev: &Event) -> bool {
         match *ev {
-            Event::Sealed { seg, group: 0 } => {
+            Event::Sealed { seg, group } if group == self.group => {
                 if let Some((start, created)) = &mut self.created {
-                    // group 0 seals on user writes: the replayer's clock has ticked
+                    // a seal by a user write comes before the clock ticks
+                    // (the replayer's `accessId` has ticked already)
                     created[seg as usize] = *start;
-                    *start = ctx.now() + 1;
+                    *start = ctx.now() + self.user as u64;
                 }
                 false
             }
-            Event::Collected { seg, .. } if ctx.ftl.segs.group[seg as usize] == 0 => {
+            Event::Collected { seg, .. } if ctx.ftl.segs.group[seg as usize] == self.group => {
                 let s = seg as usize;
                 let born = match &self.created {
                     Some((_, created)) => created[s],
@@ -251,30 +456,70 @@ impl Ell {
 /// SepBIT state.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct SepBit {
+    #[serde(with = "crate::codec::static_str")]
+    name: crate::codec::Name,
     p: Params,
-    /// SepBIT-NG: every GC-written block goes to group 2.
-    ng: bool,
+    variant: Variant,
     last: LastWrite,
     ell: Ell,
+    /// BITGW: each class's own threshold.
+    class_ell: Vec<Ell>,
+    /// The victim whose blocks are being moved, once its collection was
+    /// counted (BITGW counts it before the moves, as the replayer).
+    collecting: Option<crate::ftl::SegmentId>,
     /// [ℓ] as a lifetime-class bound (group 0 predicts a lifetime below ℓ).
     ell_bound: [u64; 1],
     /// The replayer's FIFO (`user_test = fifo`).
     fifo: Option<RecentWrites>,
+    /// The replayer's valid-block count (`valid_count = log`).
+    log: Option<LogValid>,
 }
 
 impl SepBit {
     fn new(p: Params, geo: &crate::device::Geometry) -> Self {
         SepBit {
-            ng: false,
+            name: "sepbit",
+            variant: Variant::SepBit,
             last: LastWrite::new(geo.logical_blocks),
             ell: Ell::new(
                 p.window_segments,
                 p.lifespan_start == "previous-seal",
                 geo.segments,
             ),
+            class_ell: Vec::new(),
+            collecting: None,
             ell_bound: [u64::MAX],
             fifo: (p.user_test == "fifo").then(|| RecentWrites::new(geo.logical_blocks)),
+            log: None,
             p,
+        }
+    }
+
+    /// The threshold ℓ the rules use now.
+    fn ell(&self) -> f64 {
+        match self.variant {
+            Variant::Half => self.ell.ell / 2.0,
+            Variant::Double => self.ell.ell * 2.0,
+            Variant::Gw => self.class_ell[0].ell,
+            Variant::SepBit | Variant::Ng => self.ell.ell,
+        }
+    }
+
+    /// A GC-moved block's age [user blocks].
+    fn age(&self, lba: u32, now: u64) -> f64 {
+        let a = self.last.since(lba, now).unwrap_or(0);
+        if self.p.gc_age == "access-id" {
+            a.saturating_sub(1) as f64
+        } else {
+            a as f64
+        }
+    }
+
+    /// BITGW: count the collection of `seg` in its class's threshold.
+    fn count_collection(&mut self, ctx: &Ctx, seg: crate::ftl::SegmentId) {
+        let ev = Event::Collected { seg, valid: 0 };
+        for e in &mut self.class_ell {
+            e.on_event(ctx, &ev);
         }
     }
 }
@@ -282,27 +527,26 @@ impl SepBit {
 impl Placement for SepBit {
     crate::checkpoint_by_serde!();
     fn name(&self) -> &'static str {
-        if self.ng {
-            "sepbit-ng"
-        } else {
-            "sepbit"
-        }
+        self.name
     }
 
     fn groups(&self) -> usize {
-        if self.ng {
-            3
-        } else {
-            6
+        match self.variant {
+            Variant::Ng => 3,
+            _ => self.p.classes as usize,
         }
     }
 
-    fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+    fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+        let ell = self.ell();
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let since = self.last.since(w.lba, w.time);
-            let ell = self.ell.ell;
+            let valid = self.log.as_mut().map(|l| {
+                l.user_block(w);
+                l.before_append(ctx, w.lba)
+            });
             let short = match &mut self.fifo {
-                Some(f) => f.test(w.lba, w.time + 1, since.is_none(), ell),
+                Some(f) => f.test(w.lba, w.time + 1, since.is_none(), ell, valid),
                 None => since.is_some_and(|v| (v as f64) < ell),
             };
             *g = if short { 0 } else { 1 };
@@ -310,7 +554,8 @@ impl Placement for SepBit {
     }
 
     fn threshold(&self) -> Option<f64> {
-        self.ell.get()
+        let ell = self.ell();
+        ell.is_finite().then_some(ell)
     }
 
     fn prefetch(&self, lba: u32) {
@@ -322,23 +567,67 @@ impl Placement for SepBit {
     }
 
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
-        if b.from_group == 0 || self.ng {
+        if b.from_group == 0 || self.variant == Variant::Ng {
             return 2;
         }
-        let age = self.last.since(b.lba, ctx.now()).unwrap_or(0) as f64;
-        let ell = self.ell.ell;
-        if age < self.p.age_multiples[0] * ell {
-            3
-        } else if age < self.p.age_multiples[1] * ell {
-            4
-        } else {
-            5
+        let age = self.age(b.lba, ctx.now());
+        if self.variant == Variant::Gw {
+            if self.collecting != Some(b.victim) {
+                self.collecting = Some(b.victim);
+                self.count_collection(ctx, b.victim);
+            }
+            let (l3, l4) = (self.class_ell[3].ell, self.class_ell[4].ell);
+            return if age <= l3 {
+                3
+            } else if age <= l3 + l4 {
+                4
+            } else {
+                5
+            };
+        }
+        let ell = self.ell();
+        let step = self.p.age_multiples[1] / self.p.age_multiples[0];
+        let mut base = self.p.age_multiples[0] * ell;
+        let mut level = 3;
+        while age >= base && level + 1 < self.p.classes {
+            base *= step;
+            level += 1;
+        }
+        level as GroupId
+    }
+
+    fn tracks_invalidations(&self) -> bool {
+        self.log.is_some()
+    }
+
+    fn on_invalidate(&mut self, seg: crate::ftl::SegmentId, ftl: &crate::ftl::Ftl) {
+        if let Some(l) = &mut self.log {
+            l.invalidated(seg, ftl);
         }
     }
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Some(l) = &mut self.log {
+            l.on_event(ctx, ev);
+        }
+        if self.variant == Variant::Gw {
+            match *ev {
+                Event::Collected { seg, .. } => {
+                    if self.collecting.take() != Some(seg) {
+                        self.count_collection(ctx, seg);
+                    }
+                }
+                _ => {
+                    for e in &mut self.class_ell {
+                        e.on_event(ctx, ev);
+                    }
+                }
+            }
+            self.ell_bound = [self.ell().ceil() as u64];
+            return;
+        }
         if self.ell.on_event(ctx, ev) {
-            self.ell_bound = [self.ell.ell.ceil() as u64];
+            self.ell_bound = [self.ell().ceil() as u64];
         }
     }
 
@@ -346,6 +635,7 @@ impl Placement for SepBit {
         self.last.memory_bytes()
             + self.fifo.as_ref().map_or(0, RecentWrites::memory_bytes)
             + self.ell.memory_bytes()
+            + self.class_ell.iter().map(Ell::memory_bytes).sum::<usize>()
     }
 
     /// User writes: group 0 predicts "dies within ℓ", group 1 "lives ℓ or

@@ -5,12 +5,15 @@
 //! by the replayer's FIFO test against ℓ; see [`super::sepbit`]) and all GC
 //! writes in one group (2). ℓ is the mean lifespan of the last 16 collected
 //! group-0 segments, measured from the previous seal of group 0 as in the
-//! replayer. Deviation: as SepBIT's `fifo` test, the FIFO's cap counts the
-//! LBAs written (see [`super::sepbit`]).
+//! replayer. The FIFO's cap counts the LBAs written (`valid_count =
+//! "written"`, wafer's) or, as the replayer, its log's count (`"log"`, see
+//! [`super::sepbit`]). `classes` is the replayer's open segments per log: UW
+//! writes to 3 of them whatever the count, which only changes the order in
+//! which the replayer lists segments (`--setup sepbit-replayer`'s ties).
 
 use serde::{Deserialize, Serialize};
 
-use super::sepbit::{Ell, RecentWrites};
+use super::sepbit::{log_valid, Ell, LogValid, RecentWrites};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::features::LastWrite;
 use crate::ftl::GroupId;
@@ -24,10 +27,12 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("uw", p)?;
+        super::dac::check_classes("uw", p.classes, 3)?;
         Ok(Box::new(Uw {
             last: LastWrite::new(geo.logical_blocks),
             fifo: RecentWrites::new(geo.logical_blocks),
             ell: Ell::new(p.window_segments, true, geo.segments),
+            log: log_valid("uw", &p.valid_count)?,
         }))
     },
 };
@@ -36,14 +41,20 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
+    /// The replayer's open segments per log (UW uses 3 of them) [segments].
+    pub classes: u32,
     /// Collected group-0 segments averaged into ℓ [segments].
     pub window_segments: u32,
+    /// The valid-block count that caps the FIFO: "written" or "log".
+    pub valid_count: String,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
+            classes: 6,
             window_segments: 16,
+            valid_count: "written".into(),
         }
     }
 }
@@ -54,6 +65,7 @@ pub struct Uw {
     last: LastWrite,
     fifo: RecentWrites,
     ell: Ell,
+    log: Option<LogValid>,
 }
 
 impl Placement for Uw {
@@ -66,10 +78,16 @@ impl Placement for Uw {
         3
     }
 
-    fn place_user(&mut self, _ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
+    fn place_user(&mut self, ctx: &Ctx, writes: &[UserWrite], out: &mut [GroupId]) {
         for (w, g) in writes.iter().zip(out.iter_mut()) {
             let first = self.last.get(w.lba) == LastWrite::NEVER;
-            let short = self.fifo.test(w.lba, w.time + 1, first, self.ell.ell);
+            let valid = self.log.as_mut().map(|l| {
+                l.user_block(w);
+                l.before_append(ctx, w.lba)
+            });
+            let short = self
+                .fifo
+                .test(w.lba, w.time + 1, first, self.ell.ell, valid);
             *g = if short { 0 } else { 1 };
         }
     }
@@ -83,7 +101,20 @@ impl Placement for Uw {
     }
 
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
+        if let Some(l) = &mut self.log {
+            l.on_event(ctx, ev);
+        }
         self.ell.on_event(ctx, ev);
+    }
+
+    fn tracks_invalidations(&self) -> bool {
+        self.log.is_some()
+    }
+
+    fn on_invalidate(&mut self, seg: crate::ftl::SegmentId, ftl: &crate::ftl::Ftl) {
+        if let Some(l) = &mut self.log {
+            l.invalidated(seg, ftl);
+        }
     }
 
     fn threshold(&self) -> Option<f64> {

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::future::{Annotation, AnnotationInfo};
 use crate::source::{StreamSpec, TraceConfig};
 use crate::timing::TimingRun;
-use crate::victim::CostBenefitConfig;
+use crate::victim::{CostBenefitConfig, VictimTies};
 
 /// Everything that defines a replay.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -54,6 +54,9 @@ pub struct RunConfig {
     pub setup: Setup,
     /// What the `cost-benefit` victim selector computes (form and clock).
     pub cost_benefit: CostBenefitConfig,
+    /// How victim selectors break ties and order their candidates (wafer's
+    /// own, or SepBIT's replayer's hash-map order).
+    pub victim_ties: VictimTies,
     /// Count the prefill's writes in `waf` (MiDAS-Simulation's WAF).
     pub waf_counts_prefill: bool,
     /// Timing mode: simulate this SSD's latency, throughput and energy
@@ -78,6 +81,7 @@ impl Default for RunConfig {
             cache_dir: None,
             setup: Setup::Wafer,
             cost_benefit: CostBenefitConfig::default(),
+            victim_ties: VictimTies::Wafer,
             waf_counts_prefill: false,
             timing: None,
         }
@@ -100,6 +104,19 @@ impl RunConfig {
     /// ([`crate::future::annotate`], cached in `cache_dir` for a trace).
     pub fn annotate(&self) -> Result<(Annotation, AnnotationInfo)> {
         crate::future::annotate(&self.stream(), self.cache_dir.as_deref())
+    }
+
+    /// The class count of SepBIT's replayer for this run's policy (its
+    /// `--setNumOpenSegments`): the policy's `classes` parameter if it has
+    /// one, else the 6 of every run wafer compared with.
+    pub fn replayer_classes(&self) -> u32 {
+        let base = self.policy.split('+').next().unwrap_or("");
+        self.params
+            .get("classes")
+            .cloned()
+            .or_else(|| crate::policy::defaults(base).and_then(|d| d.get("classes").cloned()))
+            .and_then(|v| v.as_u64())
+            .map_or(crate::victim::REPLAYER_CLASSES, |c| c as u32)
     }
 
     /// Run the trace's footprint pass (once: clones reuse it) and size the

@@ -15,7 +15,12 @@
 //!   the age in trace microseconds since the segment's last append
 //!   (`selection/CostBenefit.java`); `sepbit` tests user writes as the
 //!   replayer does (a FIFO of recent writes, `placement/SepBIT.java`) and
-//!   measures segment lifespans from the previous seal of its class.
+//!   measures segment lifespans from the previous seal of its class;
+//!   `sepbit` (and its variants), `uw`, `fadac` and `multilog` read the
+//!   replayer's valid-block count of the log (`valid_count = "log"`), which
+//!   needs a request's blocks placed one at a time (`Log.append`); the
+//!   selectors list their candidates in the replayer's hash-map order and
+//!   sort them stably, so equal scores go as there (`victim_ties`).
 //! * `midas-sim`: MiDAS-Simulation (github.com/sungkyun123/MiDAS-Simulation):
 //!   a fixed-capacity SSD (`watermark` GC mode) prefilled sequentially, GC
 //!   checked after each block until the reserve (`gc_low`, 4 free segments
@@ -38,8 +43,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::RunConfig;
-use crate::device::{GarbageAccounting, GcCheck, GcMode};
-use crate::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm};
+use crate::device::{GarbageAccounting, GcCheck, GcMode, PlacementBatch};
+use crate::victim::{CostBenefitClock, CostBenefitConfig, CostBenefitForm, VictimTies};
 
 /// Whose conventions a run follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +93,10 @@ pub struct Conventions {
     pub pick_segments: Option<u32>,
     /// What `cost-benefit` computes.
     pub cost_benefit: CostBenefitConfig,
+    /// How victim selectors break ties.
+    pub victim_ties: VictimTies,
+    /// How many of a request's blocks the policy places at once.
+    pub placement_batch: PlacementBatch,
     /// Whether `waf` counts the prefill's writes.
     pub waf_counts_prefill: bool,
 }
@@ -107,6 +116,8 @@ impl Conventions {
                 GcCheck::Block => None,
             }),
             cost_benefit: cfg.cost_benefit,
+            victim_ties: cfg.victim_ties,
+            placement_batch: d.placement_batch,
             waf_counts_prefill: cfg.waf_counts_prefill,
         }
     }
@@ -116,20 +127,24 @@ impl Setup {
     /// Set this setup's conventions in `cfg` (the setup wins over the
     /// fields it fixes; `pick_segments`, the thresholds, the GC reserve and
     /// the device size stay as given) and merge its policy parameters under
-    /// the user's.
+    /// the user's. Under every setup the run's seed reaches the policies
+    /// that draw from their own seeded generator (`multilog`), unless their
+    /// `seed` parameter is given.
     pub fn apply(self, cfg: &mut RunConfig) {
         let d = &mut cfg.device;
         match self {
-            Setup::Wafer => return,
+            Setup::Wafer => {}
             Setup::SepbitReplayer => {
                 d.gc_mode = GcMode::GarbageProportion;
                 d.prefill = false;
                 d.garbage_accounting = GarbageAccounting::AtSeal;
                 d.gc_check = GcCheck::Request;
+                d.placement_batch = PlacementBatch::Block;
                 cfg.cost_benefit = CostBenefitConfig {
                     form: CostBenefitForm::Sqrt,
                     clock: CostBenefitClock::TraceTime,
                 };
+                cfg.victim_ties = VictimTies::Replayer;
                 cfg.waf_counts_prefill = false;
             }
             Setup::MidasSim => {
@@ -156,15 +171,39 @@ impl Setup {
                 cfg.params = Value::Object(merged);
             }
         }
+        if base == "multilog" && cfg.params.get("seed").is_none() {
+            let mut p = match std::mem::take(&mut cfg.params) {
+                Value::Object(m) => m,
+                Value::Null => Map::new(),
+                other => {
+                    // not an object: the policy's own parse reports it
+                    cfg.params = other;
+                    return;
+                }
+            };
+            p.insert("seed".into(), json!(cfg.seed));
+            cfg.params = Value::Object(p);
+        }
     }
 
     /// The parameters this setup gives `policy` (under victim selector
     /// `victim`), as a JSON object (empty for most).
     pub fn policy_params(self, policy: &str, victim: &str) -> Value {
         match (self, policy) {
-            (Setup::SepbitReplayer, "sepbit") => json!({
+            // the replayer's valid-block count (`Log.getnValidBlocks`) where
+            // its policies read one, and its GC age (`accessId - lastAccess`)
+            (Setup::SepbitReplayer, "sepbit" | "bit-half" | "bit-double" | "bit-gw") => json!({
                 "user_test": "fifo",
                 "lifespan_start": "previous-seal",
+                "valid_count": "log",
+                "gc_age": "access-id",
+            }),
+            (Setup::SepbitReplayer, "uw" | "fadac" | "multilog") => json!({
+                "valid_count": "log",
+            }),
+            (Setup::SepbitReplayer, "gw") => json!({
+                "gc_age": "access-id",
+                "ell_update": "before-moves",
             }),
             // MiDAS as the simulator runs it: the start-up chain of 4 groups
             // (its "naive MiDA") with its hot filter running from the start,

@@ -229,7 +229,14 @@ impl Simulation {
         if let Some(limit) = cfg.device.open_streams {
             policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
         }
-        let victim = victim::build_with(&cfg.victim, &geo, cfg.seed, cfg.cost_benefit)?;
+        let victim = victim::build_run(
+            &cfg.victim,
+            &geo,
+            cfg.seed,
+            cfg.cost_benefit,
+            cfg.victim_ties,
+            cfg.replayer_classes(),
+        )?;
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }

@@ -14,6 +14,7 @@ mod lru;
 mod multilog;
 mod random;
 mod random_greedy;
+pub mod replayer;
 mod window_greedy;
 
 pub use adjusted_greedy::AdjustedGreedy;
@@ -201,6 +202,24 @@ pub(crate) fn top_by_score<const K: usize>(
     top
 }
 
+/// How a selector breaks ties and orders its candidates: wafer's own way,
+/// or as a peer does (a setup's convention).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimTies {
+    /// wafer's: greedy takes the segment that reached its valid count
+    /// first, the scanning selectors the lowest segment id, the random ones
+    /// wafer's generator over segments in id order.
+    #[default]
+    Wafer,
+    /// SepBIT's replayer's: `greedy`, `cost-benefit`, `lru`,
+    /// `window-greedy`, `random`, `random-greedy` and `multilog` sort (or
+    /// draw from, with `java.util.Random` seeded by the run's seed) the
+    /// candidates in its hash map's order ([`replayer`]), so equal scores
+    /// go as there.
+    Replayer,
+}
+
 /// What a selector is built from.
 #[derive(Clone, Copy, Debug)]
 pub struct SelectorArgs<'a> {
@@ -212,6 +231,28 @@ pub struct SelectorArgs<'a> {
     pub seed: u64,
     /// Form and clock of `cost-benefit`.
     pub cost_benefit: CostBenefitConfig,
+    /// Tie order and candidate order.
+    pub ties: VictimTies,
+    /// The replayer's open segments per log at start (its
+    /// `--setNumOpenSegments`, the policy's class count), for the hash
+    /// order of [`replayer`].
+    pub classes: u32,
+}
+
+impl SelectorArgs<'_> {
+    /// The replayer's `algo` under `name` if the ties are the replayer's,
+    /// else `own`.
+    fn replayer_or(
+        &self,
+        algo: replayer::Algorithm,
+        name: &'static str,
+        own: impl FnOnce() -> Box<dyn VictimSelector>,
+    ) -> Box<dyn VictimSelector> {
+        match self.ties {
+            VictimTies::Replayer => Box::new(replayer::Replayer::new(algo, name, self)),
+            VictimTies::Wafer => own(),
+        }
+    }
 }
 
 /// A registered victim selector.
@@ -229,13 +270,17 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "greedy",
         description: "fewest valid blocks first; O(1) per update and amortised O(1) per choice (bucket lists)",
-        build: |a| Box::new(Greedy::new(a.geo)),
+        build: |a| a.replayer_or(replayer::Algorithm::Greedy, "greedy", || Box::new(Greedy::new(a.geo))),
     },
     SelectorInfo {
         name: "cost-benefit",
         description: "LFS cost-benefit (Rosenblum & Ousterhout): max (1-u)*age/(1+u), age since sealing; \
                       --cost-benefit sqrt: (1-u)/u*sqrt(age) (SepBIT's replayer, MiDAS-Simulation)",
-        build: |a| Box::new(CostBenefit::new(a.cost_benefit, a.geo)),
+        build: |a| {
+            a.replayer_or(replayer::Algorithm::CostBenefit, "cost-benefit", || {
+                Box::new(CostBenefit::new(a.cost_benefit, a.geo))
+            })
+        },
     },
     SelectorInfo {
         name: "fifo",
@@ -260,22 +305,30 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "random",
         description: "a uniformly random eligible segment (SepBIT's replayer, Random)",
-        build: |a| Box::new(Random::new(a.seed)),
+        build: |a| a.replayer_or(replayer::Algorithm::Random, "random", || Box::new(Random::new(a.seed))),
     },
     SelectorInfo {
         name: "random-greedy",
         description: "fewest valid of a random 20% (at least 2) of the eligible segments (SepBIT's replayer, RandomGreedy)",
-        build: |a| Box::new(RandomGreedy::new(a.seed)),
+        build: |a| {
+            a.replayer_or(replayer::Algorithm::RandomGreedy, "random-greedy", || {
+                Box::new(RandomGreedy::new(a.seed))
+            })
+        },
     },
     SelectorInfo {
         name: "window-greedy",
         description: "fewest valid among the oldest 90% of the eligible segments (SepBIT's replayer, WindowGreedy)",
-        build: |_| Box::new(WindowGreedy::default()),
+        build: |a| {
+            a.replayer_or(replayer::Algorithm::WindowGreedy, "window-greedy", || {
+                Box::new(WindowGreedy::default())
+            })
+        },
     },
     SelectorInfo {
         name: "lru",
         description: "least recently appended segment first (SepBIT's replayer, Lru)",
-        build: |_| Box::new(Lru),
+        build: |a| a.replayer_or(replayer::Algorithm::Lru, "lru", || Box::new(Lru)),
     },
     SelectorInfo {
         name: "cost-hotness",
@@ -285,7 +338,16 @@ pub const SELECTORS: &[SelectorInfo] = &[
     SelectorInfo {
         name: "multilog",
         description: "MultiLog (Stoica & Ailamaki, VLDB'13): LRU within the class its model picks (with --policy multilog; plain LRU otherwise)",
-        build: |_| Box::new(MultiLogVictim::default()),
+        build: |a| {
+            a.replayer_or(replayer::Algorithm::MultiLog, "multilog", || {
+                Box::new(MultiLogVictim::default())
+            })
+        },
+    },
+    SelectorInfo {
+        name: "basic",
+        description: "SepBIT's replayer's Basic: no ordering, the first eligible segment in its hash map's order (segments numbered as it opens them)",
+        build: |a| Box::new(replayer::Replayer::new(replayer::Algorithm::Basic, "basic", a)),
     },
 ];
 
@@ -301,6 +363,30 @@ pub fn build_with(
     geo: &Geometry,
     seed: u64,
     cost_benefit: CostBenefitConfig,
+) -> Result<Box<dyn VictimSelector>> {
+    build_run(
+        name,
+        geo,
+        seed,
+        cost_benefit,
+        VictimTies::Wafer,
+        REPLAYER_CLASSES,
+    )
+}
+
+/// The replayer's open segments per log in every run wafer compared it with
+/// (`--setNumOpenSegments 6`).
+pub const REPLAYER_CLASSES: u32 = 6;
+
+/// As [`build_with`], with the tie order `ties` and, for the replayer's
+/// hash order, its open segments per log `classes`.
+pub fn build_run(
+    name: &str,
+    geo: &Geometry,
+    seed: u64,
+    cost_benefit: CostBenefitConfig,
+    ties: VictimTies,
+    classes: u32,
 ) -> Result<Box<dyn VictimSelector>> {
     let (base, opt) = match name.split_once(':') {
         Some((b, o)) => {
@@ -324,6 +410,8 @@ pub fn build_with(
             opt,
             seed,
             cost_benefit,
+            ties,
+            classes,
         })
     })
 }
