@@ -499,7 +499,7 @@ EXPERIMENTS = {
         full_source="docs/FIDELITY.md: 81 runs in 12 min on two cores, 2026-11-24",
     ),
     "streams": Experiment(
-        description="Host-side stream identification (FIOS/OFIOS, LSTM+KM; spec streams.md §8): multi-streaming vs "
+        description="Host-side stream identification (FIOS/OFIOS, LSTM+KM): multi-streaming vs "
                     "legacy, the 15 feature combinations (decimal and binary) on four designed mixes, automatic "
                     "selection's regret, the chunk-size knee, OFIOS vs static FIOS on phased tenants and its "
                     "training fraction, LSTM vs last-value on a sliding and a stationary hot spot, OFIOS vs "
@@ -510,7 +510,7 @@ EXPERIMENTS = {
         workloads=[],
         ops=[0.11],
         runner="repro_streams",
-        figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8 (spec streams.md §8)",
+        figure="FIOS Figs. 8-12, OFIOS Figs. 6-9, LSTM+KM Figs. 6-8",
         quick_seconds=79.0 / 4, quick_source="estimated: the full run's 79 s on a quarter of the device",
         full_seconds=79.0, full_source="docs/FIDELITY.md: seeds 1-3 in 79 s on two cores, 2026-11-24",
     ),
