@@ -142,6 +142,8 @@ pub(super) const INFO_HALF: PolicyInfo = PolicyInfo {
     name: "bit-half",
     description:
         "SepBIT's BITHalf (its replayer): SepBIT with ℓ = half the mean group-0 lifespan; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| build("bit-half", Variant::Half, p, geo),
 };
@@ -151,6 +153,8 @@ pub(super) const INFO_HALF: PolicyInfo = PolicyInfo {
 pub(super) const INFO_DOUBLE: PolicyInfo = PolicyInfo {
     name: "bit-double",
     description: "SepBIT's BITDouble (its replayer): SepBIT with ℓ = twice the mean group-0 lifespan; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| build("bit-double", Variant::Double, p, geo),
 };
@@ -162,6 +166,8 @@ pub(super) const INFO_DOUBLE: PolicyInfo = PolicyInfo {
 pub(super) const INFO_GW: PolicyInfo = PolicyInfo {
     name: "bit-gw",
     description: "SepBIT's BITGW (its replayer): SepBIT's user split, GC classes by age against their own measured lifespans; 6 groups",
+    family: crate::policy::Family::RuleBased,
+    needs_future: false,
     defaults: params::defaults::<Params>,
     build: |p, geo| build("bit-gw", Variant::Gw, p, geo),
 };
