@@ -62,10 +62,11 @@ def test_policies_lists_names_descriptions_defaults():
     assert ps["midas"]["defaults"]["last_victim"] == "cost-benefit"
     assert all(p["description"] and isinstance(p["defaults"], dict) for p in ps.values())
     assert ps["sepbit"]["defaults"] == {"window_segments": 16, "age_multiples": [4.0, 16.0],
-                                        "lifespan_start": "first-write", "user_test": "exact"}
+                                        "lifespan_start": "first-write", "user_test": "exact", "classes": 6,
+                                        "gc_age": "since-write", "valid_count": "written"}
     assert {v["name"] for v in wafer.victims()} == {"greedy", "cost-benefit", "fifo", "cat", "d-choices", "adjusted-greedy",
                                                    "random", "random-greedy", "window-greedy", "lru", "cost-hotness",
-                                                   "multilog"}
+                                                   "multilog", "basic"}
 
 
 def test_capacity_strings():
