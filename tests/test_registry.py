@@ -37,7 +37,8 @@ def test_every_field_round_trips_through_the_engine():
                "background_free_fraction": 0.3, "background_min_invalid": 0.2, "idle_ns": 7, "background_victim_ns": 9,
                "prefill": False, "warmup_drive_writes": 0.5, "window_drive_writes": 0.2, "check_every": 100,
                "gc_mode": "watermark", "gp_threshold": 0.2, "segment_gp_threshold": 0.1,
-               "garbage_accounting": "at-seal", "gc_check": "request", "pick_segments": 2, "fit_segments": False,
+               "garbage_accounting": "at-seal", "gc_check": "request", "pick_segments": 2, "placement_batch": "block",
+               "fit_segments": False,
                "open_streams": 4, "logical_blocks": 1 << 14}
     assert set(changed) == {f["name"] for f in DEVICE_FIELDS}, "every field changed"
     sim = _core.Simulation(json.dumps(run_config("base", device=wafer.Device(**changed), writes=1)))

@@ -321,6 +321,7 @@ pub const FIELDS: &[FieldInfo] = &[
     choice("garbage_accounting", &["immediate", "at-seal"], "when an overwritten copy counts as garbage: at once, or (in an open segment) when its segment is sealed"),
     choice("gc_check", &["block", "request"], "when GC is checked: after every block (until the trigger clears) or after every request"),
     field("pick_segments", "int", true, "segments", "victims per GC check at most; unset: until the trigger clears (block), 1 (request)"),
+    choice("placement_batch", &["request", "block"], "how many of a request's blocks a policy places at once: all together (wafer), or one at a time after the previous one's seal (SepBIT's replayer; set by --setup sepbit-replayer)"),
     field("fit_segments", "bool", false, "", "halve segment_blocks until the spare space holds 32 segments (a trace's small footprint)"),
     field("open_streams", "int", true, "streams", "open-stream limit of a multi-stream SSD: groups at or above it share the last stream; unset: no limit"),
 ];
