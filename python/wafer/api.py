@@ -649,6 +649,7 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
         due = (sim.written // every + 1) * every
     last = time.monotonic()
     try:
+        _precondition(sim, label, progress)
         while not sim.step(chunk):
             bar.update(sim.written)
             if on_step:
@@ -669,6 +670,28 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
     finally:
         bar.close()
     return RunResult.from_json(sim.result_json(), config)
+
+
+#: User blocks of a timed run's preconditioning per step: about half a second,
+#: so a progress line moves and Ctrl-C is answered between steps.
+PRECONDITION_CHUNK = 1 << 21
+
+
+def _precondition(sim: Any, label: str, progress: bool) -> None:
+    """A timed run's preconditioning (its overwrites), stepped with its own
+    progress bar before the first timed request."""
+    pre = getattr(sim, "preconditioning", None)
+    if pre is None:
+        return
+    bar = Progress(max(pre[1], 1), f"{label} preconditioning", enabled=progress, unit="writes")
+    try:
+        while pre is not None:
+            sim.step(PRECONDITION_CHUNK)
+            pre = sim.preconditioning
+            if pre is not None:
+                bar.update(pre[0])
+    finally:
+        bar.close()
 
 
 def resume(path: str | os.PathLike, *, checkpoint: str | os.PathLike | None = None,

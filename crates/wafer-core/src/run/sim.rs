@@ -48,6 +48,8 @@ pub struct Simulation {
     annotation: Option<AnnotationInfo>,
     /// Timing mode's driver (it replays the requests instead of `advance`).
     timing: Option<Box<timing::Driver>>,
+    /// Timing mode: the preconditioning's overwrites still to apply.
+    warmup: Option<Warmup>,
     /// The configuration as given (before a setup or the sizing changed
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
@@ -92,11 +94,13 @@ impl timing::RequestFeed for Feed<'_> {
     }
 }
 
-/// Prepare a timed run's drive ([`timing::Driver::precondition`]): the
-/// engine's prefill wrote it whole when `run.precondition()` >= 1, else
+/// Begin preparing a timed run's drive ([`timing::Driver::begin_precondition`]):
+/// the engine's prefill wrote it whole when `run.precondition()` >= 1, else
 /// that share of it is written in order; then `precondition() - 1`
 /// drive-writes of the preconditioning workload (given, else a synthetic
-/// run's own, else the preset's), seeded apart from the run's own stream.
+/// run's own, else the preset's), seeded apart from the run's own stream,
+/// are applied by [`Simulation::step`] in steps (so a caller shows progress
+/// and can stop it) before the first timed request.
 fn precondition(
     d: &mut timing::Driver,
     engine: &mut Engine,
@@ -105,7 +109,7 @@ fn precondition(
     geo: &Geometry,
     prefill_seconds: f64,
     future: bool,
-) -> Result<()> {
+) -> Result<Warmup> {
     let logical = geo.logical_blocks as u64;
     let p = run.precondition();
     // A synthetic run is preconditioned by its own workload (its steady
@@ -131,19 +135,27 @@ fn precondition(
             ),
         ));
     }
-    let mut src = Source::Synthetic(
+    let src = Source::Synthetic(
         workload::parse(spec, logical, geo.block_size, cfg.seed ^ PRECONDITION_SEED)
             .map_err(|e| Error::config("timing.precondition_workload", format!("{spec}: {e}")))?,
     );
-    let (mut written, mut taken) = (0, 0);
-    let mut feed = Feed {
-        src: &mut src,
-        written: &mut written,
-        taken: &mut taken,
-        total: plan.overwrites,
-        ended: plan.overwrites == 0,
-    };
-    d.precondition(engine, plan, &mut feed)
+    let overwrites = plan.overwrites;
+    d.begin_precondition(engine, plan)?;
+    Ok(Warmup {
+        src,
+        written: 0,
+        taken: 0,
+        total: overwrites,
+    })
+}
+
+/// A timed run's preconditioning overwrites in progress: their request
+/// source and how far it got.
+struct Warmup {
+    src: Source,
+    written: u64,
+    taken: u64,
+    total: u64,
 }
 
 /// Salt of the preconditioning workload's seed (apart from the run's own
@@ -272,10 +284,11 @@ impl Simulation {
             engine.prefill()?;
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
+        let mut warmup = None;
         let timing = match (&cfg.timing, fit) {
             (Some(run), Some(fit)) if prefill => {
                 let mut d = timing::Driver::new(run.clone(), fit, &engine.ftl.geo)?;
-                precondition(
+                warmup = Some(precondition(
                     &mut d,
                     &mut engine,
                     run,
@@ -283,7 +296,7 @@ impl Simulation {
                     &geo,
                     prefill_seconds,
                     future,
-                )?;
+                )?);
                 Some(Box::new(d))
             }
             (Some(run), Some(fit)) => Some(Box::new(timing::Driver::new(
@@ -308,8 +321,16 @@ impl Simulation {
             prefill_seconds,
             annotation,
             timing,
+            warmup,
             origin,
         })
+    }
+
+    /// A timed run's preconditioning still in progress: (user blocks of
+    /// overwrites applied, of how many); `None` once timing started (or
+    /// without timing).
+    pub fn preconditioning(&self) -> Option<(u64, u64)> {
+        self.warmup.as_ref().map(|w| (w.written, w.total))
     }
 
     /// Whether a checkpoint can be taken now: not while a learned policy's
@@ -436,6 +457,24 @@ impl Simulation {
     /// whole, so a step may write a few more). Returns true when the run is
     /// done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
+        if let (Some(d), Some(w)) = (self.timing.as_mut(), self.warmup.as_mut()) {
+            // The preconditioning first, `budget` blocks a step (not the
+            // run's time: it is reported apart); timed requests follow in
+            // the step that ends it.
+            let goal = w.written.saturating_add(budget);
+            let mut feed = Feed {
+                src: &mut w.src,
+                written: &mut w.written,
+                taken: &mut w.taken,
+                total: w.total,
+                ended: w.total == 0,
+            };
+            if !d.precondition_step(&mut self.engine, &mut feed, goal)? {
+                return Ok(false);
+            }
+            d.end_precondition(&mut self.engine, w.written);
+            self.warmup = None;
+        }
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timing.as_mut() {

@@ -209,19 +209,41 @@ impl MappingTable {
         }
     }
 
-    /// Before timing starts: `lpn` was accessed (its entry is cached,
-    /// clean: the translation pages are written when timing starts).
-    pub fn warm(&mut self, lpn: u32) {
+    /// Before timing starts: the table keeps access stamps rather than
+    /// a list ([`Lru::begin_stamps`]); [`MappingTable::stamp`] records
+    /// accesses until [`MappingTable::end_stamps`].
+    pub fn begin_stamps(&mut self) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.begin_stamps();
+        }
+    }
+
+    /// Stamp mode: `lpn` was accessed at `clock`.
+    #[inline]
+    pub fn stamp(&mut self, lpn: u32, clock: u32) {
         if self.ideal {
             return;
         }
         match &mut self.cached {
             Cached::All { loaded, .. } => loaded[(lpn >> 6) as usize] |= 1 << (lpn & 63),
             Cached::Lru(l) => {
-                if l.touch(lpn).is_none() {
-                    l.insert(lpn, 0);
-                }
+                l.stamp(lpn, clock);
             }
+        }
+    }
+
+    /// Stamps move `by` earlier ([`Lru::rebase_stamps`]).
+    pub fn rebase_stamps(&mut self, by: u32) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.rebase_stamps(by);
+        }
+    }
+
+    /// Stamp mode ends at `clock`: the table caches the most recently
+    /// accessed entries, clean.
+    pub fn end_stamps(&mut self, clock: u32) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.end_stamps(clock, 0);
         }
     }
 

@@ -736,6 +736,56 @@ fn the_end_flush_writes_the_dirty_cache_and_times_it() {
         .any(|w| w.code == "writes-stayed-in-cache"));
 }
 
+/// The preconditioning leaves the cache warm but clean (what it wrote is on
+/// flash), so the end's flush and the run's programs are the trace's own;
+/// stepping the preconditioning in small steps changes nothing.
+#[test]
+fn a_preconditioned_cache_is_clean_and_the_flush_holds_only_the_trace() {
+    let d = Scratch::new("timing-clean");
+    // 100 distinct pages, then 50 of them again: 150 page writes.
+    let rows: Vec<_> = (0..150u64)
+        .map(|i| (i * 1000, "Write", (i % 100) * 4096 * 3, 4096))
+        .collect();
+    let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = Some(3.0);
+    let mut sim = Simulation::new(cfg.clone()).expect("valid");
+    let (done, total) = sim.preconditioning().expect("preconditioning pending");
+    assert_eq!(done, 0);
+    let logical = sim.engine().ftl.geo.logical_blocks as u64;
+    assert_eq!(total, 2 * logical);
+    let mut steps = 0;
+    while sim.preconditioning().is_some() {
+        // The step that ends it goes on with the timed requests.
+        sim.step(1000).expect("steps");
+        steps += 1;
+    }
+    assert!(steps >= (2 * logical / 1000) as usize, "{steps} steps");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let t = r.timing.as_ref().expect("timed");
+    assert_eq!(t.precondition_writes, 3 * logical);
+    let f = t.flush.expect("flushed");
+    assert!(f.pages <= 100, "flush of {} pages for 100 written", f.pages);
+    assert!(
+        t.flash.user_programs <= 150,
+        "{} user programs for 150 page writes",
+        t.flash.user_programs
+    );
+    // In one step: the same run.
+    let mut whole = Simulation::new(cfg).expect("valid");
+    whole.run().expect("runs");
+    // Apart from speeds per wall second.
+    let same = |r: &wafer_core::RunResult| {
+        let mut v = wafer_core::run::checkpoint::comparable(r);
+        let t = v["timing"].as_object_mut().expect("timing");
+        t.retain(|k, _| !k.ends_with("per_wall_second"));
+        v
+    };
+    assert_eq!(same(&whole.result()), same(&r));
+}
+
 #[test]
 fn reads_of_unwritten_pages_are_counted_and_warned() {
     let d = Scratch::new("timing-unmapped");
