@@ -210,6 +210,11 @@ impl WriteCache {
         self.lru.end_stamps(clock, full);
     }
 
+    /// The cached pages, least recent first.
+    pub fn keys(&self) -> Vec<u32> {
+        self.lru.entries().map(|(k, _)| k).collect()
+    }
+
     /// Pages the write cache holds at most (0 without one).
     pub fn capacity(&self) -> u32 {
         if self.write {

@@ -94,6 +94,16 @@ struct Warming {
     workload: String,
 }
 
+/// What a preconditioning leaves in DRAM ([`Driver::warm_state`]): the
+/// cached pages and mapping entries, least recent first, and what it did.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct WarmState {
+    cache: Vec<u32>,
+    map: mapping::WarmEntries,
+    writes: u64,
+    workload: String,
+}
+
 /// What the preconditioning did.
 #[derive(Clone, Debug, Default)]
 struct Preconditioned {
@@ -412,8 +422,8 @@ impl Driver {
     }
 
     /// The preconditioning is over: the cache and the mapping table hold
-    /// its last accesses, clean, and timing starts.
-    pub fn end_precondition(&mut self, ftl: &mut impl FtlPort, overwritten: u64) {
+    /// its last accesses, clean; [`Driver::start_timing`] starts timing.
+    pub fn finish_precondition(&mut self, overwritten: u64) {
         let t0 = Instant::now();
         let w = self.warming.take().expect("a preconditioning in progress");
         self.cache.end_stamps(w.cache_clock, self.full_mask);
@@ -423,7 +433,53 @@ impl Driver {
             seconds: w.seconds + t0.elapsed().as_secs_f64(),
             workload: w.workload,
         };
+    }
+
+    /// Timing starts (after [`Driver::finish_precondition`] or
+    /// [`Driver::restore_precondition`]).
+    pub fn start_timing(&mut self, ftl: &mut impl FtlPort) {
         self.start(ftl);
+    }
+
+    /// What the preconditioning left in DRAM, to restore it with the FTL's
+    /// state ([`Driver::restore_precondition`]).
+    pub fn warm_state(&self) -> WarmState {
+        WarmState {
+            cache: self.cache.keys(),
+            map: self.map.warm_entries(),
+            writes: self.pre.writes,
+            workload: self.pre.workload.clone(),
+        }
+    }
+
+    /// A saved preconditioning ([`Driver::warm_state`]) instead of running
+    /// it: the FTL already holds its state; the cache and the mapping table
+    /// get their entries back. Took `seconds` to load.
+    pub fn restore_precondition(&mut self, w: WarmState, seconds: f64) -> Result<()> {
+        let bad = |what: &str| {
+            Err(Error::Simulation(format!(
+                "a saved preconditioning's {what} does not fit this drive"
+            )))
+        };
+        if w.cache.iter().any(|&k| k as u64 >= self.logical)
+            || w.cache.len() as u64 > self.cache.capacity() as u64
+        {
+            return bad("cache");
+        }
+        if !self.map.restore_warm(&w.map) {
+            return bad("mapping table");
+        }
+        self.cache.begin_stamps();
+        for (i, &k) in w.cache.iter().enumerate() {
+            self.cache.stamp_write(k, i as u32);
+        }
+        self.cache.end_stamps(w.cache.len() as u32, self.full_mask);
+        self.pre = Preconditioned {
+            writes: w.writes,
+            seconds,
+            workload: w.workload,
+        };
+        Ok(())
     }
 
     /// Whether a preconditioning is in progress (begun, not ended).
