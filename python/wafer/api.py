@@ -274,6 +274,11 @@ def run_config(
         raise _core.ConfigError(
             "invalid device configuration: device: a timed run uses the preset's whole drive (its capacity and "
             "over-provisioning); give fit_device=True (--fit-device) to size the device yourself")
+    if timing_cfg is not None and device is not None and (
+            device.segment_given() or device.block_size != _DEFAULT_DEVICE["block_size"]):
+        raise _core.ConfigError(
+            "invalid device configuration: device: a timed run's block is the preset's page (flash.page_bytes) and "
+            "its segment the preset's superblock; change them in a preset file, not with block_size/segment_blocks")
     if device is None and timing_cfg is not None:
         device = Device(op=preset_op(timing_cfg["ssd"]))
     device = device or Device()

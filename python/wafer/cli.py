@@ -279,7 +279,8 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     g.add_argument("--precondition", type=float, metavar="K",
                    help="drive-writes in WAF mode before timing starts, never of the trace: a sequential fill "
                         "counts as the first (0: a fresh drive; 0.5: half filled), then random overwrites "
-                        "(default: the preset's [precondition], 2 for every shipped preset)")
+                        "of whole pages, the preset's page size (default: the preset's [precondition], 2 for "
+                        "every shipped preset; --precondition-workload 'uniform,size=1-4' for other sizes)")
     g.add_argument("--precondition-workload", metavar="SPEC",
                    help="the overwrites' workload (default: a synthetic run's own, else the preset's: uniform)")
     g.add_argument("--fit-device", action="store_true",
@@ -310,6 +311,13 @@ def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
         raise _core.ConfigError(
             f"invalid device configuration: {sized[0]}: a timed run uses the preset's whole drive (its capacity "
             f"and over-provisioning; a trace is placed inside it); add --fit-device to size the device yourself")
+    shaped = [f"--{f.replace('_', '-')}" for f in ("block_size", "segment_blocks", "segment_size")
+              if getattr(a, f, None) is not None]
+    if shaped:
+        raise _core.ConfigError(
+            f"invalid device configuration: {shaped[0]}: a timed run's block is the preset's page (flash.page_bytes) "
+            f"and its segment the preset's superblock (a block per plane); change them in a preset file "
+            f"(`wafer presets NAME > my.toml`, then --timing my.toml)")
     # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
     for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
                         ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):

@@ -83,7 +83,11 @@ pub struct TimingRun {
     /// `None`: the preset's `[precondition]`.
     pub precondition_drive_writes: Option<f64>,
     /// The overwrites' workload spec; `None`: a synthetic run's own
-    /// workload (its steady state), a trace replay's preset's.
+    /// workload (its steady state), a trace replay's preset's. Its blocks
+    /// are the preset's pages (a timed run's block size), so `uniform`
+    /// overwrites whole pages, not 4 KiB host writes on a 16 KiB-page drive.
+    /// Writes stay whole pages there (no read-modify-write), which is what
+    /// a preconditioning is for: the FTL's steady state.
     pub precondition_workload: Option<String>,
     /// Size the device to the run's logical capacity (a trace's footprint,
     /// or the capacity given) instead of the preset's whole drive: fewer

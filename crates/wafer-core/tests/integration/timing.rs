@@ -894,6 +894,55 @@ fn a_saved_preconditioning_is_loaded_with_the_same_result() {
     assert_eq!(same(&first), same(&r));
 }
 
+/// A trace of a real layout (byte offsets, requests of 1-16 pages, reads,
+/// idle gaps) replayed with every default of a timed run (the whole drive,
+/// its preconditioning, the write cache): its writes reach flash while it
+/// runs, not only at the end's flush.
+#[test]
+fn a_real_layout_trace_on_a_preconditioned_drive_reaches_flash() {
+    let d = Scratch::new("timing-real");
+    let mut rng = wafer_core::rng::Rng::new(3);
+    let mut t = 0u64;
+    let rows: Vec<_> = (0..4000u64)
+        .map(|i| {
+            t += if i % 500 == 0 {
+                2_000_000_000
+            } else {
+                rng.below(200_000)
+            };
+            let op = if rng.below(10) < 3 { "Read" } else { "Write" };
+            let off = rng.below(20_000) * 4096 + if i % 7 == 0 { 512 } else { 0 };
+            (t, op, off, (1 + rng.below(16)) * 4096)
+        })
+        .collect();
+    let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = None;
+    let r = {
+        let mut sim = Simulation::new(cfg).expect("valid");
+        sim.run().expect("runs");
+        sim.engine().check().expect("FTL invariants hold");
+        sim.result()
+    };
+    let t = r.timing.as_ref().expect("timed");
+    assert_eq!(t.invariant_violations, 0);
+    assert!(t.precondition_writes >= r.geometry.logical_blocks as u64);
+    let during = t.flash.user_programs - t.flush.expect("flushed").user_programs;
+    assert!(
+        during > 1000,
+        "{during} user programs while the requests ran"
+    );
+    assert!(
+        t.flash.rmw_reads > 0,
+        "unaligned writes are read-modify-written"
+    );
+    assert!(!r
+        .warnings
+        .iter()
+        .any(|w| w.code == "writes-stayed-in-cache"));
+}
+
 #[test]
 fn reads_of_unwritten_pages_are_counted_and_warned() {
     let d = Scratch::new("timing-unmapped");
