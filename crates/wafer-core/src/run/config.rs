@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::setup::Setup;
 use crate::device::DeviceConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::future::{Annotation, AnnotationInfo};
 use crate::source::{StreamSpec, TraceConfig};
 use crate::timing::TimingRun;
@@ -117,6 +117,22 @@ impl RunConfig {
             .or_else(|| crate::policy::defaults(base).and_then(|d| d.get("classes").cloned()))
             .and_then(|v| v.as_u64())
             .map_or(crate::victim::REPLAYER_CLASSES, |c| c as u32)
+    }
+
+    /// The run's length in user blocks: `drive_writes` (if given) times
+    /// the device's `logical_blocks`, known once the stream is open.
+    pub fn settle_length(&mut self, logical_blocks: u64) -> Result<()> {
+        if let Some(k) = self.drive_writes {
+            if !(k.is_finite() && k > 0.0) {
+                return Err(Error::config(
+                    "drive_writes",
+                    format!("{k}; must be a finite number > 0"),
+                ));
+            }
+            self.writes = ((k * logical_blocks as f64).round() as u64).max(1);
+            self.drive_writes = None;
+        }
+        Ok(())
     }
 
     /// Run the trace's footprint pass (once: clones reuse it) and size the

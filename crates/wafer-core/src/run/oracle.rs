@@ -18,8 +18,15 @@ pub fn search(
     progress: &mut dyn FnMut(&Trial),
 ) -> Result<(SearchResult, AnnotationInfo)> {
     let mut cfg = cfg.clone();
-    let (ann, info) = cfg.annotate()?;
     cfg.resolve()?;
+    // The annotation covers the run's real length: drive-writes count in
+    // the device's logical blocks, known once the stream is open (a trace's
+    // footprint sizes it).
+    if cfg.drive_writes.is_some() {
+        let (_, geo) = cfg.stream().open()?;
+        cfg.settle_length(geo.logical_blocks as u64)?;
+    }
+    let (ann, info) = cfg.annotate()?;
     let geo = cfg.device.geometry()?;
     let mut r = search::search(
         &Prepared::new(&cfg, geo, Some(Arc::new(ann))),

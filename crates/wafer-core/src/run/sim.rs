@@ -235,16 +235,7 @@ impl Simulation {
         };
         cfg.resolve()?;
         let (source, geo) = cfg.stream().open()?;
-        if let Some(k) = cfg.drive_writes {
-            if !(k.is_finite() && k > 0.0) {
-                return Err(Error::config(
-                    "drive_writes",
-                    format!("{k}; must be a finite number > 0"),
-                ));
-            }
-            cfg.writes = ((k * geo.logical_blocks as f64).round() as u64).max(1);
-            cfg.drive_writes = None;
-        }
+        cfg.settle_length(geo.logical_blocks as u64)?;
         let memory_estimate = resources::check(&cfg, &geo)?;
         let mut policy = build(&cfg, &geo)?;
         if let Some(limit) = cfg.device.open_streams {

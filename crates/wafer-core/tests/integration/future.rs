@@ -305,3 +305,30 @@ fn nodap_with_a_policys_user_predictions() {
         );
     }
 }
+
+/// A run's length in drive-writes reaches the search's annotation: 6
+/// drive-writes search and replay as `writes` of the same length do
+/// (issue 42: every value above the default failed).
+#[test]
+fn search_honours_drive_writes() {
+    let mut by_dw = small("nodap", "hotcold:0.9:0.1", 0.1);
+    by_dw.writes = 0;
+    by_dw.drive_writes = Some(6.0);
+    let opts = search::Options::default();
+    let (a, _) = wafer_core::run::oracle::search(&by_dw, &opts, &mut |_| {}).unwrap();
+    let (b, _) = wafer_core::run::oracle::search(
+        &small("nodap", "hotcold:0.9:0.1", 0.1),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(a.birs, b.birs);
+    assert!((a.waf - b.waf).abs() < 1e-12, "{} vs {}", a.waf, b.waf);
+    // Every candidate failing names the first one's error.
+    let mut tight = small("nodap", "hotcold:0.9:0.1", 0.1);
+    tight.device = device(1 << 15, 0.004, 64);
+    match wafer_core::run::oracle::search(&tight, &opts, &mut |_| {}) {
+        Err(e) => assert!(e.to_string().contains("failed with"), "{e}"),
+        Ok(_) => {}
+    }
+}

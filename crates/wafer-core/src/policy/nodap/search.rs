@@ -95,6 +95,9 @@ struct Searcher<'a> {
     run: &'a dyn RunService,
     trials: Vec<Trial>,
     progress: &'a mut dyn FnMut(&Trial),
+    /// Why the first candidate that could not run failed (said when none
+    /// could).
+    first_error: Option<String>,
 }
 
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -121,7 +124,10 @@ impl Searcher<'_> {
             }
             // A configuration the device cannot hold (too many groups for its
             // spare segments, or GC that cannot free space) is a losing candidate.
-            Err(Error::Simulation(_) | Error::Config { .. }) => (None, Vec::new()),
+            Err(e @ (Error::Simulation(_) | Error::Config { .. })) => {
+                self.first_error.get_or_insert_with(|| e.to_string());
+                (None, Vec::new())
+            }
             Err(e) => return Err(e),
         };
         let t = Trial {
@@ -257,16 +263,19 @@ pub fn search(
         run,
         trials: Vec::new(),
         progress,
+        first_error: None,
     };
     let mut best: Option<Best> = None;
     for &c in &grid {
         s.try_config(&mut best, &[c], &[])?;
     }
     let Some(mut best) = best else {
-        return Err(Error::Simulation(
-            "no two-group NoDaP configuration can run on this device (over-provisioning too small?)"
-                .into(),
-        ));
+        return Err(Error::Simulation(format!(
+            "no two-group NoDaP configuration can run on this device; the first candidate (BIR {} \
+             blocks) failed with: {}",
+            grid[0],
+            s.first_error.as_deref().unwrap_or("no result")
+        )));
     };
     s.sizes(&mut best)?;
     let mut per_groups = vec![per(&best)];
