@@ -188,6 +188,8 @@ setups (--setup): a peer simulator's conventions at once, for comparing with its
                    --gc-reserve (4) free segments, cost-benefit as (1-u)/u*sqrt(age) on user writes since
                    sealing, the prefill counted in the WAF (midas's own start-up and model timing
                    still differ from the simulator's; see docs/FIDELITY.md)
+  mqsim            MQSim, with --timing only: a chip takes a command only when it is idle (one die
+                   of a chip at a time, MQSim's TSU) and nothing is suspended
   A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,
   --cost-benefit-clock and --waf-counts-prefill (giving one of them too is an error);
   --pick-segments, the thresholds, the reserve and the device size stay yours.
@@ -202,7 +204,7 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
     """--setup and the conventions it fixes (replay and compare)."""
     g = p.add_argument_group("conventions (see 'setups' below)")
     g.add_argument("--setup", choices=[s["name"] for s in setups()], default="wafer",
-                   help="follow a peer simulator's conventions: sepbit-replayer, midas-sim (default wafer)")
+                   help="follow a peer simulator's conventions: sepbit-replayer, midas-sim, mqsim (default wafer)")
     g.add_argument("--cost-benefit", choices=["lfs", "sqrt"], default=None,
                    help="what --victim cost-benefit maximises: lfs (1-u)*age/(1+u) (default), "
                         "sqrt (1-u)/u*sqrt(age) (SepBIT's replayer, MiDAS-Simulation)")

@@ -38,6 +38,12 @@
 //!   `greedy`, `cost-benefit-sqrt` under cost-benefit, `fifo`). Under
 //!   greedy and cost-benefit it is within 2% of the simulator
 //!   (docs/FIDELITY.md has the numbers and commands).
+//! * `mqsim`: MQSim's timing conventions (github.com/CMU-SAFARI/MQSim),
+//!   timed runs only: a chip takes a command only when it is idle, one die
+//!   at a time (`flash.chip_issue = "chip"`), and nothing is suspended.
+//!   MQSim's cold-write window and its mapping write-backs (never serviced,
+//!   so later misses of their translation pages are free) are not
+//!   modelled yet (docs/FIDELITY.md, "wafer vs MQSim").
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -57,6 +63,8 @@ pub enum Setup {
     SepbitReplayer,
     /// MiDAS-Simulation.
     MidasSim,
+    /// MQSim's timing conventions (a timed run only).
+    Mqsim,
 }
 
 /// Every setup, by name, with one line each (for `--help`).
@@ -73,6 +81,11 @@ pub const SETUPS: &[(&str, &str)] = &[
         "MiDAS-Simulation: prefilled SSD, GC per block below --gc-reserve free segments, cost-benefit \
          (1-u)/u*sqrt(age) on user writes since sealing, WAF counting the prefill; midas as the simulator \
          runs it (start-up chain of 4, hot filter from the start, model window of 4 device sizes opened after 2)",
+    ),
+    (
+        "mqsim",
+        "MQSim (timed runs only): a chip takes a command only when it is idle, so one die of a chip works at \
+         a time (its TSU), and no operation is suspended",
     ),
 ];
 
@@ -157,6 +170,16 @@ impl Setup {
                     clock: CostBenefitClock::UserWrites,
                 };
                 cfg.waf_counts_prefill = true;
+            }
+            Setup::Mqsim => {
+                if let Some(t) = cfg.timing.as_mut() {
+                    // `TSU_Priority_OutOfOrder::service_*_transaction` issue to
+                    // a chip only when `GetChipStatus(chip) == IDLE`; their
+                    // WRITING/ERASING cases fall through to `return false`, so
+                    // MQSim never suspends.
+                    t.ssd.flash.chip_issue = crate::timing::config::ChipIssue::Chip;
+                    t.ssd.flash.suspend = crate::timing::config::Suspend::None;
+                }
             }
         }
         let base = cfg.policy.split('+').next().unwrap_or("").to_string();

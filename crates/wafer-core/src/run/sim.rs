@@ -209,6 +209,12 @@ impl Simulation {
         prefill: bool,
     ) -> Result<Self> {
         let origin = cfg.clone();
+        if cfg.setup == super::Setup::Mqsim && cfg.timing.is_none() {
+            return Err(Error::config(
+                "setup",
+                "mqsim: MQSim's conventions are a timed SSD's; give --timing PRESET|FILE",
+            ));
+        }
         cfg.setup.apply(&mut cfg);
         let fit = match cfg.timing.clone() {
             Some(t) => {

@@ -225,6 +225,21 @@ pub enum Suspend {
     ProgramErase,
 }
 
+/// When a chip takes a new command ([`FlashConfig::chip_issue`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChipIssue {
+    /// Each die is scheduled on its own: a chip's dies overlap their array
+    /// operations (interleaving, as ONFI allows).
+    #[default]
+    Die,
+    /// A chip takes a command only when it is idle, so one of its dies
+    /// works at a time: MQSim's TSU (`TSU_Priority_OutOfOrder::service_*`
+    /// issue only when `GetChipStatus(chip) == IDLE`; the PHY sets the chip
+    /// IDLE when no die is active and a read's data is out).
+    Chip,
+}
+
 /// The flash array, its parallelism and timing (MQSim's `Flash_Parameter_Set` and ONFI NV-DDR2 timing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -278,6 +293,10 @@ pub struct FlashConfig {
     pub overprovisioning: f64,
     /// Which operations may be suspended.
     pub suspend: Suspend,
+    /// When a chip takes a command: `die` (each die on its own, wafer's
+    /// default) or `chip` (only when the whole chip is idle: one die's
+    /// operation at a time, as MQSim's TSU issues; `--setup mqsim`).
+    pub chip_issue: ChipIssue,
     /// Cost of suspending a program [ns].
     pub suspend_program_ns: u64,
     /// Cost of suspending an erase [ns].
@@ -315,6 +334,7 @@ impl Default for FlashConfig {
             copyback: false,
             overprovisioning: 0.07,
             suspend: Suspend::Erase,
+            chip_issue: ChipIssue::Die,
             suspend_program_ns: 100_000,
             suspend_erase_ns: 700_000,
             suspend_program_for_read_ns: 100_000,

@@ -35,7 +35,7 @@
 //!   is one erase.) A copyback
 //!   is a GC read and program on one die that move no data over the channel.
 
-use super::config::{SsdConfig, Suspend};
+use super::config::{ChipIssue, SsdConfig, Suspend};
 use super::events::{Event, EventQueue};
 use super::layout::{Layout, Loc};
 
@@ -468,7 +468,14 @@ pub struct Flash {
     /// Dies whose operation is under way (the "no operation on a busy die"
     /// check counts a violation here; always 0).
     pub busy_violations: u64,
+    /// `chip_issue = "chip"`: the die of each chip that holds it (`NONE`:
+    /// the chip is idle); empty when dies are scheduled on their own.
+    chip_owner: Vec<u32>,
+    dies_per_chip: u32,
 }
+
+/// A chip's owner while the operations its die finished are handed on.
+const HANDING: u32 = NONE - 1;
 
 /// Batches a die serves while an operation is suspended, before it resumes.
 const SUSPEND_SERVE_MAX: u32 = 8;
@@ -533,6 +540,11 @@ impl Flash {
             t: Timing::new(ssd, layout.slice),
             stats: FlashStats::default(),
             ppd: layout.planes_per_die,
+            chip_owner: match ssd.flash.chip_issue {
+                ChipIssue::Die => Vec::new(),
+                ChipIssue::Chip => vec![NONE; chips],
+            },
+            dies_per_chip: ssd.flash.dies_per_chip,
             layout,
             busy_violations: 0,
         }
@@ -671,7 +683,9 @@ impl Flash {
     #[inline]
     fn maybe_suspend(&mut self, die: u32, class: Class, now: u64, q: &mut EventQueue) {
         let t = &self.t;
-        if t.suspend == Suspend::None {
+        // A chip issued as a whole is not suspended (MQSim's TSU never
+        // suspends: its WRITING/ERASING cases fall through to `false`).
+        if t.suspend == Suspend::None || !self.chip_owner.is_empty() {
             return;
         }
         let d = &self.dies[die as usize];
@@ -768,8 +782,47 @@ impl Flash {
         } else if d.queued == 0 {
             return;
         }
+        if !self.chip_owner.is_empty() {
+            // One die of a chip at a time: the chip is taken until the
+            // operation completes (`complete` hands it on).
+            let owner = &mut self.chip_owner[d.chip as usize];
+            if *owner != NONE && *owner != die {
+                return;
+            }
+            *owner = die;
+        }
         d.phase = Phase::WantChannel;
         self.request_channel(die, now, q, false);
+    }
+
+    /// `chip_issue = "chip"`: chip `chip` became idle; the die whose next
+    /// operation comes first (the highest-priority class, then the oldest)
+    /// takes it, as MQSim's TSU serves a chip's queues in priority order.
+    fn hand_on_chip(&mut self, chip: u32, now: u64, q: &mut EventQueue) {
+        self.chip_owner[chip as usize] = NONE;
+        let first_class = if self.urgent {
+            &FIRST_URGENT
+        } else {
+            &FIRST_NORMAL
+        };
+        let order = if self.urgent { &URGENT } else { &NORMAL };
+        let lo = chip * self.dies_per_chip;
+        let mut best: Option<(usize, u64, u32)> = None;
+        for die in lo..lo + self.dies_per_chip {
+            let d = &self.dies[die as usize];
+            if d.phase != Phase::Idle || d.queued == 0 {
+                continue;
+            }
+            let c = first_class[d.queued as usize];
+            let rank = order.iter().position(|&x| x == c).unwrap_or(CLASSES);
+            let enq = self.ops[d.head[c as usize] as usize].enq;
+            if best.is_none_or(|(r, e, _)| (rank, enq) < (r, e)) {
+                best = Some((rank, enq, die));
+            }
+        }
+        if let Some((_, _, die)) = best {
+            self.try_start(die, now, q);
+        }
     }
 
     #[inline(always)]
@@ -1064,15 +1117,26 @@ impl Flash {
         d.batch = NONE;
         d.phase = Phase::Idle;
         let keep_active = d.suspended;
+        let chip = d.chip as usize;
         if !keep_active {
             self.set_active(die, false, now);
+        }
+        if !self.chip_owner.is_empty() {
+            // Nobody takes the chip while its finished operations are
+            // handed on (they may queue more): `hand_on_chip` chooses.
+            self.chip_owner[chip] = HANDING;
         }
         while id != NONE {
             let next = self.ops[id as usize].next;
             self.finish(id, now, q);
             id = next;
         }
-        self.try_start(die, now, q);
+        if self.chip_owner.is_empty() {
+            self.try_start(die, now, q);
+        } else {
+            let chip = self.dies[die as usize].chip;
+            self.hand_on_chip(chip, now, q);
+        }
     }
 
     fn finish(&mut self, id: u32, now: u64, q: &mut EventQueue) {

@@ -199,6 +199,37 @@ fn random_write_iops_are_bounded_by_dies_over_tprog() {
     assert!(t.flash.gc_programs > 0 && t.flash.erases > 0);
 }
 
+/// `--setup mqsim`: a chip takes a command only when it is idle, so its two
+/// dies program one at a time: flash programs are bounded by chips / tPROG
+/// (half the die bound above) and still keep every chip busy.
+#[test]
+fn under_mqsim_a_chip_programs_one_die_at_a_time() {
+    let mut ssd = tiny();
+    ssd.flash.read_ns = vec![1_000];
+    ssd.flash.channel_rate_mts = 1000.0;
+    ssd.flash.channel_width_bytes = 8;
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        ..Default::default()
+    };
+    let mut cfg = run_with(ssd, Arrival::Closed, 256, dev, "uniform", 3 * 16384);
+    cfg.setup = wafer_core::Setup::Mqsim;
+    let t = timed(cfg.clone());
+    let bound = 4.0 / 500e-6; // chips / tPROG
+    let rate = (t.flash.user_programs + t.flash.gc_programs) as f64 / t.simulated_seconds;
+    assert!(rate <= bound * 1.0001, "{rate} programs/s > {bound}");
+    assert!(
+        rate >= 0.85 * bound,
+        "{rate} programs/s: chips not kept busy ({bound})"
+    );
+    assert!(t.utilisation.die_mean < 0.55, "{}", t.utilisation.die_mean);
+    // Without a timing device the setup is refused, naming it.
+    cfg.timing = None;
+    let e = Simulation::new(cfg).err().expect("refused");
+    assert!(e.to_string().contains("setup"), "{e}");
+}
+
 #[test]
 fn an_idle_device_draws_idle_power() {
     let d = Scratch::new("timing-idle");
