@@ -74,7 +74,7 @@ def test_volumes_from_all_devices_and_from_files(two_volume_trace, tmp_path):
 
 def test_api_setups_and_replay_volumes(two_volume_trace):
     names = [s["name"] for s in wafer.setups()]
-    assert names == ["wafer", "sepbit-replayer", "midas-sim"]
+    assert names == ["wafer", "sepbit-replayer", "midas-sim", "mqsim"]
     m = wafer.replay_volumes("sepbit", all_devices=two_volume_trace, setup="sepbit-replayer",
                              device=wafer.Device(segment_blocks=64))
     assert len(m.volumes) == 2 and m.waf > 1
