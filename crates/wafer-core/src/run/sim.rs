@@ -167,6 +167,33 @@ struct Warmup {
     store: Option<precondition::Entry>,
 }
 
+/// Requests of a synthetic workload looked at for a write before a run
+/// (whose length counts written blocks) is refused as endless.
+const WRITE_PROBE: u32 = 1 << 20;
+
+/// A synthetic workload that writes nothing would never reach the run's
+/// length (a hang, e.g. `uniform,reads=1.0`): refused up front when its
+/// first [`WRITE_PROBE`] requests hold no write.
+fn writes_at_all(cfg: &RunConfig, geo: &Geometry) -> Result<()> {
+    let mut w = workload::parse(
+        &cfg.workload,
+        geo.logical_blocks as u64,
+        geo.block_size,
+        cfg.seed,
+    )?;
+    if (0..WRITE_PROBE).any(|_| w.next_request().op == Op::Write) {
+        return Ok(());
+    }
+    Err(Error::config(
+        "workload",
+        format!(
+            "'{}' wrote nothing in its first {WRITE_PROBE} requests: a run's length counts written \
+             blocks (--writes / --drive-writes), so it would never end; give it writes (reads < 1)",
+            cfg.workload
+        ),
+    ))
+}
+
 /// Salt of the preconditioning workload's seed (apart from the run's own
 /// stream, the same for every run of one seed).
 const PRECONDITION_SEED: u64 = 0x7072_6563_6f6e_6431;
@@ -242,6 +269,9 @@ impl Simulation {
         cfg.resolve()?;
         let (source, geo) = cfg.stream().open()?;
         cfg.settle_length(geo.logical_blocks as u64)?;
+        if cfg.trace.is_none() {
+            writes_at_all(&cfg, &geo)?;
+        }
         let memory_estimate = resources::check(&cfg, &geo)?;
         let mut policy = build(&cfg, &geo)?;
         if let Some(limit) = cfg.device.open_streams {

@@ -117,3 +117,35 @@ fn a_learned_policy_without_a_trainer_is_a_clear_error() {
     });
     assert!(e.contains("needs a trained model"), "{e}");
 }
+
+#[test]
+fn a_workload_that_never_writes_is_refused_not_a_hang() {
+    for spec in [
+        "uniform,reads=1.0",
+        "mix:uniform,reads=1.0+zipf:1.0,reads=1.0",
+    ] {
+        let e = err(RunConfig {
+            workload: spec.into(),
+            drive_writes: Some(2.0),
+            ..Default::default()
+        });
+        assert!(
+            e.contains("workload") && e.contains("never end"),
+            "{spec}: {e}"
+        );
+    }
+    // Mostly reads is fine.
+    let mut sim = Simulation::new(RunConfig {
+        device: DeviceConfig {
+            logical_blocks: 4096,
+            segment_blocks: 16,
+            op: 0.3,
+            ..Default::default()
+        },
+        workload: "uniform,reads=0.99".into(),
+        writes: 1000,
+        ..Default::default()
+    })
+    .unwrap();
+    sim.run().unwrap();
+}
