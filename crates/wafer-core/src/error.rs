@@ -74,6 +74,9 @@ pub enum Error {
     /// An FTL invariant was broken (only reported by the checker).
     #[error("FTL invariant broken: {0}")]
     Invariant(String),
+    /// A stop was asked for (Ctrl-C; [`crate::interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
     /// A checkpoint that cannot be written or resumed from: unreadable,
     /// truncated, of another wafer version, or of a run that cannot be
     /// checkpointed.

@@ -4,7 +4,7 @@
 //!
 //! Layers, bottom up; a module imports only modules of the layers below it
 //! (`tests/integration/layers.rs` checks it):
-//! * basics: [`error`], [`request`], [`rng`], [`params`], [`codec`] (how
+//! * basics: [`error`], [`request`], [`rng`], [`params`], [`interrupt`], [`codec`] (how
 //!   state is encoded for checkpoints), [`divisor`], [`prefetch`];
 //! * inputs: [`device`] (geometry and configuration, the papers' devices by
 //!   name in [`preset`]), [`trace`] (readers), [`workload`] (seeded
@@ -38,6 +38,7 @@ pub mod features;
 pub mod ftl;
 pub mod future;
 pub(crate) mod huge;
+pub mod interrupt;
 pub mod model;
 pub mod params;
 pub mod policy;

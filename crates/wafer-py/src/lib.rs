@@ -74,6 +74,7 @@ create_exception!(
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
+        Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
         Error::Config { .. } => ConfigError::new_err(msg),
         Error::UnknownName { .. } | Error::Parameter { .. } => PolicyError::new_err(msg),
         Error::Workload { .. } => WorkloadError::new_err(msg),
@@ -106,6 +107,7 @@ impl Simulation {
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
         let cfg: RunConfig = serde_json::from_str(config_json)
             .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
+        wafer_core::interrupt::clear();
         let inner = py
             .detach(|| wafer_core::Simulation::new(cfg))
             .map_err(to_py)?;
@@ -117,6 +119,7 @@ impl Simulation {
     /// Advance by at most `budget` user blocks without holding the GIL.
     /// Returns True when the run is complete.
     fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
+        wafer_core::interrupt::clear();
         py.detach(|| self.sim().step(budget)).map_err(to_py)
     }
 
@@ -232,6 +235,7 @@ impl MultiSimulation {
     /// Advance by at most `budget` user blocks (all volumes) without the GIL.
     /// Returns True when every volume's trace is replayed.
     fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
+        wafer_core::interrupt::clear();
         py.detach(|| self.sim().step(budget)).map_err(to_py)
     }
 
@@ -499,6 +503,7 @@ fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u6
 #[pyfunction]
 fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
     let cfg = run_config(config_json)?;
+    wafer_core::interrupt::clear();
     let (_, info) = py.detach(|| cfg.annotate()).map_err(to_py)?;
     Ok(serde_json::to_string(&info).expect("serialises"))
 }
@@ -520,12 +525,20 @@ fn oracle_search_json(
         min_gain,
         max_groups,
     };
+    wafer_core::interrupt::clear();
     py.detach(|| {
         let mut report = |t: &search::Trial| {
             if let Some(cb) = &progress {
                 let json = serde_json::to_string(t).expect("serialises");
-                // A failing progress callback must not stop the search.
-                Python::attach(|py| cb.call1(py, (json,)).map(|_| ()).unwrap_or(()));
+                // A failing progress callback must not stop the search, but
+                // a KeyboardInterrupt raised in it (Ctrl-C) does.
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (json,)) {
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            wafer_core::interrupt::request();
+                        }
+                    }
+                });
             }
         };
         let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
@@ -628,6 +641,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     #[cfg(feature = "learn")]
     wafer_learn::install();
+    // Ctrl-C reaches the long Rust calls (the interpreter's own handler,
+    // chained, still raises KeyboardInterrupt once they return); only where
+    // Ctrl-C raises KeyboardInterrupt (not in a worker that ignores it).
+    let signal = py.import("signal")?;
+    let current = signal.call_method1("getsignal", (signal_hook::consts::SIGINT,))?;
+    if current.is(&signal.getattr("default_int_handler")?) {
+        let _ =
+            signal_hook::flag::register(signal_hook::consts::SIGINT, wafer_core::interrupt::flag());
+    }
     m.add_class::<Simulation>()?;
     m.add_class::<MultiSimulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;

@@ -361,6 +361,9 @@ impl Engine {
             let len = (n - lba).min(MAX_BATCH as u64) as u32;
             self.write(lba as u32, len, 0, 0)?;
             lba += len as u64;
+            if lba % (1 << 22) < len as u64 {
+                crate::interrupt::check()?;
+            }
         }
         self.prefill = self.stats.c;
         self.stats = Stats::new(self.ftl.group_count(), saved.0, saved.1, &self.ftl.geo);

@@ -159,7 +159,12 @@ pub fn annotate(spec: &StreamSpec, cache: Option<&str>) -> Result<(Annotation, A
     };
     let (mut source, geo) = cfg.open()?;
     let mut ann = Annotator::new(geo.logical_blocks as u64, &out)?;
+    let mut seen = 0u64;
     while ann.writes() < cap {
+        seen += 1;
+        if seen & 0xFFFF == 0 {
+            crate::interrupt::check()?;
+        }
         let Some(r) = source.next()? else { break };
         match r.op {
             Op::Write => {

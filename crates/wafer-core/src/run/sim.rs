@@ -198,6 +198,9 @@ fn writes_at_all(cfg: &RunConfig, geo: &Geometry) -> Result<()> {
 /// stream, the same for every run of one seed).
 const PRECONDITION_SEED: u64 = 0x7072_6563_6f6e_6431;
 
+/// Requests between two looks at a stop asked for ([`crate::interrupt`]).
+const INTERRUPT_EVERY: u64 = 1 << 14;
+
 /// Requests drawn ahead of the one being applied.
 const LOOKAHEAD: usize = 16;
 
@@ -613,6 +616,10 @@ impl Simulation {
                     match self.ahead.pop_front() {
                         Some(r) => {
                             self.taken += 1;
+                            if self.taken & (INTERRUPT_EVERY - 1) == 0 {
+                                // Between two requests: the run stays whole.
+                                crate::interrupt::check()?;
+                            }
                             r
                         }
                         None => match self.source_error.take() {

@@ -662,7 +662,12 @@ pub fn footprint(
     let (mut s, _) = open_selected(path, format, sel)?;
     let mut end = 0u64;
     let mut builder = remap::Builder::default();
+    let mut seen = 0u64;
     loop {
+        seen += 1;
+        if seen & 0xFFFF == 0 {
+            crate::interrupt::check()?;
+        }
         match s.next_record() {
             Ok(Some(r)) => {
                 let (first, n) = blocks_of(&r, block_size);

@@ -110,6 +110,7 @@ struct Best {
 
 impl Searcher<'_> {
     fn eval(&mut self, birs: &[u64], sizes: &[u32]) -> Result<Option<Best>> {
+        crate::interrupt::check()?;
         let params = json!({"birs": birs, "sizes": sizes, "search": false});
         let outcome = self.run.replay("nodap", Some(&params), &mut |p| p);
         let (waf, mean_sealed) = match outcome {

@@ -78,6 +78,9 @@ pub struct Precondition {
     pub workload: String,
 }
 
+/// Requests between two looks at a stop asked for ([`crate::interrupt`]).
+const INTERRUPT_EVERY: u64 = 1 << 14;
+
 /// Requests of the preconditioning drawn ahead of the one applied.
 const WARM_AHEAD: usize = 16;
 
@@ -181,6 +184,9 @@ pub struct Driver {
     engine_windows: usize,
     pre: Preconditioned,
     warming: Option<Warming>,
+    /// Requests taken from the feed (Ctrl-C is looked at every
+    /// [`INTERRUPT_EVERY`] of them).
+    pulled: u64,
     started: bool,
     /// The end's flush, once it is issued.
     flush: Option<FlushMark>,
@@ -230,6 +236,7 @@ impl Driver {
             engine_windows: 0,
             pre: Preconditioned::default(),
             warming: None,
+            pulled: 0,
             started: false,
             flush: None,
             wall: 0.0,
@@ -371,7 +378,7 @@ impl Driver {
         let t0 = Instant::now();
         let mut w = self.warming.take().expect("a preconditioning in progress");
         let goal = goal.min(w.overwrites);
-        let mut r = Ok(());
+        let mut r = crate::interrupt::check();
         // Requests are drawn WARM_AHEAD ahead of the one applied, their
         // table entries prefetched (the FTL's and the stamps' on drawing,
         // what the FTL's entry points to half-way): each access is a random
@@ -593,6 +600,10 @@ impl Driver {
                 self.intake.next = self.intake.pull(feed, self.page_bytes);
                 if let Some((r, _)) = self.intake.next {
                     self.check_range(&r)?;
+                    self.pulled += 1;
+                    if self.pulled & (INTERRUPT_EVERY - 1) == 0 {
+                        crate::interrupt::check()?;
+                    }
                     // Its arrival is many events away: start loading what
                     // it touches first (see `arrive` for the second step).
                     if r.blocks <= 4 {
