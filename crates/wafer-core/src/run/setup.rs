@@ -40,10 +40,13 @@
 //!   (docs/FIDELITY.md has the numbers and commands).
 //! * `mqsim`: MQSim's timing conventions (github.com/CMU-SAFARI/MQSim),
 //!   timed runs only: a chip takes a command only when it is idle, one die
-//!   at a time (`flash.chip_issue = "chip"`), and nothing is suspended.
-//!   MQSim's cold-write window and its mapping write-backs (never serviced,
-//!   so later misses of their translation pages are free) are not
-//!   modelled yet (docs/FIDELITY.md, "wafer vs MQSim").
+//!   at a time (`flash.chip_issue = "chip"`), nothing is suspended, and the
+//!   cache sends a page's first write of each second to flash at once
+//!   (`cache.cold_window_ns`, MQSim's `bloom_filter` reset every second).
+//!   Not modelled: MQSim removes such a page from the cache once written,
+//!   wafer keeps it clean; MQSim's mapping write-backs are never serviced,
+//!   so later misses of their translation pages are free (docs/FIDELITY.md,
+//!   "wafer vs MQSim").
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -85,7 +88,8 @@ pub const SETUPS: &[(&str, &str)] = &[
     (
         "mqsim",
         "MQSim (timed runs only): a chip takes a command only when it is idle, so one die of a chip works at \
-         a time (its TSU), and no operation is suspended",
+         a time (its TSU), no operation is suspended, and a page's first write in each second goes to flash \
+         at once (its cache's cold-write rule)",
     ),
 ];
 
@@ -179,6 +183,11 @@ impl Setup {
                     // MQSim never suspends.
                     t.ssd.flash.chip_issue = crate::timing::config::ChipIssue::Chip;
                     t.ssd.flash.suspend = crate::timing::config::Suspend::None;
+                    // Its cache's cold-write rule: the first write of a page in
+                    // each second goes to flash at once
+                    // (`Data_Cache_Manager_Flash_Advanced::write_to_destage_buffer`).
+                    t.ssd.cache.cold_window_ns = 1_000_000_000;
+                    t.ssd.cache.eager_cold_writeback = false;
                 }
             }
         }

@@ -123,6 +123,15 @@ pub struct CacheConfig {
     /// Flash writes the cache may have in flight before new writes wait
     /// (back-pressure) [pages]; 0 = one page per plane, as MQSim.
     pub flush_limit_pages: u32,
+    /// MQSim's cold-write window [ns] (0: off, `eager_cold_writeback`
+    /// decides): a page written for the first time in the current window
+    /// (hit or miss, whole or partial, mapped or not) goes to flash at once
+    /// (the host waits only for DRAM), and every page, hits included, waits
+    /// while the flush limit is reached; the set of pages seen is cleared
+    /// when a write comes after the window's end, and a new window starts
+    /// (`Data_Cache_Manager_Flash_Advanced::write_to_destage_buffer`, its
+    /// `bloom_filter` and `bloom_filter_reset_step` = 1 s). `--setup mqsim`.
+    pub cold_window_ns: u64,
 }
 
 impl Default for CacheConfig {
@@ -138,6 +147,7 @@ impl Default for CacheConfig {
             dram_trp_ns: 13,
             eager_cold_writeback: true,
             flush_limit_pages: 0,
+            cold_window_ns: 0,
         }
     }
 }

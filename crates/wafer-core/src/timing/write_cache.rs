@@ -43,6 +43,11 @@ pub(super) struct WriteCache {
     pub flushing: u32,
     flush_limit: u32,
     eager: bool,
+    /// MQSim's cold-write window (`CacheConfig::cold_window_ns`; 0: off),
+    /// the pages written in the current one, and when it ends.
+    cold_window: u64,
+    recent: std::collections::HashSet<u32>,
+    window_end: u64,
     /// Reads served whole from the cache.
     pub read_hits: u64,
     /// Reads that went to flash.
@@ -79,6 +84,9 @@ impl WriteCache {
                 planes
             },
             eager: ssd.cache.eager_cold_writeback,
+            cold_window: ssd.cache.cold_window_ns,
+            recent: std::collections::HashSet::new(),
+            window_end: 0,
             read_hits: 0,
             read_misses: 0,
             write_hits: 0,
@@ -96,11 +104,34 @@ impl WriteCache {
         lpn: u32,
         mask: u64,
         full: u64,
+        now: u64,
         unmapped: impl FnOnce() -> bool,
     ) -> Place {
+        let mqsim = self.cold_window > 0;
+        if mqsim {
+            if now > self.window_end {
+                self.recent.clear();
+                self.window_end = now + self.cold_window;
+            }
+            // Back-pressure for every page, hits too (MQSim's
+            // `back_pressure_buffer_depth` check comes first).
+            if self.flushing >= self.flush_limit {
+                return Place::Wait;
+            }
+        }
         if let Some(s) = self.lru.touch(lpn) {
-            *self.lru.val_mut(s) |= mask | DIRTY;
             self.write_hits += 1;
+            if mqsim && self.recent.insert(lpn) {
+                // Cold in this window: to flash now, the entry clean.
+                *self.lru.val_mut(s) = (self.lru.val(s) | mask) & !DIRTY;
+                self.flushing += 1;
+                return Place::Placed {
+                    evicted: None,
+                    through: true,
+                    next_lru: None,
+                };
+            }
+            *self.lru.val_mut(s) |= mask | DIRTY;
             return Place::Placed {
                 evicted: None,
                 through: false,
@@ -123,7 +154,11 @@ impl WriteCache {
             next_lru = self.lru.prefetch_lru();
         }
         self.write_misses += 1;
-        let through = self.eager && mask == full && self.flushing < self.flush_limit && unmapped();
+        let through = if mqsim {
+            self.recent.insert(lpn)
+        } else {
+            self.eager && mask == full && self.flushing < self.flush_limit && unmapped()
+        };
         if through {
             self.flushing += 1;
             self.lru.insert(lpn, mask);

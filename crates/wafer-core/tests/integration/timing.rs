@@ -230,6 +230,34 @@ fn under_mqsim_a_chip_programs_one_die_at_a_time() {
     assert!(e.to_string().contains("setup"), "{e}");
 }
 
+/// `--setup mqsim`: a page's first write in each second goes to flash at
+/// once (MQSim's cold-write window); a rewrite in the same second stays in
+/// the cache; after the window it is cold again.
+#[test]
+fn under_mqsim_a_first_write_in_each_second_goes_to_flash() {
+    let d = Scratch::new("timing-cold");
+    // 100 pages at t < 1 s, the same again at t < 1 s, then at t > 2 s.
+    let mut rows: Vec<_> = (0..100u64)
+        .map(|i| (i * 1000, "Write", i * 4096, 4096))
+        .collect();
+    rows.extend((0..100u64).map(|i| (200_000 + i * 1000, "Write", i * 4096, 4096)));
+    rows.extend((0..100u64).map(|i| (2_000_000_000 + i * 1000, "Write", i * 4096, 4096)));
+    let mut cfg = trace_run(cached(1024), &msr(&d, &rows), 16384);
+    cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+    cfg.timing.as_mut().unwrap().flush = false;
+    cfg.setup = wafer_core::Setup::Mqsim;
+    let t = timed(cfg.clone());
+    // The first 100 and the last 100 (a new window) reached flash; the
+    // rewrites in the first second stayed in DRAM.
+    assert_eq!(t.flash.user_programs, 200, "{:?}", t.flash);
+    assert_eq!(t.cache.dirty_pages_at_end, 0);
+    // wafer's own rule: mapped pages stay in the cache.
+    cfg.setup = wafer_core::Setup::Wafer;
+    let t = timed(cfg);
+    assert_eq!(t.flash.user_programs, 0);
+    assert_eq!(t.cache.dirty_pages_at_end, 100);
+}
+
 #[test]
 fn an_idle_device_draws_idle_power() {
     let d = Scratch::new("timing-idle");

@@ -878,7 +878,7 @@ impl Driver {
         let bytes = self.covered_bytes(mask) as u64;
         let place = self
             .cache
-            .place(lpn, mask, self.full_mask, || ftl.lookup(lpn).is_none());
+            .place(lpn, mask, self.full_mask, now, || ftl.lookup(lpn).is_none());
         let Place::Placed {
             evicted,
             through,
