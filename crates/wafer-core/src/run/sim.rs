@@ -418,9 +418,14 @@ impl Simulation {
         let mut diff = checkpoint::differences(&then, &sim.binding());
         if !diff.is_empty() {
             diff.truncate(4);
+            // A trace sizes the device from its footprint: name it first.
+            let what = match &now {
+                Some(t) => format!("trace {} changed since (or wafer did)", t.path),
+                None => "wafer changed since, or the file was not written by it".into(),
+            };
             return Err(refuse(format!(
                 "its state was saved under settings its configuration does not give now \
-                 ({}): the trace, the device or wafer changed since; start the run over",
+                 ({}): {what}; start the run over",
                 diff.join("; ")
             )));
         }
@@ -449,7 +454,7 @@ impl Simulation {
             if then.digest != digest {
                 return Err(refuse(format!(
                     "trace {} changed since the checkpoint was taken: its first {} requests \
-                     differ from those replayed then (digest {:016x}, was {:016x}); replay it \
+                     are not those replayed before it (digest {:016x}, was {:016x}); replay it \
                      from the start",
                     now.path, position.taken, digest.0, then.digest.0
                 )));
