@@ -69,6 +69,11 @@ class Simulation:
     def total(self) -> int:
         """User blocks the run will write."""
     @property
+    def preconditioning(self) -> tuple[int, int] | None:
+        """A timed run's preconditioning in progress: (user blocks of
+        overwrites applied, of how many); None once timing started.
+        """
+    @property
     def logical_blocks(self) -> int:
         """Logical blocks of the simulated device (once sized, e.g. by a
         trace's footprint): a drive-write.

@@ -261,11 +261,13 @@ def run_config(
     precondition_workload: str | None = None,
     fit_device: bool = False,
     flush: bool = True,
+    precondition_cache: bool | str | os.PathLike = True,
 ) -> dict[str, Any]:
     """The engine's run configuration (a JSON-ready dict) for these arguments
     (see :func:`replay`)."""
     timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None,
-                                precondition_workload=precondition_workload, fit_device=fit_device, flush=flush)
+                                precondition_workload=precondition_workload, fit_device=fit_device, flush=flush,
+                                precondition_cache=precondition_cache)
     if timing_cfg is not None and not fit_device and device is not None and (
             device.size_given() or device.physical_blocks is not None
             or (device.op is not None and abs(device.op - preset_op(timing_cfg["ssd"])) > 1e-9)):
@@ -359,7 +361,7 @@ _ARRIVALS = ("trace", "closed", "afap")
 
 def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int, precondition: float | None,
                    is_trace: bool, precondition_workload: str | None = None, fit_device: bool = False,
-                   flush: bool = True) -> dict[str, Any] | None:
+                   flush: bool = True, precondition_cache: bool | str | os.PathLike = True) -> dict[str, Any] | None:
     if timing is None:
         if arrival is not None:
             raise _core.ConfigError("invalid device configuration: timing.arrival: only with timing=PRESET")
@@ -372,7 +374,8 @@ def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns:
     return {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": int(think_ns),
             "precondition_drive_writes": None if precondition is None else float(precondition),
             "precondition_workload": precondition_workload, "fit_device": bool(fit_device),
-            "flush": bool(flush), "idle_ns": defaults["idle_ns"]}
+            "flush": bool(flush), "idle_ns": defaults["idle_ns"],
+            "precondition_cache": precondition_cache if isinstance(precondition_cache, bool) else str(precondition_cache)}
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
@@ -415,6 +418,7 @@ def replay(
     precondition_workload: str | None = None,
     fit_device: bool = False,
     flush: bool = True,
+    precondition_cache: bool | str | os.PathLike = True,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float | None = None,
 ) -> RunResult:
@@ -511,7 +515,7 @@ def replay(
               cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
     timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
                      precondition=precondition, precondition_workload=precondition_workload,
-                     fit_device=fit_device, flush=flush)
+                     fit_device=fit_device, flush=flush, precondition_cache=precondition_cache)
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search
@@ -651,6 +655,7 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
         due = (sim.written // every + 1) * every
     last = time.monotonic()
     try:
+        _precondition(sim, label, progress)
         while not sim.step(chunk):
             bar.update(sim.written)
             if on_step:
@@ -684,6 +689,28 @@ def remove_stale_temps(checkpoint: str | os.PathLike) -> list[str]:
         sys.stderr.write(f"wafer: removed {len(removed)} stale temporary checkpoint file(s) left by killed runs: "
                          f"{', '.join(removed)}\n")
     return removed
+
+
+#: User blocks of a timed run's preconditioning per step: about half a second,
+#: so a progress line moves and Ctrl-C is answered between steps.
+PRECONDITION_CHUNK = 1 << 21
+
+
+def _precondition(sim: Any, label: str, progress: bool) -> None:
+    """A timed run's preconditioning (its overwrites), stepped with its own
+    progress bar before the first timed request."""
+    pre = getattr(sim, "preconditioning", None)
+    if pre is None:
+        return
+    bar = Progress(max(pre[1], 1), f"{label} preconditioning", enabled=progress, unit="writes")
+    try:
+        while pre is not None:
+            sim.step(PRECONDITION_CHUNK)
+            pre = sim.preconditioning
+            if pre is not None:
+                bar.update(pre[0])
+    finally:
+        bar.close()
 
 
 def resume(path: str | os.PathLike, *, checkpoint: str | os.PathLike | None = None,

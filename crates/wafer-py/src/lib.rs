@@ -210,6 +210,13 @@ impl Simulation {
         shielded(|| Ok(self.sim()?.total()))
     }
 
+    /// A timed run's preconditioning in progress: (user blocks of
+    /// overwrites applied, of how many); None once timing started.
+    #[getter]
+    fn preconditioning(&self) -> PyResult<Option<(u64, u64)>> {
+        shielded(|| Ok(self.sim()?.preconditioning()))
+    }
+
     /// Logical blocks of the simulated device (once sized, e.g. by a
     /// trace's footprint): a drive-write.
     #[getter]

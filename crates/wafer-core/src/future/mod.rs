@@ -209,7 +209,7 @@ fn scratch_path() -> PathBuf {
 }
 
 /// FNV-1a, 64 bit: a stable name for a cache key.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })

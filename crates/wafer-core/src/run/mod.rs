@@ -2,6 +2,7 @@
 //! configuration ([`RunConfig`] -> [`Simulation`] -> [`RunResult`]), the
 //! peers' conventions ([`setup`]), its memory estimate ([`resources`]), the
 //! warnings of its result ([`warnings`]), checkpoint files ([`checkpoint`]),
+//! a timed run's saved preconditioning ([`precondition`]),
 //! many volumes in one timeline ([`multi`]), the replay service policies get
 //! ([`service`]) and NoDaP's search on a configuration ([`oracle`]). No
 //! module below imports it (`tests/integration/layers.rs`).
@@ -10,6 +11,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod multi;
 pub mod oracle;
+pub mod precondition;
 pub mod resources;
 pub mod result;
 pub(crate) mod service;

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::checkpoint::{self, Digest, Position, TraceMark};
 use super::config::RunConfig;
+use super::precondition;
 use super::result::{EraseStats, RunResult};
 use super::service::Prepared;
 use super::setup::Conventions;
@@ -48,6 +49,10 @@ pub struct Simulation {
     annotation: Option<AnnotationInfo>,
     /// Timing mode's driver (it replays the requests instead of `advance`).
     timing: Option<Box<timing::Driver>>,
+    /// Timing mode: the preconditioning's overwrites still to apply.
+    warmup: Option<Warmup>,
+    /// Timing mode: what the saved preconditioning did in this run.
+    pcache: Option<precondition::CacheReport>,
     /// The configuration as given (before a setup or the sizing changed
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
@@ -96,11 +101,13 @@ impl timing::RequestFeed for Feed<'_> {
     }
 }
 
-/// Prepare a timed run's drive ([`timing::Driver::precondition`]): the
-/// engine's prefill wrote it whole when `run.precondition()` >= 1, else
+/// Begin preparing a timed run's drive ([`timing::Driver::begin_precondition`]):
+/// the engine's prefill wrote it whole when `run.precondition()` >= 1, else
 /// that share of it is written in order; then `precondition() - 1`
 /// drive-writes of the preconditioning workload (given, else a synthetic
-/// run's own, else the preset's), seeded apart from the run's own stream.
+/// run's own, else the preset's), seeded apart from the run's own stream,
+/// are applied by [`Simulation::step`] in steps (so a caller shows progress
+/// and can stop it) before the first timed request.
 fn precondition(
     d: &mut timing::Driver,
     engine: &mut Engine,
@@ -109,16 +116,10 @@ fn precondition(
     geo: &Geometry,
     prefill_seconds: f64,
     future: bool,
-) -> Result<()> {
+) -> Result<Warmup> {
     let logical = geo.logical_blocks as u64;
     let p = run.precondition();
-    // A synthetic run is preconditioned by its own workload (its steady
-    // state), a trace by the preset's (a trace is never consumed by it).
-    let spec = match (&run.precondition_workload, &cfg.trace) {
-        (Some(s), _) => s.as_str(),
-        (None, None) => cfg.workload.as_str(),
-        (None, Some(_)) => run.ssd.precondition.workload.as_str(),
-    };
+    let spec = precondition_spec(run, cfg);
     let plan = timing::driver::Precondition {
         prefilled: if cfg.device.prefill { logical } else { 0 },
         prefill_seconds,
@@ -135,19 +136,39 @@ fn precondition(
             ),
         ));
     }
-    let mut src = Source::Synthetic(
+    let src = Source::Synthetic(
         workload::parse(spec, logical, geo.block_size, cfg.seed ^ PRECONDITION_SEED)
             .map_err(|e| Error::config("timing.precondition_workload", format!("{spec}: {e}")))?,
     );
-    let (mut written, mut taken) = (0, 0);
-    let mut feed = Feed {
-        src: &mut src,
-        written: &mut written,
-        taken: &mut taken,
-        total: plan.overwrites,
-        ended: plan.overwrites == 0,
-    };
-    d.precondition(engine, plan, &mut feed)
+    let overwrites = plan.overwrites;
+    d.begin_precondition(engine, plan)?;
+    Ok(Warmup {
+        src,
+        written: 0,
+        taken: 0,
+        total: overwrites,
+        store: None,
+    })
+}
+
+/// The preconditioning's workload: given, else a synthetic run's own (its
+/// steady state), else (a trace, never consumed by it) the preset's.
+fn precondition_spec<'a>(run: &'a timing::TimingRun, cfg: &'a RunConfig) -> &'a str {
+    match (&run.precondition_workload, &cfg.trace) {
+        (Some(s), _) => s.as_str(),
+        (None, None) => cfg.workload.as_str(),
+        (None, Some(_)) => run.ssd.precondition.workload.as_str(),
+    }
+}
+
+/// A timed run's preconditioning overwrites in progress: their request
+/// source, how far it got, and where to save the result.
+struct Warmup {
+    src: Source,
+    written: u64,
+    taken: u64,
+    total: u64,
+    store: Option<precondition::Entry>,
 }
 
 /// Salt of the preconditioning workload's seed (apart from the run's own
@@ -271,23 +292,59 @@ impl Simulation {
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
         }
+        // A timed run's preconditioned drive saved by an earlier run
+        // replaces the prefill and the preconditioning.
+        let mut pcache = None;
+        let mut restored = None;
+        let store = match &cfg.timing {
+            Some(run) if prefill => {
+                precondition::entry(&cfg, run, &geo, precondition_spec(run, &cfg), future)
+            }
+            _ => None,
+        };
+        if let Some(st) = &store {
+            match st.load() {
+                Ok(Some((saved, rep))) => {
+                    engine.load_state(saved.engine)?;
+                    restored = Some(saved.warm);
+                    pcache = Some(rep);
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    pcache = Some(precondition::CacheReport {
+                        path: st.path.display().to_string(),
+                        note: Some(format!("rebuilt: the entry found was {why}")),
+                        ..Default::default()
+                    })
+                }
+            }
+        }
         let t = Instant::now();
-        if cfg.device.prefill && prefill {
+        if cfg.device.prefill && prefill && restored.is_none() {
             engine.prefill()?;
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
+        let mut warmup = None;
         let timing = match (&cfg.timing, fit) {
             (Some(run), Some(fit)) if prefill => {
                 let mut d = timing::Driver::new(run.clone(), fit, &engine.ftl.geo)?;
-                precondition(
-                    &mut d,
-                    &mut engine,
-                    run,
-                    &cfg,
-                    &geo,
-                    prefill_seconds,
-                    future,
-                )?;
+                if let Some(w) = restored {
+                    let seconds = pcache.as_ref().map_or(0.0, |r| r.seconds);
+                    d.restore_precondition(w, seconds)?;
+                    d.start_timing(&mut engine);
+                } else {
+                    let mut w = precondition(
+                        &mut d,
+                        &mut engine,
+                        run,
+                        &cfg,
+                        &geo,
+                        prefill_seconds,
+                        future,
+                    )?;
+                    w.store = store;
+                    warmup = Some(w);
+                }
                 Some(Box::new(d))
             }
             (Some(run), Some(fit)) => Some(Box::new(timing::Driver::new(
@@ -313,9 +370,18 @@ impl Simulation {
             prefill_seconds,
             annotation,
             timing,
+            warmup,
+            pcache,
             origin,
             digest,
         })
+    }
+
+    /// A timed run's preconditioning still in progress: (user blocks of
+    /// overwrites applied, of how many); `None` once timing started (or
+    /// without timing).
+    pub fn preconditioning(&self) -> Option<(u64, u64)> {
+        self.warmup.as_ref().map(|w| (w.written, w.total))
     }
 
     /// Whether a checkpoint can be taken now: not while a learned policy's
@@ -535,6 +601,35 @@ impl Simulation {
     /// whole, so a step may write a few more). Returns true when the run is
     /// done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
+        if let (Some(d), Some(w)) = (self.timing.as_mut(), self.warmup.as_mut()) {
+            // The preconditioning first, `budget` blocks a step (not the
+            // run's time: it is reported apart); timed requests follow in
+            // the step that ends it.
+            let goal = w.written.saturating_add(budget);
+            let mut feed = Feed {
+                src: &mut w.src,
+                written: &mut w.written,
+                taken: &mut w.taken,
+                total: w.total,
+                ended: w.total == 0,
+            };
+            if !d.precondition_step(&mut self.engine, &mut feed, goal)? {
+                return Ok(false);
+            }
+            d.finish_precondition(w.written);
+            if let Some(st) = &w.store {
+                let mut rep = st.save(&self.engine, d.warm_state());
+                if let Some(before) = self.pcache.take().and_then(|r| r.note) {
+                    rep.note = Some(match rep.note {
+                        Some(n) => format!("{before}; {n}"),
+                        None => before,
+                    });
+                }
+                self.pcache = Some(rep);
+            }
+            d.start_timing(&mut self.engine);
+            self.warmup = None;
+        }
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timing.as_mut() {
@@ -755,13 +850,19 @@ impl Simulation {
                 (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
             training: e.policy_training(),
-            timing: self.timing.as_ref().map(|d| d.result()),
+            timing: self.timing.as_ref().map(|d| {
+                let mut t = d.result();
+                t.precondition_cache = self.pcache.clone();
+                t
+            }),
         };
         let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
             .then_some(self.cfg.writes);
         r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
         if let Some(t) = &self.cfg.timing {
             r.warnings.extend(warnings::mqsim_xml_unsupported(&t.ssd));
+            r.warnings
+                .extend(warnings::precondition_cache(self.pcache.as_ref()));
         }
         r
     }

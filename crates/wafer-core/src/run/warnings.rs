@@ -371,6 +371,21 @@ pub fn mqsim_xml_unsupported(ssd: &SsdConfig) -> Option<Warning> {
     })
 }
 
+/// A timed run's saved preconditioning was not used as it stood: an entry
+/// found was rebuilt (corrupt, of another version or drive), or the new
+/// one could not be saved (e.g. an unwritable folder: the run goes on
+/// without the cache).
+pub fn precondition_cache(
+    r: Option<&crate::timing::result::PreconditionCacheReport>,
+) -> Option<Warning> {
+    let r = r?;
+    let note = r.note.as_ref()?;
+    Some(Warning {
+        code: "precondition-cache",
+        message: format!("saved preconditioning {}: {note}", r.path),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

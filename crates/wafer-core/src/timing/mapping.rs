@@ -42,6 +42,17 @@ pub(super) enum Access {
     Gc,
 }
 
+/// The entries a preconditioning left cached ([`MappingTable::warm_entries`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum WarmEntries {
+    /// An ideal table caches nothing.
+    Ideal,
+    /// Every entry fits: the loaded bits.
+    Loaded(Vec<u64>),
+    /// The cached pages, least recent first.
+    Keys(Vec<u32>),
+}
+
 /// The cached entries.
 enum Cached {
     /// Every entry fits: nothing is ever evicted and recency does not
@@ -209,19 +220,76 @@ impl MappingTable {
         }
     }
 
-    /// Before timing starts: `lpn` was accessed (its entry is cached,
-    /// clean: the translation pages are written when timing starts).
-    pub fn warm(&mut self, lpn: u32) {
+    /// Before timing starts: the table keeps access stamps rather than
+    /// a list ([`Lru::begin_stamps`]); [`MappingTable::stamp`] records
+    /// accesses until [`MappingTable::end_stamps`].
+    pub fn begin_stamps(&mut self) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.begin_stamps();
+        }
+    }
+
+    /// Stamp mode: `lpn` was accessed at `clock`.
+    #[inline]
+    pub fn stamp(&mut self, lpn: u32, clock: u32) {
         if self.ideal {
             return;
         }
         match &mut self.cached {
             Cached::All { loaded, .. } => loaded[(lpn >> 6) as usize] |= 1 << (lpn & 63),
             Cached::Lru(l) => {
-                if l.touch(lpn).is_none() {
-                    l.insert(lpn, 0);
-                }
+                l.stamp(lpn, clock);
             }
+        }
+    }
+
+    /// Stamps move `by` earlier ([`Lru::rebase_stamps`]).
+    pub fn rebase_stamps(&mut self, by: u32) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.rebase_stamps(by);
+        }
+    }
+
+    /// Stamp mode ends at `clock`: the table caches the most recently
+    /// accessed entries, clean.
+    pub fn end_stamps(&mut self, clock: u32) {
+        if let Cached::Lru(l) = &mut self.cached {
+            l.end_stamps(clock, 0);
+        }
+    }
+
+    /// The cached entries (least recent first), to restore with
+    /// [`MappingTable::restore_warm`].
+    pub fn warm_entries(&self) -> WarmEntries {
+        match &self.cached {
+            _ if self.ideal => WarmEntries::Ideal,
+            Cached::All { loaded, .. } => WarmEntries::Loaded(loaded.clone()),
+            Cached::Lru(l) => WarmEntries::Keys(l.entries().map(|(k, _)| k).collect()),
+        }
+    }
+
+    /// The entries [`MappingTable::warm_entries`] gave, cached again (clean);
+    /// false if they do not fit this table.
+    pub fn restore_warm(&mut self, w: &WarmEntries) -> bool {
+        let logical = self.logical;
+        match (&mut self.cached, w) {
+            _ if self.ideal => matches!(w, WarmEntries::Ideal),
+            (Cached::All { loaded, .. }, WarmEntries::Loaded(l)) if l.len() == loaded.len() => {
+                loaded.copy_from_slice(l);
+                true
+            }
+            (Cached::Lru(l), WarmEntries::Keys(keys))
+                if keys.len() <= l.capacity() as usize
+                    && keys.iter().all(|&k| (k as usize) < logical) =>
+            {
+                l.begin_stamps();
+                for (i, &k) in keys.iter().enumerate() {
+                    l.stamp(k, i as u32);
+                }
+                l.end_stamps(keys.len() as u32, 0);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -98,6 +98,29 @@ pub struct TimingRun {
     /// A gap without requests at least this long is an idle period the
     /// policy is told about (open loop) [ns].
     pub idle_ns: u64,
+    /// Save the preconditioned drive for later runs of the same drive and
+    /// preconditioning, and load it when saved (`true`: in the cache
+    /// folder's `precondition/`; a folder; `false`: never). Only
+    /// preconditionings of at least `run::precondition::MIN_WRITES` page
+    /// writes are saved: smaller ones are quicker to run again.
+    pub precondition_cache: PreconditionCache,
+}
+
+/// Where a timed run's preconditioned drive is kept
+/// ([`TimingRun::precondition_cache`]): JSON `true`, `false` or a folder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PreconditionCache {
+    /// In the cache folder (`true`), or not at all (`false`).
+    On(bool),
+    /// In this folder.
+    Dir(String),
+}
+
+impl Default for PreconditionCache {
+    fn default() -> Self {
+        PreconditionCache::On(true)
+    }
 }
 
 impl Default for TimingRun {
@@ -112,6 +135,7 @@ impl Default for TimingRun {
             fit_device: false,
             flush: true,
             idle_ns: 1_000_000,
+            precondition_cache: PreconditionCache::default(),
         }
     }
 }

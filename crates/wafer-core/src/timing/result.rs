@@ -242,6 +242,9 @@ pub struct TimingResult {
     pub precondition_seconds: f64,
     /// The overwrites' workload spec.
     pub precondition_workload: String,
+    /// The saved preconditioning: loaded, saved, or why not (`None`: not
+    /// cached, e.g. too small to be worth it or `precondition_cache` off).
+    pub precondition_cache: Option<PreconditionCacheReport>,
     /// The end's flush of the dirty cache (`None` with `flush` off).
     pub flush: Option<Flush>,
     /// The device was sized to the run (`fit_device`), not the preset's
@@ -300,4 +303,21 @@ pub struct TimingResult {
     /// Checks that held (every request completed, no operation on a busy
     /// die, completions after arrivals): violations found (always 0).
     pub invariant_violations: u64,
+}
+
+/// What happened with the cache in this run (`timing.precondition_cache`; `run::precondition`).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct PreconditionCacheReport {
+    /// The entry's file.
+    pub path: String,
+    /// Loaded instead of preconditioning.
+    pub loaded: bool,
+    /// Saved after preconditioning.
+    pub saved: bool,
+    /// Bytes of the entry on disk.
+    pub bytes: u64,
+    /// Wall time to load or save it [s].
+    pub seconds: f64,
+    /// Why an entry found was not loaded, or why none was saved.
+    pub note: Option<String>,
 }

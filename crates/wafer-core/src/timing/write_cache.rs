@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use super::cache::Lru;
 use super::config::{CacheMode, SsdConfig};
+use super::flash::NONE;
 
 /// Marks a cached page that flash does not hold yet.
 const DIRTY: u64 = 1 << 63;
@@ -171,17 +172,47 @@ impl WriteCache {
         self.lru.remove(lpn);
     }
 
-    /// Before timing starts: a write of sectors `mask` of `lpn` lands in the
-    /// cache; returns a dirty page it evicted (to write to flash now).
-    pub fn warm_write(&mut self, lpn: u32, mask: u64) -> Option<u32> {
-        if let Some(s) = self.lru.touch(lpn) {
-            *self.lru.val_mut(s) |= mask | DIRTY;
-            return None;
-        }
-        match self.lru.insert(lpn, mask | DIRTY) {
-            Some((old, v)) if v & DIRTY != 0 => Some(old),
-            _ => None,
-        }
+    /// Before timing starts: the cache keeps stamps, not a list
+    /// ([`Lru::begin_stamps`]).
+    pub fn begin_stamps(&mut self) {
+        self.lru.begin_stamps();
+    }
+
+    /// Before timing starts, in stamp mode: a full-page write of `lpn`, the
+    /// `clock`-th write of the preconditioning. Returns whether the cache
+    /// absorbs it: the page was written within the cache's last `capacity`
+    /// writes, so it is still cached dirty and the FTL gets one program for
+    /// both. (A list would also absorb a page last written more writes ago
+    /// when few distinct pages came between; the preconditioning's
+    /// workloads repeat pages rarely inside a cache's span.)
+    #[inline]
+    pub fn stamp_write(&mut self, lpn: u32, clock: u32) -> bool {
+        let prev = self.lru.stamp(lpn, clock);
+        prev != NONE && clock - prev < self.lru.capacity()
+    }
+
+    /// Before timing starts, in stamp mode: `lpn` changed behind the cache.
+    #[inline]
+    pub fn unstamp(&mut self, lpn: u32) {
+        self.lru.unstamp(lpn);
+    }
+
+    /// Stamps move `by` earlier ([`Lru::rebase_stamps`]).
+    pub fn rebase_stamps(&mut self, by: u32) {
+        self.lru.rebase_stamps(by);
+    }
+
+    /// Timing starts: the cache holds the most recently written pages,
+    /// clean (`full`: every sector; the preconditioning wrote them to
+    /// flash), so the end's flush writes only what the timed requests
+    /// wrote.
+    pub fn end_stamps(&mut self, clock: u32, full: u64) {
+        self.lru.end_stamps(clock, full);
+    }
+
+    /// The cached pages, least recent first.
+    pub fn keys(&self) -> Vec<u32> {
+        self.lru.entries().map(|(k, _)| k).collect()
     }
 
     /// Pages the write cache holds at most (0 without one).

@@ -547,7 +547,7 @@ pub fn blocks_of(r: &Record, block_size: u32) -> (u64, u64) {
 
 /// Where a request's bytes sit in its blocks: the offset of its first byte
 /// inside its first block and its length [bytes].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Extent {
     /// Offset of the first byte in the first block [bytes].
     pub head: u32,

@@ -736,6 +736,164 @@ fn the_end_flush_writes_the_dirty_cache_and_times_it() {
         .any(|w| w.code == "writes-stayed-in-cache"));
 }
 
+/// The preconditioning leaves the cache warm but clean (what it wrote is on
+/// flash), so the end's flush and the run's programs are the trace's own;
+/// stepping the preconditioning in small steps changes nothing.
+#[test]
+fn a_preconditioned_cache_is_clean_and_the_flush_holds_only_the_trace() {
+    let d = Scratch::new("timing-clean");
+    // 100 distinct pages, then 50 of them again: 150 page writes.
+    let rows: Vec<_> = (0..150u64)
+        .map(|i| (i * 1000, "Write", (i % 100) * 4096 * 3, 4096))
+        .collect();
+    let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = Some(3.0);
+    let mut sim = Simulation::new(cfg.clone()).expect("valid");
+    let (done, total) = sim.preconditioning().expect("preconditioning pending");
+    assert_eq!(done, 0);
+    let logical = sim.engine().ftl.geo.logical_blocks as u64;
+    assert_eq!(total, 2 * logical);
+    let mut steps = 0;
+    while sim.preconditioning().is_some() {
+        // The step that ends it goes on with the timed requests.
+        sim.step(1000).expect("steps");
+        steps += 1;
+    }
+    assert!(steps >= (2 * logical / 1000) as usize, "{steps} steps");
+    sim.run().expect("runs");
+    let r = sim.result();
+    let t = r.timing.as_ref().expect("timed");
+    assert_eq!(t.precondition_writes, 3 * logical);
+    let f = t.flush.expect("flushed");
+    assert!(f.pages <= 100, "flush of {} pages for 100 written", f.pages);
+    assert!(
+        t.flash.user_programs <= 150,
+        "{} user programs for 150 page writes",
+        t.flash.user_programs
+    );
+    // In one step: the same run.
+    let mut whole = Simulation::new(cfg).expect("valid");
+    whole.run().expect("runs");
+    // Apart from speeds per wall second.
+    let same = |r: &wafer_core::RunResult| {
+        let mut v = wafer_core::run::checkpoint::comparable(r);
+        let t = v["timing"].as_object_mut().expect("timing");
+        t.retain(|k, _| !k.ends_with("per_wall_second"));
+        v
+    };
+    assert_eq!(same(&whole.result()), same(&r));
+}
+
+/// A preconditioned drive is saved once and loaded by the next run of the
+/// same drive and preconditioning, with the same result; a corrupt entry is
+/// rebuilt and said; another seed is another entry; an unwritable folder
+/// runs without the cache, said.
+#[test]
+fn a_saved_preconditioning_is_loaded_with_the_same_result() {
+    use wafer_core::timing::PreconditionCache;
+    let d = Scratch::new("timing-pcache");
+    let rows: Vec<_> = (0..300u64)
+        .map(|i| {
+            (
+                i * 1000,
+                if i % 3 == 0 { "Read" } else { "Write" },
+                (i * 37 % 5000) * 4096,
+                4096,
+            )
+        })
+        .collect();
+    let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    let dir = format!("{}/pre", d.0.display());
+    let t0 = cfg.timing.as_mut().unwrap();
+    t0.fit_device = false;
+    t0.precondition_drive_writes = Some(3.0);
+    t0.precondition_cache = PreconditionCache::Dir(dir.clone());
+    let run = |cfg: &RunConfig| {
+        let mut sim = Simulation::new(cfg.clone()).expect("valid");
+        sim.run().expect("runs");
+        sim.result()
+    };
+    let same = |r: &wafer_core::RunResult| {
+        let mut v = wafer_core::run::checkpoint::comparable(r);
+        let t = v["timing"].as_object_mut().expect("timing");
+        t.retain(|k, _| !k.ends_with("per_wall_second") && k != "precondition_cache");
+        let w = v["warnings"].as_array_mut().expect("warnings");
+        w.retain(|w| w["code"] != "precondition-cache");
+        v
+    };
+    let first = run(&cfg);
+    let c1 = first
+        .timing
+        .as_ref()
+        .unwrap()
+        .precondition_cache
+        .clone()
+        .expect("cached");
+    assert!(c1.saved && !c1.loaded && c1.bytes > 0, "{c1:?}");
+    let second = run(&cfg);
+    let c2 = second
+        .timing
+        .as_ref()
+        .unwrap()
+        .precondition_cache
+        .clone()
+        .expect("cached");
+    assert!(c2.loaded && !c2.saved, "{c2:?}");
+    assert_eq!(same(&first), same(&second));
+    assert_eq!(
+        second.timing.as_ref().unwrap().precondition_writes,
+        3 * second.geometry.logical_blocks as u64
+    );
+
+    // A flipped byte: refused, rebuilt, said; the same result.
+    let path = std::path::PathBuf::from(&c1.path);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let third = run(&cfg);
+    let c3 = third
+        .timing
+        .as_ref()
+        .unwrap()
+        .precondition_cache
+        .clone()
+        .unwrap();
+    assert!(c3.saved && !c3.loaded, "{c3:?}");
+    assert!(
+        third
+            .warnings
+            .iter()
+            .any(|w| w.code == "precondition-cache" && w.message.contains("rebuilt")),
+        "{:?}",
+        third.warnings
+    );
+    assert_eq!(same(&first), same(&third));
+
+    // Another seed: another entry.
+    let mut other = cfg.clone();
+    other.seed = 2;
+    let r = run(&other);
+    let c4 = r
+        .timing
+        .as_ref()
+        .unwrap()
+        .precondition_cache
+        .clone()
+        .unwrap();
+    assert!(c4.saved && c4.path != c1.path, "{c4:?}");
+
+    // A folder that cannot be made: no cache, said; the run completes.
+    let file = format!("{}/a-file", d.0.display());
+    std::fs::write(&file, b"x").unwrap();
+    cfg.timing.as_mut().unwrap().precondition_cache = PreconditionCache::Dir(format!("{file}/pre"));
+    let r = run(&cfg);
+    assert!(r.warnings.iter().any(|w| w.code == "precondition-cache"));
+    assert_eq!(same(&first), same(&r));
+}
+
 #[test]
 fn reads_of_unwritten_pages_are_counted_and_warned() {
     let d = Scratch::new("timing-unmapped");

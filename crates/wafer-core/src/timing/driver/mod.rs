@@ -14,6 +14,7 @@ mod report;
 
 use std::time::Instant;
 
+use super::cache::STAMP_LIMIT;
 use super::config::SsdConfig;
 use super::events::{Event, EventQueue};
 use super::flash::{Class, Flash, Kind, Op, NONE};
@@ -75,6 +76,32 @@ pub struct Precondition {
     pub overwrites: u64,
     /// The overwrites' workload spec (reported).
     pub workload: String,
+}
+
+/// Requests of the preconditioning drawn ahead of the one applied.
+const WARM_AHEAD: usize = 16;
+
+/// A preconditioning in progress: its plan's overwrites, the stamp
+/// clocks of the mapping table (accesses) and of the cache (writes), and
+/// what it did so far.
+struct Warming {
+    overwrites: u64,
+    map_clock: u32,
+    cache_clock: u32,
+    /// Pages the fill wrote.
+    writes: u64,
+    seconds: f64,
+    workload: String,
+}
+
+/// What a preconditioning leaves in DRAM ([`Driver::warm_state`]): the
+/// cached pages and mapping entries, least recent first, and what it did.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct WarmState {
+    cache: Vec<u32>,
+    map: mapping::WarmEntries,
+    writes: u64,
+    workload: String,
 }
 
 /// What the preconditioning did.
@@ -153,6 +180,7 @@ pub struct Driver {
     mark: WindowMark,
     engine_windows: usize,
     pre: Preconditioned,
+    warming: Option<Warming>,
     started: bool,
     /// The end's flush, once it is issued.
     flush: Option<FlushMark>,
@@ -201,6 +229,7 @@ impl Driver {
             mark: WindowMark::default(),
             engine_windows: 0,
             pre: Preconditioned::default(),
+            warming: None,
             started: false,
             flush: None,
             wall: 0.0,
@@ -289,17 +318,14 @@ impl Driver {
         self.started && self.drained() && (!self.run.flush || self.flush.is_some())
     }
 
-    /// Prepare the drive before timing starts, in WAF mode (no timing):
-    /// pages `0..fill` written in order (after the `prefilled` pages the
-    /// engine's prefill wrote), then `overwrites` user blocks from `feed`;
-    /// the mapping table and the cache end up holding the last of these
-    /// accesses. Timing starts after it.
-    pub fn precondition(
-        &mut self,
-        ftl: &mut impl FtlPort,
-        plan: Precondition,
-        feed: &mut dyn RequestFeed,
-    ) -> Result<()> {
+    /// Begin preparing the drive before timing starts, in WAF mode (no
+    /// timing): pages `0..fill` written in order (after the `prefilled`
+    /// pages the engine's prefill wrote); [`Driver::precondition_step`]
+    /// then applies the overwrites and [`Driver::end_precondition`] starts
+    /// timing. The mapping table and the cache end up holding the last of
+    /// these accesses, clean: what the preconditioning wrote is on flash,
+    /// so the end's flush holds only the timed requests' writes.
+    pub fn begin_precondition(&mut self, ftl: &mut impl FtlPort, plan: Precondition) -> Result<()> {
         let t0 = Instant::now();
         let mut lba = plan.prefilled;
         while lba < plan.fill {
@@ -314,43 +340,201 @@ impl Driver {
             lba += blocks as u64;
         }
         let filled = plan.prefilled.max(plan.fill);
+        self.cache.begin_stamps();
+        self.map.begin_stamps();
         // The table holds the fill's last entries (clean: on flash).
+        let mut clock = 0u32;
         for lpn in filled.saturating_sub(self.map.capacity())..filled {
-            self.map.warm(lpn as u32);
+            self.map.stamp(lpn as u32, clock);
+            clock += 1;
         }
-        while feed.written() < plan.overwrites {
-            let Some((r, ext)) = feed.next(self.page_bytes)? else {
-                break;
-            };
-            self.check_range(&r)?;
-            self.warm_apply(ftl, r, ext)?;
-        }
-        self.pre = Preconditioned {
-            writes: filled + feed.written(),
+        self.warming = Some(Warming {
+            overwrites: plan.overwrites,
+            map_clock: clock,
+            cache_clock: 0,
+            writes: filled,
             seconds: plan.prefill_seconds + t0.elapsed().as_secs_f64(),
             workload: plan.workload,
-        };
-        self.start(ftl);
+        });
         Ok(())
     }
 
-    /// One request of the preconditioning: applied in WAF mode, its pages
-    /// through the cache (dirty pages it evicts written to flash) and the
-    /// mapping table.
-    fn warm_apply(&mut self, ftl: &mut impl FtlPort, r: Request, ext: Extent) -> Result<()> {
+    /// The preconditioning's overwrites from `feed`, until it has handed
+    /// out `goal` user blocks (or all of the plan's). Returns whether they
+    /// are all applied.
+    pub fn precondition_step(
+        &mut self,
+        ftl: &mut impl FtlPort,
+        feed: &mut dyn RequestFeed,
+        goal: u64,
+    ) -> Result<bool> {
+        let t0 = Instant::now();
+        let mut w = self.warming.take().expect("a preconditioning in progress");
+        let goal = goal.min(w.overwrites);
+        let mut r = Ok(());
+        // Requests are drawn WARM_AHEAD ahead of the one applied, their
+        // table entries prefetched (the FTL's and the stamps' on drawing,
+        // what the FTL's entry points to half-way): each access is a random
+        // load in tables of the whole drive, which would otherwise wait for
+        // memory one after the other.
+        let mut ring = [(Request::default(), Extent::default()); WARM_AHEAD];
+        let (mut head, mut len) = (0usize, 0usize);
+        let mut more = true;
+        loop {
+            while more && len < WARM_AHEAD && feed.written() < goal {
+                match feed.next(self.page_bytes) {
+                    Ok(Some((req, ext))) => {
+                        ftl.prefetch(req.lba as u32, false);
+                        self.cache.prefetch(req.lba as u32);
+                        self.map.prefetch(req.lba as u32);
+                        ring[(head + len) % WARM_AHEAD] = (req, ext);
+                        len += 1;
+                    }
+                    Ok(None) => more = false,
+                    Err(e) => {
+                        r = Err(e);
+                        more = false;
+                    }
+                }
+            }
+            if len == 0 {
+                break;
+            }
+            if len > WARM_AHEAD / 2 {
+                let (mid, _) = ring[(head + WARM_AHEAD / 2) % WARM_AHEAD];
+                ftl.prefetch(mid.lba as u32, true);
+            }
+            let (req, ext) = ring[head];
+            head = (head + 1) % WARM_AHEAD;
+            len -= 1;
+            if let Err(e) = self
+                .check_range(&req)
+                .and_then(|_| self.warm_apply(ftl, &mut w, req, ext))
+            {
+                r = Err(e);
+                break;
+            }
+        }
+        let done = feed.written() >= w.overwrites || feed.ended();
+        w.seconds += t0.elapsed().as_secs_f64();
+        self.warming = Some(w);
+        r.map(|_| done)
+    }
+
+    /// The preconditioning is over: the cache and the mapping table hold
+    /// its last accesses, clean; [`Driver::start_timing`] starts timing.
+    pub fn finish_precondition(&mut self, overwritten: u64) {
+        let t0 = Instant::now();
+        let w = self.warming.take().expect("a preconditioning in progress");
+        self.cache.end_stamps(w.cache_clock, self.full_mask);
+        self.map.end_stamps(w.map_clock);
+        self.pre = Preconditioned {
+            writes: w.writes + overwritten,
+            seconds: w.seconds + t0.elapsed().as_secs_f64(),
+            workload: w.workload,
+        };
+    }
+
+    /// Timing starts (after [`Driver::finish_precondition`] or
+    /// [`Driver::restore_precondition`]).
+    pub fn start_timing(&mut self, ftl: &mut impl FtlPort) {
+        self.start(ftl);
+    }
+
+    /// What the preconditioning left in DRAM, to restore it with the FTL's
+    /// state ([`Driver::restore_precondition`]).
+    pub fn warm_state(&self) -> WarmState {
+        WarmState {
+            cache: self.cache.keys(),
+            map: self.map.warm_entries(),
+            writes: self.pre.writes,
+            workload: self.pre.workload.clone(),
+        }
+    }
+
+    /// A saved preconditioning ([`Driver::warm_state`]) instead of running
+    /// it: the FTL already holds its state; the cache and the mapping table
+    /// get their entries back. Took `seconds` to load.
+    pub fn restore_precondition(&mut self, w: WarmState, seconds: f64) -> Result<()> {
+        let bad = |what: &str| {
+            Err(Error::Simulation(format!(
+                "a saved preconditioning's {what} does not fit this drive"
+            )))
+        };
+        if w.cache.iter().any(|&k| k as u64 >= self.logical)
+            || w.cache.len() as u64 > self.cache.capacity() as u64
+        {
+            return bad("cache");
+        }
+        if !self.map.restore_warm(&w.map) {
+            return bad("mapping table");
+        }
+        self.cache.begin_stamps();
+        for (i, &k) in w.cache.iter().enumerate() {
+            self.cache.stamp_write(k, i as u32);
+        }
+        self.cache.end_stamps(w.cache.len() as u32, self.full_mask);
+        self.pre = Preconditioned {
+            writes: w.writes,
+            seconds,
+            workload: w.workload,
+        };
+        Ok(())
+    }
+
+    /// Whether a preconditioning is in progress (begun, not ended).
+    pub fn preconditioning(&self) -> bool {
+        self.warming.is_some()
+    }
+
+    /// One request of the preconditioning, applied in WAF mode. A write's
+    /// pages go to the FTL unless the cache absorbs them
+    /// ([`WriteCache::stamp_write`]); every access stamps the mapping table
+    /// (and a write the cache), so both end holding the last accesses.
+    fn warm_apply(
+        &mut self,
+        ftl: &mut impl FtlPort,
+        w: &mut Warming,
+        r: Request,
+        ext: Extent,
+    ) -> Result<()> {
+        // Clocks stay below STAMP_LIMIT (far from NONE).
+        if w.map_clock.max(w.cache_clock) as u64 + r.blocks as u64 >= STAMP_LIMIT as u64 {
+            let by = STAMP_LIMIT / 2;
+            self.map.rebase_stamps(by);
+            self.cache.rebase_stamps(by);
+            w.map_clock = w.map_clock.saturating_sub(by);
+            w.cache_clock = w.cache_clock.saturating_sub(by);
+        }
         match r.op {
             ReqOp::Write if self.cache.write => {
+                // Runs of pages the cache does not absorb go to the FTL as one
+                // request each (the whole request, as a rule).
+                let mut run = 0u32;
                 for k in 0..r.blocks {
                     let lpn = r.lba as u32 + k;
-                    let mask = self.mask(ext, k);
-                    self.map.warm(lpn);
-                    if let Some(old) = self.cache.warm_write(lpn, mask) {
-                        ftl.submit(&Request {
-                            lba: old as u64,
-                            blocks: 1,
-                            ..r
-                        })?;
+                    self.map.stamp(lpn, w.map_clock);
+                    w.map_clock += 1;
+                    let partial = self.mask(ext, k) != self.full_mask;
+                    let absorbed = self.cache.stamp_write(lpn, w.cache_clock) && !partial;
+                    w.cache_clock += 1;
+                    if absorbed {
+                        if k > run {
+                            ftl.submit(&Request {
+                                lba: r.lba + run as u64,
+                                blocks: k - run,
+                                ..r
+                            })?;
+                        }
+                        run = k + 1;
                     }
+                }
+                if r.blocks > run {
+                    ftl.submit(&Request {
+                        lba: r.lba + run as u64,
+                        blocks: r.blocks - run,
+                        ..r
+                    })?;
                 }
             }
             _ => {
@@ -358,8 +542,11 @@ impl Driver {
                 for k in 0..r.blocks {
                     let lpn = r.lba as u32 + k;
                     match r.op {
-                        ReqOp::Trim => self.cache.invalidate(lpn),
-                        _ => self.map.warm(lpn),
+                        ReqOp::Trim => self.cache.unstamp(lpn),
+                        _ => {
+                            self.map.stamp(lpn, w.map_clock);
+                            w.map_clock += 1;
+                        }
                     }
                 }
             }

@@ -115,6 +115,7 @@ impl Driver {
             precondition_writes: self.pre.writes,
             precondition_seconds: self.pre.seconds,
             precondition_workload: self.pre.workload.clone(),
+            precondition_cache: None,
             flush: self.flush.map(|f| Flush {
                 pages: f.pages,
                 seconds: (self.now - f.start) as f64 * 1e-9,
