@@ -132,3 +132,142 @@ def test_a_sweep_job_resumes_from_its_checkpoint_and_removes_it(tmp_path):
     assert out["status"] == "done" and out.get("resumed"), out
     assert not os.path.exists(ck), "the checkpoint goes once the job is recorded"
     assert deterministic(out["result"]) == deterministic(plain["result"])
+
+
+def _stopped_at_first_checkpoint(ck, *args, **kw):
+    """Run ``wafer.replay(*args, **kw)`` checkpointing to ``ck`` and stop it
+    right after its first checkpoint (an error raised from ``on_step``)."""
+    class Stop(Exception):
+        pass
+
+    def stop(written, total):
+        if os.path.exists(ck):
+            raise Stop
+    with pytest.raises(Stop):
+        wafer.replay(*args, **kw, checkpoint=ck, on_step=stop)
+
+
+def test_a_trace_edited_in_place_after_a_checkpoint_is_refused(cli, tmp_path):
+    # Issue 42 item 3: the same size used to resume (rc 0, another result).
+    lines = [f"{128166372000000000 + i * 1000},hm,0,{'Read' if i % 5 == 0 else 'Write'},"
+             f"{(i * 7919) % 3000 * 4096},4096,0\n" for i in range(20_000)]
+    trace = tmp_path / "hm_0.csv"
+    trace.write_text("".join(lines))
+    ck = tmp_path / "t.ckpt"
+    _stopped_at_first_checkpoint(ck, "sepbit", trace=trace, device=wafer.Device(segment_blocks=16),
+                                 checkpoint_every=1.0)
+    # One digit of the third request's offset, the size kept.
+    text = trace.read_text()
+    at = text.index(",Write,", len(lines[0]) + len(lines[1])) + len(",Write,")
+    digit = text[at]
+    edited = text[:at] + ("7" if digit != "7" else "8") + text[at + 1:]
+    assert len(edited) == len(text)
+    trace.write_text(edited)
+    p = cli("replay", "--resume", str(ck), ok=False)
+    assert p.returncode != 0
+    assert "t.ckpt" in p.stderr and str(trace) in p.stderr and "changed" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    # The original trace resumes.
+    trace.write_text(text)
+    assert wafer.resume(ck).user_writes > 0
+
+
+def test_a_corrupt_checkpoint_is_refused_before_it_is_decoded(tmp_path, small):
+    ck = tmp_path / "run.ckpt"
+    wafer.replay("two-r", device=small, drive_writes=1, checkpoint=ck)
+    stored = json.loads(wafer._core.checkpoint_config(str(ck)))
+    assert stored["policy"] == "two-r" and stored["device"]["logical_blocks"] == small.logical_blocks
+    b = bytearray(ck.read_bytes())
+    b[len(b) // 2] ^= 0x10
+    bad = tmp_path / "flipped.ckpt"
+    bad.write_bytes(bytes(b))
+    for call in (lambda: wafer.resume(bad), lambda: wafer._core.checkpoint_config(str(bad))):
+        with pytest.raises(wafer.CheckpointError, match="flipped.ckpt: corrupt: the checksum"):
+            call()
+
+
+SPEC = {"policy": "sepbit", "workload": "zipf:1.0", "device": {"logical_blocks": 1 << 14, "op": 0.1,
+        "segment_blocks": 32}, "victim": "greedy", "seed": 2, "params": {}, "accuracy": False,
+        "writes": 1 << 17, "drive_writes": None}
+
+
+def test_a_sweep_never_adopts_a_foreign_or_corrupt_checkpoint(tmp_path, capsys):
+    ctx = JobContext(checkpoint_dir=str(tmp_path / "ck"), checkpoint_min_writes=1 << 16)
+    ck = checkpoint_path("j", SPEC, ctx)
+    os.makedirs(os.path.dirname(ck))
+    plain = run_job("j", SPEC)
+    # Another job's checkpoint (another seed) at this job's path.
+    other = {**SPEC, "seed": 3}
+    policy, workload, kw = wafer.sweep.study.replay_args(other)
+    _stopped_at_first_checkpoint(ck, policy, workload, **kw, checkpoint_every=2)
+    out = run_job("j", SPEC, ctx)
+    assert out["status"] == "done" and not out.get("resumed"), out
+    assert "not this job's" in out["checkpoint_error"] and "seed" in out["checkpoint_error"]
+    assert deterministic(out["result"]) == deterministic(plain["result"])
+    assert "starting the job over" in capsys.readouterr().err
+    # A corrupt file is treated as absent too.
+    with open(ck, "wb") as f:
+        f.write(b"WAFERCKP\x02\x00\x00\x00" + bytes(40))
+    out = run_job("j", SPEC, ctx)
+    assert out["status"] == "done" and not out.get("resumed"), out
+    assert "corrupt" in out["checkpoint_error"], out["checkpoint_error"]
+    assert deterministic(out["result"]) == deterministic(plain["result"])
+    # Its own checkpoint is adopted.
+    policy, workload, kw = wafer.sweep.study.replay_args(SPEC)
+    _stopped_at_first_checkpoint(ck, policy, workload, **kw, checkpoint_every=2)
+    out = run_job("j", SPEC, ctx)
+    assert out["status"] == "done" and out.get("resumed") and "checkpoint_error" not in out, out
+    assert deterministic(out["result"]) == deterministic(plain["result"])
+
+
+def test_a_nodap_job_adopts_its_own_checkpoint_despite_the_parameters_its_search_added(monkeypatch):
+    from wafer.api import run_config
+    from wafer.sweep import runner
+
+    spec = {**SPEC, "policy": "nodap", "params": {"max_groups": 3}}
+    policy, workload, kw = wafer.sweep.study.replay_args(spec)
+    cfg = json.loads(wafer._core.canonical_config_json(json.dumps(run_config(policy, workload, **kw))))
+    # What replay() stores: the job's parameters and the configuration the search found.
+    found = {**cfg, "params": {"max_groups": 3, "birs": [0.5, 2.0], "sizes": [0.5, 0.5], "search": False}}
+    monkeypatch.setattr(runner._core, "checkpoint_config", lambda path: json.dumps(found))
+    assert runner.foreign_checkpoint("j.ckpt", spec) is None
+    other = {**spec, "params": {"max_groups": 4}}
+    assert "params" in runner.foreign_checkpoint("j.ckpt", other)
+    assert "policy" in runner.foreign_checkpoint("j.ckpt", {**spec, "policy": "sepbit"})
+
+
+def test_a_panic_is_an_internal_error_and_one_failed_job(monkeypatch):
+    import concurrent.futures as cf
+    import multiprocessing
+    import pickle
+
+    with pytest.raises(wafer.InternalError, match="internal error.*boom") as e:
+        wafer._core._panic("boom")
+    assert isinstance(e.value, RuntimeError) and not isinstance(e.value, wafer.WaferError)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is wafer.InternalError and str(again) == str(e.value)
+    # Raised in a worker process, it reaches the parent as itself (not a broken pool).
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with pytest.raises(wafer.InternalError, match="in a worker"):
+            pool.submit(wafer._core._panic, "in a worker").result()
+    # A job that panics is a failed job with the message; the next job runs.
+    monkeypatch.setattr(wafer.api, "replay", lambda *a, **k: wafer._core._panic("engine bug"))
+    out = run_job("j", SPEC)
+    assert out["status"] == "failed" and "InternalError" in out["error"] and "engine bug" in out["error"], out
+
+
+def test_stale_temporary_files_of_killed_writers_are_removed_at_the_start(cli, tmp_path):
+    ck = tmp_path / "run.ckpt"
+    dead = tmp_path / ".run.ckpt.tmp-999999999"
+    live = tmp_path / f".run.ckpt.tmp-{os.getpid()}"
+    for f in (dead, live):
+        f.write_bytes(b"half a checkpoint")
+    p = cli("replay", "--policy", "base", "--logical-blocks", "4096", "--segment-blocks", "16",
+            "--drive-writes", "1", "--checkpoint", str(ck))
+    assert not dead.exists() and live.exists(), "only a dead process's file goes"
+    assert p.stderr.count("stale temporary checkpoint file") == 1 and str(dead) in p.stderr
+    assert ck.exists()
+    # On resume too.
+    dead.write_bytes(b"half a checkpoint")
+    p = cli("replay", "--resume", str(ck))
+    assert not dead.exists() and "stale temporary checkpoint file" in p.stderr

@@ -114,6 +114,23 @@ def test_cli_inspect_json_and_convert(cyclic, tmp_path):
     assert r["user_writes"] == 2000 and r["trace"]["requests"] == 3000
 
 
+def test_a_native_trace_edited_after_conversion_is_refused(cyclic, tmp_path):
+    # Issue 42: the footer's checksum of the rows is checked on open.
+    out = tmp_path / "c.arrow"
+    traces.convert(cyclic, out)
+    data = bytearray(out.read_bytes())
+    value = (11 * 7 % 64 * (1 << 20)).to_bytes(8, "little")  # an offset in the file
+    at = data.index(value)
+    data[at + 2] ^= 0x01
+    bad = tmp_path / "edited.arrow"
+    bad.write_bytes(bytes(data))
+    p = cli("replay", "--trace", str(bad), "--remap", "--op", "0.5", "--segment-blocks", "4", ok=False)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "edited.arrow" in p.stderr and "corrupt" in p.stderr, p.stderr
+    with pytest.raises(wafer.TraceError, match="edited.arrow.*corrupt"):
+        traces.inspect(bad)
+
+
 def test_cli_trace_errors_are_clear(tmp_path):
     p = tmp_path / "x.csv"
     p.write_text("1,hm,0,Write,-4096,4096,1\n")

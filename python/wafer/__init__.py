@@ -17,6 +17,7 @@ and, with ``timing="intel750"``, the latency, throughput and energy of an SSD::
 from ._core import (
     CheckpointError,
     ConfigError,
+    InternalError,
     ModelError,
     PolicyError,
     ResourceError,
@@ -54,6 +55,7 @@ __all__ = [
     "ConfigError",
     "DEVICE_FIELDS",
     "Device",
+    "InternalError",
     "MultiResult",
     "ModelError",
     "PolicyError",

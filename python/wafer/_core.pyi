@@ -15,6 +15,9 @@ class CheckpointError(WaferError):
 class ConfigError(WaferError):
     """Impossible device or run configuration."""
 
+class InternalError(RuntimeError):
+    """A bug in wafer: the engine panicked (the message says where; please report it)."""
+
 class ModelError(WaferError):
     """A model file that cannot be used (names the file and the tensor)."""
 
@@ -119,9 +122,23 @@ def bench_workload(spec: str, logical_blocks: int, requests: int, seed: int) -> 
     (blocks generated, seconds): the generator's own speed.
     """
 
+def canonical_config_json(config_json: str) -> str:
+    """The run configuration `config_json` as the engine reads it, as JSON
+    (every field, defaults filled in): the form `checkpoint_config` returns,
+    so the two compare field by field. `ConfigError` if it does not parse.
+    """
+
 def check_device(device_json: str) -> str:
     """Validate a device configuration (JSON); returns its geometry as JSON or
     raises `ConfigError` naming the field.
+    """
+
+def checkpoint_config(path: str) -> str:
+    """The run configuration stored in checkpoint `path`, as JSON (as
+    `canonical_config_json` gives it), once the file's header, checksum and
+    wafer version check out; `CheckpointError` naming the file otherwise.
+    The engine's state is not decoded: a sweep asks this before adopting a
+    checkpoint it finds.
     """
 
 def convert_json(src: str, dst: str, format: str | None, selection_json: str) -> str:
@@ -175,6 +192,12 @@ def registry_json() -> str:
     """The registries, as JSON: `policies` (name, description, family,
     needs_future, defaults), `families`, `composites` (the composite-name
     grammar), `victims` and `setups`.
+    """
+
+def remove_stale_checkpoint_temps(path: str) -> list[str]:
+    """Remove the temporary files that killed writers of checkpoint `path`
+    left beside it (`.NAME.tmp-PID` of a process that is gone); returns
+    their paths. A run checkpointing to `path` calls it when it starts.
     """
 
 def timing_config_json(spec: str) -> str:

@@ -644,6 +644,8 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
     """Step ``sim`` to its end (progress bar, ``on_step``), checkpointing to
     ``checkpoint`` every ``checkpoint_every`` drive-writes (every
     :data:`CHECKPOINT_SECONDS` without one) and at the end; its result."""
+    if checkpoint is not None:
+        remove_stale_temps(checkpoint)
     total = sim.total
     bar = Progress(total if total < ALL else None, label, enabled=progress)
     chunk = _chunk(total if total < ALL else 1 << 26)
@@ -681,6 +683,19 @@ def _drive(sim: Any, config: dict[str, Any], label: str, *, progress: bool = Fal
     return RunResult.from_json(sim.result_json(), config)
 
 
+def remove_stale_temps(checkpoint: str | os.PathLike) -> list[str]:
+    """Remove the temporary files that runs killed while writing checkpoint
+    ``checkpoint`` left beside it (``.NAME.tmp-PID`` of a process that is
+    gone) and say so in one line on stderr; the files removed. A run that
+    checkpoints calls it when it starts or resumes, so a kill mid-write
+    costs no disk for good."""
+    removed = _core.remove_stale_checkpoint_temps(str(checkpoint))
+    if removed:
+        sys.stderr.write(f"wafer: removed {len(removed)} stale temporary checkpoint file(s) left by killed runs: "
+                         f"{', '.join(removed)}\n")
+    return removed
+
+
 #: User blocks of a timed run's preconditioning per step: about half a second,
 #: so a progress line moves and Ctrl-C is answered between steps.
 PRECONDITION_CHUNK = 1 << 21
@@ -712,7 +727,11 @@ def resume(path: str | os.PathLike, *, checkpoint: str | os.PathLike | None = No
     checkpointing to ``checkpoint`` (default: ``path`` itself) every
     ``checkpoint_every`` drive-writes (default: every 5 minutes). A checkpoint of another
     wafer version, a truncated file or a trace that changed since is a
-    :class:`CheckpointError` naming the file."""
+    :class:`CheckpointError` naming the file (the file is verified by its
+    length and checksum, its state must be its configuration's, and a
+    trace's requests replayed so far must be the same)."""
+    if checkpoint is not None and os.path.abspath(checkpoint) != os.path.abspath(path):
+        remove_stale_temps(path)
     sim = _core.Simulation.resume(str(path))
     config = json.loads(sim.config_json)
     return _drive(sim, config, f"{config['policy']}/{config['victim']} (resumed)", progress=progress,

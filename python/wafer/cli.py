@@ -1404,6 +1404,9 @@ def main(argv: list[str] | None = None) -> int:
                 _print_result(partial)
         print(f"wafer: error: {e}", file=sys.stderr)
         return 2
+    except _core.InternalError as e:  # a Rust panic caught at the binding: a bug, said without a traceback
+        print(f"wafer: {e}", file=sys.stderr)
+        return 70
     except KeyboardInterrupt:
         print("\nwafer: interrupted", file=sys.stderr)
         return 130

@@ -2,11 +2,19 @@
 //! results go out as JSON text (the engine's serde types), every call that
 //! simulates releases the GIL, and every engine error becomes a subclass of
 //! `wafer.WaferError`. No logic lives here that a Rust test cannot reach.
+//!
+//! A Rust panic (a bug) never crosses this boundary as PyO3's
+//! `PanicException`, a `BaseException` that `except Exception` misses and
+//! that cannot be pickled (a sweep's worker would take its whole pool
+//! down): every entry point runs under [`shielded`], which turns it into
+//! `InternalError` (a `RuntimeError`) with the panic's message and place.
 
-use std::sync::{Mutex, MutexGuard};
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard, Once};
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use wafer_core::policy::fios::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
@@ -71,6 +79,72 @@ create_exception!(
     "A checkpoint that cannot be written or resumed (names the file and the reason)."
 );
 
+create_exception!(
+    wafer._core,
+    InternalError,
+    PyRuntimeError,
+    "A bug in wafer: the engine panicked (the message says where; please report it)."
+);
+
+thread_local! {
+    /// Depth of [`shielded`] calls on this thread: a panic inside one is
+    /// reported by its `InternalError`, not printed by the panic hook.
+    static SHIELDED: Cell<u32> = const { Cell::new(0) };
+    /// Where the last shielded panic on this thread happened.
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Install (once) the panic hook that records where a shielded panic
+/// happened instead of printing it; other panics (a training thread's)
+/// go to the previous hook as before.
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if SHIELDED.with(Cell::get) > 0 {
+                let at = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Run `f`, turning a panic into `InternalError` (see the module's doc).
+/// The GIL may be held or released inside: the panic is caught on this
+/// thread either way.
+fn shielded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    SHIELDED.with(|d| d.set(d.get() + 1));
+    let out = panic::catch_unwind(AssertUnwindSafe(f));
+    SHIELDED.with(|d| d.set(d.get() - 1));
+    out.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        let at = PANIC_AT
+            .with(|p| p.borrow_mut().take())
+            .map_or(String::new(), |a| format!(" at {a}"));
+        Err(InternalError::new_err(format!(
+            "internal error (a bug in wafer; please report it with the command that caused it): \
+             {what}{at}"
+        )))
+    })
+}
+
+/// The error of a call on a simulation that an earlier call left broken.
+fn poisoned() -> PyErr {
+    InternalError::new_err(
+        "this simulation stopped at an internal error earlier, so its state cannot be trusted: \
+         start the run again",
+    )
+}
+
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -95,9 +169,11 @@ struct Simulation {
 }
 
 impl Simulation {
-    fn sim(&self) -> MutexGuard<'_, wafer_core::Simulation> {
-        // A panic cannot happen inside the engine's API; recover the data anyway.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// The simulation, unless a call on it panicked (InternalError): its
+    /// state may then be half-updated, and going on would give a result
+    /// of no run at all.
+    fn sim(&self) -> PyResult<MutexGuard<'_, wafer_core::Simulation>> {
+        self.inner.lock().map_err(|_| poisoned())
     }
 }
 
@@ -105,14 +181,16 @@ impl Simulation {
 impl Simulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let cfg: RunConfig = serde_json::from_str(config_json)
-            .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
-        wafer_core::interrupt::clear();
-        let inner = py
-            .detach(|| wafer_core::Simulation::new(cfg))
-            .map_err(to_py)?;
-        Ok(Simulation {
-            inner: Mutex::new(inner),
+        shielded(|| {
+            let cfg: RunConfig = serde_json::from_str(config_json)
+                .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
+            wafer_core::interrupt::clear();
+            let inner = py
+                .detach(|| wafer_core::Simulation::new(cfg))
+                .map_err(to_py)?;
+            Ok(Simulation {
+                inner: Mutex::new(inner),
+            })
         })
     }
 
@@ -120,87 +198,96 @@ impl Simulation {
     /// Returns True when the run is complete.
     fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
         wafer_core::interrupt::clear();
-        py.detach(|| self.sim().step(budget)).map_err(to_py)
+        shielded(|| py.detach(|| self.sim()?.step(budget).map_err(to_py)))
     }
 
     /// User blocks written so far.
     #[getter]
-    fn written(&self) -> u64 {
-        self.sim().written()
+    fn written(&self) -> PyResult<u64> {
+        shielded(|| Ok(self.sim()?.written()))
     }
 
     /// User blocks the run will write.
     #[getter]
-    fn total(&self) -> u64 {
-        self.sim().total()
+    fn total(&self) -> PyResult<u64> {
+        shielded(|| Ok(self.sim()?.total()))
     }
 
     /// A timed run's preconditioning in progress: (user blocks of
     /// overwrites applied, of how many); None once timing started.
     #[getter]
-    fn preconditioning(&self) -> Option<(u64, u64)> {
-        self.sim().preconditioning()
+    fn preconditioning(&self) -> PyResult<Option<(u64, u64)>> {
+        shielded(|| Ok(self.sim()?.preconditioning()))
     }
 
     /// Logical blocks of the simulated device (once sized, e.g. by a
     /// trace's footprint): a drive-write.
     #[getter]
-    fn logical_blocks(&self) -> u64 {
-        self.sim().engine().ftl.geo.logical_blocks as u64
+    fn logical_blocks(&self) -> PyResult<u64> {
+        shielded(|| Ok(self.sim()?.engine().ftl.geo.logical_blocks as u64))
     }
 
     /// Run the FTL invariant checker now.
     fn check(&self) -> PyResult<()> {
-        self.sim().engine().check().map_err(to_py)
+        shielded(|| self.sim()?.engine().check().map_err(to_py))
     }
 
     /// Results so far, as JSON.
-    fn result_json(&self) -> String {
-        serde_json::to_string(&self.sim().result()).expect("results serialise")
+    fn result_json(&self) -> PyResult<String> {
+        shielded(|| Ok(serde_json::to_string(&self.sim()?.result()).expect("results serialise")))
     }
 
     /// The run's configuration as given (a resumed run's: its
     /// checkpoint's), as JSON.
     #[getter]
-    fn config_json(&self) -> String {
-        serde_json::to_string(self.sim().config()).expect("a run config serialises")
+    fn config_json(&self) -> PyResult<String> {
+        shielded(|| {
+            Ok(serde_json::to_string(self.sim()?.config()).expect("a run config serialises"))
+        })
     }
 
     /// Whether a checkpoint can be taken now (not while a learned policy's
     /// training runs on its thread; a few requests later it can).
     #[getter]
-    fn checkpoint_ready(&self) -> bool {
-        self.sim().checkpoint_ready()
+    fn checkpoint_ready(&self) -> PyResult<bool> {
+        shielded(|| Ok(self.sim()?.checkpoint_ready()))
     }
 
     /// Write the run's complete state to `path` atomically (CheckpointError
     /// if the run cannot be checkpointed, or not now).
     fn save_checkpoint(&self, py: Python<'_>, path: &str) -> PyResult<()> {
-        py.detach(|| self.sim().save_checkpoint(std::path::Path::new(path)))
-            .map_err(to_py)
+        shielded(|| {
+            py.detach(|| {
+                self.sim()?
+                    .save_checkpoint(std::path::Path::new(path))
+                    .map_err(to_py)
+            })
+        })
     }
 
     /// The run checkpointed at `path`, ready to go on.
     #[staticmethod]
     fn resume(py: Python<'_>, path: &str) -> PyResult<Self> {
-        let inner = py
-            .detach(|| wafer_core::Simulation::resume(std::path::Path::new(path)))
-            .map_err(to_py)?;
-        Ok(Simulation {
-            inner: Mutex::new(inner),
+        shielded(|| {
+            let inner = py
+                .detach(|| wafer_core::Simulation::resume(std::path::Path::new(path)))
+                .map_err(to_py)?;
+            Ok(Simulation {
+                inner: Mutex::new(inner),
+            })
         })
     }
 
     /// Save the policy's current model as safetensors at `path`; False if
     /// the policy has none (not a learned policy, or not trained yet).
     fn save_model(&self, path: &str) -> PyResult<bool> {
-        match self.sim().engine().policy_model() {
+        shielded(|| match self.sim()?.engine().policy_model() {
             Some(t) => t
                 .save(std::path::Path::new(path))
                 .map(|_| true)
                 .map_err(to_py),
             None => Ok(false),
-        }
+        })
     }
 }
 
@@ -213,8 +300,9 @@ struct MultiSimulation {
 }
 
 impl MultiSimulation {
-    fn sim(&self) -> MutexGuard<'_, wafer_core::run::multi::MultiSimulation> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// The simulation, unless a call on it panicked (see `Simulation::sim`).
+    fn sim(&self) -> PyResult<MutexGuard<'_, wafer_core::run::multi::MultiSimulation>> {
+        self.inner.lock().map_err(|_| poisoned())
     }
 }
 
@@ -222,13 +310,17 @@ impl MultiSimulation {
 impl MultiSimulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let cfg: wafer_core::run::multi::MultiConfig = serde_json::from_str(config_json)
-            .map_err(|e| ConfigError::new_err(format!("bad multi-volume configuration: {e}")))?;
-        let inner = py
-            .detach(|| wafer_core::run::multi::MultiSimulation::new(cfg))
-            .map_err(to_py)?;
-        Ok(MultiSimulation {
-            inner: Mutex::new(inner),
+        shielded(|| {
+            let cfg: wafer_core::run::multi::MultiConfig = serde_json::from_str(config_json)
+                .map_err(|e| {
+                    ConfigError::new_err(format!("bad multi-volume configuration: {e}"))
+                })?;
+            let inner = py
+                .detach(|| wafer_core::run::multi::MultiSimulation::new(cfg))
+                .map_err(to_py)?;
+            Ok(MultiSimulation {
+                inner: Mutex::new(inner),
+            })
         })
     }
 
@@ -236,18 +328,18 @@ impl MultiSimulation {
     /// Returns True when every volume's trace is replayed.
     fn step(&self, py: Python<'_>, budget: u64) -> PyResult<bool> {
         wafer_core::interrupt::clear();
-        py.detach(|| self.sim().step(budget)).map_err(to_py)
+        shielded(|| py.detach(|| self.sim()?.step(budget).map_err(to_py)))
     }
 
     /// User blocks written so far, all volumes.
     #[getter]
-    fn written(&self) -> u64 {
-        self.sim().written()
+    fn written(&self) -> PyResult<u64> {
+        shielded(|| Ok(self.sim()?.written()))
     }
 
     /// Results so far, as JSON.
-    fn result_json(&self) -> String {
-        serde_json::to_string(&self.sim().result()).expect("results serialise")
+    fn result_json(&self) -> PyResult<String> {
+        shielded(|| Ok(serde_json::to_string(&self.sim()?.result()).expect("results serialise")))
     }
 }
 
@@ -255,17 +347,21 @@ impl MultiSimulation {
 /// needs_future, defaults), `families`, `composites` (the composite-name
 /// grammar), `victims` and `setups`.
 #[pyfunction]
-fn registry_json() -> String {
-    let mut v = policy::registry_json();
-    v["victims"] = victim::SELECTORS
-        .iter()
-        .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
-        .collect();
-    v["setups"] = wafer_core::run::setup::SETUPS
-        .iter()
-        .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
-        .collect();
-    v.to_string()
+fn registry_json() -> PyResult<String> {
+    shielded(|| {
+        Ok({
+            let mut v = policy::registry_json();
+            v["victims"] = victim::SELECTORS
+                .iter()
+                .map(|s| serde_json::json!({"name": s.name, "description": s.description}))
+                .collect();
+            v["setups"] = wafer_core::run::setup::SETUPS
+                .iter()
+                .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
+                .collect();
+            v.to_string()
+        })
+    })
 }
 
 /// What policy name `name` stands for, as JSON: `name`, `base`, `form`,
@@ -273,31 +369,85 @@ fn registry_json() -> String {
 /// (`PolicyError` for an unknown policy, assist or predictor).
 #[pyfunction]
 fn describe_policy(name: &str) -> PyResult<String> {
-    let d = policy::describe_name(name).map_err(to_py)?;
-    Ok(serde_json::to_string(&d).expect("serialises"))
+    shielded(|| {
+        let d = policy::describe_name(name).map_err(to_py)?;
+        Ok(serde_json::to_string(&d).expect("serialises"))
+    })
 }
 
 /// Every field of the device configuration (name, type, optional, unit,
 /// choices, doc, default), as JSON.
 #[pyfunction]
-fn device_fields_json() -> String {
-    wafer_core::device::fields_json().to_string()
+fn device_fields_json() -> PyResult<String> {
+    shielded(|| Ok(wafer_core::device::fields_json().to_string()))
 }
 
 /// Default run configuration, as JSON.
 #[pyfunction]
-fn default_config_json() -> String {
-    serde_json::to_string(&RunConfig::default()).expect("config serialises")
+fn default_config_json() -> PyResult<String> {
+    shielded(|| Ok(serde_json::to_string(&RunConfig::default()).expect("config serialises")))
+}
+
+/// The run configuration `config_json` as the engine reads it, as JSON
+/// (every field, defaults filled in): the form `checkpoint_config` returns,
+/// so the two compare field by field. `ConfigError` if it does not parse.
+#[pyfunction]
+fn canonical_config_json(config_json: &str) -> PyResult<String> {
+    shielded(|| {
+        let cfg = run_config(config_json)?;
+        Ok(serde_json::to_string(&cfg).expect("a run config serialises"))
+    })
+}
+
+/// The run configuration stored in checkpoint `path`, as JSON (as
+/// `canonical_config_json` gives it), once the file's header, checksum and
+/// wafer version check out; `CheckpointError` naming the file otherwise.
+/// The engine's state is not decoded: a sweep asks this before adopting a
+/// checkpoint it finds.
+#[pyfunction]
+fn checkpoint_config(py: Python<'_>, path: &str) -> PyResult<String> {
+    shielded(|| {
+        let cfg = py
+            .detach(|| wafer_core::run::checkpoint::stored_config(std::path::Path::new(path)))
+            .map_err(to_py)?;
+        Ok(serde_json::to_string(&cfg).expect("a run config serialises"))
+    })
+}
+
+/// Panic with `message` under the boundary's shield: `InternalError`,
+/// never PyO3's `PanicException` (for the tests of the panic boundary and
+/// of a sweep that meets one; not part of the API).
+#[pyfunction]
+#[pyo3(name = "_panic")]
+fn test_panic(message: &str) -> PyResult<()> {
+    shielded(|| panic!("{message}"))
+}
+
+/// Remove the temporary files that killed writers of checkpoint `path`
+/// left beside it (`.NAME.tmp-PID` of a process that is gone); returns
+/// their paths. A run checkpointing to `path` calls it when it starts.
+#[pyfunction]
+fn remove_stale_checkpoint_temps(path: &str) -> PyResult<Vec<String>> {
+    shielded(|| {
+        Ok(
+            wafer_core::run::checkpoint::remove_stale_temps(std::path::Path::new(path))
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+        )
+    })
 }
 
 /// Validate a device configuration (JSON); returns its geometry as JSON or
 /// raises `ConfigError` naming the field.
 #[pyfunction]
 fn check_device(device_json: &str) -> PyResult<String> {
-    let d: wafer_core::DeviceConfig = serde_json::from_str(device_json)
-        .map_err(|e| ConfigError::new_err(format!("bad device configuration: {e}")))?;
-    let g = d.geometry().map_err(to_py)?;
-    Ok(serde_json::to_string(&g).expect("geometry serialises"))
+    shielded(|| {
+        let d: wafer_core::DeviceConfig = serde_json::from_str(device_json)
+            .map_err(|e| ConfigError::new_err(format!("bad device configuration: {e}")))?;
+        let g = d.geometry().map_err(to_py)?;
+        Ok(serde_json::to_string(&g).expect("geometry serialises"))
+    })
 }
 
 /// The first `requests` requests of workload `spec` on `logical_blocks`
@@ -313,29 +463,31 @@ fn workload_requests(
     requests: usize,
     seed: u64,
 ) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u32>, Vec<u8>, Vec<u32>)> {
-    let mut w = workload::parse(spec, logical_blocks, block_size, seed).map_err(to_py)?;
-    Ok(py.detach(|| {
-        let mut out = (
-            Vec::with_capacity(requests),
-            Vec::with_capacity(requests),
-            Vec::with_capacity(requests),
-            Vec::with_capacity(requests),
-            Vec::with_capacity(requests),
-        );
-        for _ in 0..requests {
-            let r = w.next_request();
-            out.0.push(r.time_ns);
-            out.1.push(r.lba);
-            out.2.push(r.blocks);
-            out.3.push(match r.op {
-                wafer_core::Op::Read => 0,
-                wafer_core::Op::Write => 1,
-                wafer_core::Op::Trim => 2,
-            });
-            out.4.push(r.tenant);
-        }
-        out
-    }))
+    shielded(|| {
+        let mut w = workload::parse(spec, logical_blocks, block_size, seed).map_err(to_py)?;
+        Ok(py.detach(|| {
+            let mut out = (
+                Vec::with_capacity(requests),
+                Vec::with_capacity(requests),
+                Vec::with_capacity(requests),
+                Vec::with_capacity(requests),
+                Vec::with_capacity(requests),
+            );
+            for _ in 0..requests {
+                let r = w.next_request();
+                out.0.push(r.time_ns);
+                out.1.push(r.lba);
+                out.2.push(r.blocks);
+                out.3.push(match r.op {
+                    wafer_core::Op::Read => 0,
+                    wafer_core::Op::Write => 1,
+                    wafer_core::Op::Trim => 2,
+                });
+                out.4.push(r.tenant);
+            }
+            out
+        }))
+    })
 }
 
 /// The selected requests of a trace as columns `(time_ns, offset_bytes,
@@ -350,27 +502,29 @@ fn trace_columns(
     format: Option<&str>,
     max_requests: Option<u64>,
 ) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u64>, Vec<u8>, Vec<u64>)> {
-    py.detach(|| {
-        let sel = Selection {
-            max_requests,
-            ..Default::default()
-        };
-        let (mut s, _) = trace::open_selected(path, format, &sel)?;
-        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        while let Some(r) = s.next_record()? {
-            out.0.push(r.time_ns);
-            out.1.push(r.offset);
-            out.2.push(r.size);
-            out.3.push(match r.op {
-                wafer_core::Op::Read => 0,
-                wafer_core::Op::Write => 1,
-                wafer_core::Op::Trim => 2,
-            });
-            out.4.push(r.device);
-        }
-        Ok(out)
+    shielded(|| {
+        py.detach(|| {
+            let sel = Selection {
+                max_requests,
+                ..Default::default()
+            };
+            let (mut s, _) = trace::open_selected(path, format, &sel)?;
+            let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            while let Some(r) = s.next_record()? {
+                out.0.push(r.time_ns);
+                out.1.push(r.offset);
+                out.2.push(r.size);
+                out.3.push(match r.op {
+                    wafer_core::Op::Read => 0,
+                    wafer_core::Op::Write => 1,
+                    wafer_core::Op::Trim => 2,
+                });
+                out.4.push(r.device);
+            }
+            Ok(out)
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// Generate `requests` requests of workload `spec` and return
@@ -383,15 +537,17 @@ fn bench_workload(
     requests: u64,
     seed: u64,
 ) -> PyResult<(u64, f64)> {
-    let mut w = workload::parse(spec, logical_blocks, 4096, seed).map_err(to_py)?;
-    Ok(py.detach(|| {
-        let t = std::time::Instant::now();
-        let mut blocks = 0u64;
-        for _ in 0..requests {
-            blocks += std::hint::black_box(w.next_request()).blocks as u64;
-        }
-        (blocks, t.elapsed().as_secs_f64())
-    }))
+    shielded(|| {
+        let mut w = workload::parse(spec, logical_blocks, 4096, seed).map_err(to_py)?;
+        Ok(py.detach(|| {
+            let t = std::time::Instant::now();
+            let mut blocks = 0u64;
+            for _ in 0..requests {
+                blocks += std::hint::black_box(w.next_request()).blocks as u64;
+            }
+            (blocks, t.elapsed().as_secs_f64())
+        }))
+    })
 }
 
 fn selection(json: &str) -> PyResult<Selection> {
@@ -401,19 +557,23 @@ fn selection(json: &str) -> PyResult<Selection> {
 
 /// Registered trace formats, as JSON.
 #[pyfunction]
-fn trace_formats_json() -> String {
-    let mut v: Vec<_> = trace::FORMATS
-        .iter()
-        .map(|f| serde_json::json!({"name": f.name, "description": f.description}))
-        .collect();
-    v.push(serde_json::json!({"name": trace::NATIVE, "description": "wafer's native columnar format (Arrow IPC file)"}));
-    serde_json::Value::Array(v).to_string()
+fn trace_formats_json() -> PyResult<String> {
+    shielded(|| {
+        Ok({
+            let mut v: Vec<_> = trace::FORMATS
+                .iter()
+                .map(|f| serde_json::json!({"name": f.name, "description": f.description}))
+                .collect();
+            v.push(serde_json::json!({"name": trace::NATIVE, "description": "wafer's native columnar format (Arrow IPC file)"}));
+            serde_json::Value::Array(v).to_string()
+        })
+    })
 }
 
 /// The format of `path` as detected from its content.
 #[pyfunction]
 fn detect_format(py: Python<'_>, path: &str) -> PyResult<String> {
-    py.detach(|| trace::detect(path)).map_err(to_py)
+    shielded(|| py.detach(|| trace::detect(path)).map_err(to_py))
 }
 
 /// Statistics of a trace (see `wafer.TraceStats`), as JSON.
@@ -427,18 +587,20 @@ fn inspect_json(
     block_size: u32,
     capacity_blocks: Option<u64>,
 ) -> PyResult<String> {
-    let sel = selection(selection_json)?;
-    if !block_size.is_power_of_two() || block_size < 512 {
-        return Err(ConfigError::new_err(format!(
-            "block_size {block_size}: must be a power of two >= 512"
-        )));
-    }
-    py.detach(|| {
-        let (mut src, fmt) = trace::open_selected(path, format, &sel)?;
-        stats::compute(&mut src, &fmt, block_size, capacity_blocks)
+    shielded(|| {
+        let sel = selection(selection_json)?;
+        if !block_size.is_power_of_two() || block_size < 512 {
+            return Err(ConfigError::new_err(format!(
+                "block_size {block_size}: must be a power of two >= 512"
+            )));
+        }
+        py.detach(|| {
+            let (mut src, fmt) = trace::open_selected(path, format, &sel)?;
+            stats::compute(&mut src, &fmt, block_size, capacity_blocks)
+        })
+        .map(|s| serde_json::to_string(&s).expect("stats serialise"))
+        .map_err(to_py)
     })
-    .map(|s| serde_json::to_string(&s).expect("stats serialise"))
-    .map_err(to_py)
 }
 
 /// Convert a trace to the native format; returns the read counts as JSON.
@@ -450,13 +612,15 @@ fn convert_json(
     format: Option<&str>,
     selection_json: &str,
 ) -> PyResult<String> {
-    let sel = selection(selection_json)?;
-    py.detach(|| {
-        let (mut s, fmt) = trace::open_selected(src, format, &sel)?;
-        native::write(&mut s, dst, src, &fmt)
+    shielded(|| {
+        let sel = selection(selection_json)?;
+        py.detach(|| {
+            let (mut s, fmt) = trace::open_selected(src, format, &sel)?;
+            native::write(&mut s, dst, src, &fmt)
+        })
+        .map(|s| serde_json::to_string(&s).expect("stats serialise"))
+        .map_err(to_py)
     })
-    .map(|s| serde_json::to_string(&s).expect("stats serialise"))
-    .map_err(to_py)
 }
 
 /// Write a trace and a continuation that keeps its lifetimes to `dst` (a
@@ -473,39 +637,45 @@ fn extend_json(
     drive_writes: f64,
     seed: u64,
 ) -> PyResult<String> {
-    let sel = selection(selection_json)?;
-    py.detach(|| {
-        trace::extend::write_extended(src, format, &sel, block_size, drive_writes, seed, dst)
+    shielded(|| {
+        let sel = selection(selection_json)?;
+        py.detach(|| {
+            trace::extend::write_extended(src, format, &sel, block_size, drive_writes, seed, dst)
+        })
+        .map(|w| serde_json::to_string(&w).expect("report serialises"))
+        .map_err(to_py)
     })
-    .map(|w| serde_json::to_string(&w).expect("report serialises"))
-    .map_err(to_py)
 }
 
 /// Read every selected request of a trace and return (requests, seconds):
 /// the reader's own speed.
 #[pyfunction]
 fn bench_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<(u64, f64)> {
-    py.detach(|| {
-        let t = std::time::Instant::now();
-        let (mut s, _) = trace::open_selected(path, format, &Selection::default())?;
-        let mut n = 0u64;
-        while let Some(r) = s.next_record()? {
-            std::hint::black_box(r);
-            n += 1;
-        }
-        Ok((n, t.elapsed().as_secs_f64()))
+    shielded(|| {
+        py.detach(|| {
+            let t = std::time::Instant::now();
+            let (mut s, _) = trace::open_selected(path, format, &Selection::default())?;
+            let mut n = 0u64;
+            while let Some(r) = s.next_record()? {
+                std::hint::black_box(r);
+                n += 1;
+            }
+            Ok((n, t.elapsed().as_secs_f64()))
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// Annotate the request stream of a run configuration with each block's
 /// death time (cached next to a trace); returns how, as JSON.
 #[pyfunction]
 fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
-    let cfg = run_config(config_json)?;
-    wafer_core::interrupt::clear();
-    let (_, info) = py.detach(|| cfg.annotate()).map_err(to_py)?;
-    Ok(serde_json::to_string(&info).expect("serialises"))
+    shielded(|| {
+        let cfg = run_config(config_json)?;
+        wafer_core::interrupt::clear();
+        let (_, info) = py.detach(|| cfg.annotate()).map_err(to_py)?;
+        Ok(serde_json::to_string(&info).expect("serialises"))
+    })
 }
 
 /// NoDaP's offline configuration search on a run configuration's stream;
@@ -520,31 +690,33 @@ fn oracle_search_json(
     max_groups: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let cfg = run_config(config_json)?;
-    let opts = search::Options {
-        min_gain,
-        max_groups,
-    };
-    wafer_core::interrupt::clear();
-    py.detach(|| {
-        let mut report = |t: &search::Trial| {
-            if let Some(cb) = &progress {
-                let json = serde_json::to_string(t).expect("serialises");
-                // A failing progress callback must not stop the search, but
-                // a KeyboardInterrupt raised in it (Ctrl-C) does.
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (json,)) {
-                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-                            wafer_core::interrupt::request();
-                        }
-                    }
-                });
-            }
+    shielded(|| {
+        let cfg = run_config(config_json)?;
+        let opts = search::Options {
+            min_gain,
+            max_groups,
         };
-        let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
-        Ok(serde_json::json!({"search": r, "annotation": info}).to_string())
+        wafer_core::interrupt::clear();
+        py.detach(|| {
+            let mut report = |t: &search::Trial| {
+                if let Some(cb) = &progress {
+                    let json = serde_json::to_string(t).expect("serialises");
+                    // A failing progress callback must not stop the search,
+                    // but a KeyboardInterrupt raised in it (Ctrl-C) does.
+                    Python::attach(|py| {
+                        if let Err(e) = cb.call1(py, (json,)) {
+                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                wafer_core::interrupt::request();
+                            }
+                        }
+                    });
+                }
+            };
+            let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
+            Ok(serde_json::json!({"search": r, "annotation": info}).to_string())
+        })
+        .map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// Weighted K-means as the `fios` policy runs it (k-means++ seeded by
@@ -561,25 +733,27 @@ fn kmeans_json(
     max_iter: u32,
     init: Option<Vec<Vec<f64>>>,
 ) -> PyResult<String> {
-    let d = points.first().map_or(1, |p| p.len());
-    if k == 0 || points.iter().any(|p| p.len() != d) || weights.len() != points.len() {
-        return Err(ConfigError::new_err(
-            "kmeans: k >= 1, points of one dimension, one weight per point",
-        ));
-    }
-    let flat: Vec<f64> = points.into_iter().flatten().collect();
-    let how = match init {
-        Some(c) => Init::Given(c.into_iter().flatten().collect()),
-        None => Init::PlusPlus(seed),
-    };
-    let c = kmeans(&flat, &weights, d, k, &how, max_iter);
-    Ok(serde_json::json!({
-        "centers": c.centers.chunks(d).collect::<Vec<_>>(),
-        "init": c.init.chunks(d).collect::<Vec<_>>(),
-        "labels": c.labels, "iterations": c.iterations, "inertia": c.inertia,
-        "converged": c.converged,
+    shielded(|| {
+        let d = points.first().map_or(1, |p| p.len());
+        if k == 0 || points.iter().any(|p| p.len() != d) || weights.len() != points.len() {
+            return Err(ConfigError::new_err(
+                "kmeans: k >= 1, points of one dimension, one weight per point",
+            ));
+        }
+        let flat: Vec<f64> = points.into_iter().flatten().collect();
+        let how = match init {
+            Some(c) => Init::Given(c.into_iter().flatten().collect()),
+            None => Init::PlusPlus(seed),
+        };
+        let c = kmeans(&flat, &weights, d, k, &how, max_iter);
+        Ok(serde_json::json!({
+            "centers": c.centers.chunks(d).collect::<Vec<_>>(),
+            "init": c.init.chunks(d).collect::<Vec<_>>(),
+            "labels": c.labels, "iterations": c.iterations, "inertia": c.inertia,
+            "converged": c.converged,
+        })
+        .to_string())
     })
-    .to_string())
 }
 
 /// Every preset with its full field set, as JSON: `device` (name,
@@ -587,7 +761,7 @@ fn kmeans_json(
 /// (name, description, the whole SSD).
 #[pyfunction]
 fn presets_json() -> PyResult<String> {
-    Ok(wafer_core::preset::all_json().map_err(to_py)?.to_string())
+    shielded(|| Ok(wafer_core::preset::all_json().map_err(to_py)?.to_string()))
 }
 
 fn run_config(json: &str) -> PyResult<RunConfig> {
@@ -599,18 +773,22 @@ fn run_config(json: &str) -> PyResult<RunConfig> {
 /// naming the key when it is invalid.
 #[pyfunction]
 fn timing_config_json(spec: &str) -> PyResult<String> {
-    let c = wafer_core::timing::SsdConfig::load(spec).map_err(to_py)?;
-    Ok(serde_json::to_string(&c).expect("serialises"))
+    shielded(|| {
+        let c = wafer_core::timing::SsdConfig::load(spec).map_err(to_py)?;
+        Ok(serde_json::to_string(&c).expect("serialises"))
+    })
 }
 
 /// The TOML text of timing preset `name` (to copy and edit).
 #[pyfunction]
 fn timing_preset_toml(name: &str) -> PyResult<String> {
-    wafer_core::timing::config::PRESETS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, text)| text.to_string())
-        .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+    shielded(|| {
+        wafer_core::timing::config::PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| text.to_string())
+            .ok_or_else(|| to_py(wafer_core::timing::SsdConfig::load(name).unwrap_err()))
+    })
 }
 
 /// The timing preset (TOML text) equivalent to MQSim device configuration
@@ -618,27 +796,32 @@ fn timing_preset_toml(name: &str) -> PyResult<String> {
 /// for that wafer does not do, then every field (`wafer presets import`).
 #[pyfunction]
 fn timing_import_toml(path: &str) -> PyResult<String> {
-    use wafer_core::timing::config::mqsim_xml;
-    let c = mqsim_xml::load(std::path::Path::new(path)).map_err(to_py)?;
-    mqsim_xml::to_preset_toml(&c, path).map_err(to_py)
+    shielded(|| {
+        use wafer_core::timing::config::mqsim_xml;
+        let c = mqsim_xml::load(std::path::Path::new(path)).map_err(to_py)?;
+        mqsim_xml::to_preset_toml(&c, path).map_err(to_py)
+    })
 }
 
 /// Default timing-run settings (arrival, queue depth, ...), as JSON.
 #[pyfunction]
-fn timing_defaults_json() -> String {
-    serde_json::to_string(&wafer_core::timing::TimingRun::default()).expect("serialises")
+fn timing_defaults_json() -> PyResult<String> {
+    shielded(|| {
+        Ok(serde_json::to_string(&wafer_core::timing::TimingRun::default()).expect("serialises"))
+    })
 }
 
 /// Nanoseconds per call of each inference kernel, as `[(name, ns), ...]`.
 #[pyfunction]
 #[pyo3(signature = (scale=1.0))]
-fn bench_kernels(py: Python<'_>, scale: f64) -> Vec<(String, f64)> {
-    py.detach(|| wafer_core::model::bench::measure(scale))
+fn bench_kernels(py: Python<'_>, scale: f64) -> PyResult<Vec<(String, f64)>> {
+    shielded(|| Ok(py.detach(|| wafer_core::model::bench::measure(scale))))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    install_panic_hook();
     #[cfg(feature = "learn")]
     wafer_learn::install();
     // Ctrl-C reaches the long Rust calls (the interpreter's own handler,
@@ -657,6 +840,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_config, m)?)?;
+    m.add_function(wrap_pyfunction!(remove_stale_checkpoint_temps, m)?)?;
+    m.add_function(wrap_pyfunction!(test_panic, m)?)?;
     m.add_function(wrap_pyfunction!(bench_workload, m)?)?;
     m.add_function(wrap_pyfunction!(workload_requests, m)?)?;
     m.add_function(wrap_pyfunction!(trace_columns, m)?)?;
@@ -684,6 +871,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ModelError", py.get_type::<ModelError>())?;
     m.add("CheckpointError", py.get_type::<CheckpointError>())?;
     m.add("ResourceError", py.get_type::<ResourceError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,6 +9,7 @@ and return its outcome (JSON-ready), so a worker can be anywhere Ray runs.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import multiprocessing
 import os
 import socket
@@ -78,11 +79,51 @@ def checkpoint_path(job_id: str, spec: dict[str, Any], ctx: JobContext | None) -
     return os.path.join(ctx.checkpoint_dir, f"{job_id}.ckpt") if long else None
 
 
+#: Configuration fields that do not define a run (where caches go, the
+#: memory ceiling): a checkpoint may differ in them and still be the job's.
+_NOT_THE_RUN = ("cache_dir", "memory_limit")
+
+#: Parameters NoDaP's search adds to a job's own (the configuration it found).
+_SEARCH_PARAMS = ("birs", "sizes", "search")
+
+
+def foreign_checkpoint(path: str, spec: dict[str, Any]) -> str | None:
+    """Why the checkpoint at ``path`` must not be adopted by the job of
+    ``spec``, or ``None`` when it is the job's own: a file that is corrupt,
+    of another wafer version, or whose stored configuration is not the
+    job's (another study's, a copied file) would resume a run that is not
+    this job, so its result would be recorded under the wrong job."""
+    from ..api import _needs_nodap_search, run_config
+
+    try:
+        stored = json.loads(_core.checkpoint_config(path))
+        policy, workload, kw = replay_args(spec)
+        want = json.loads(_core.canonical_config_json(json.dumps(run_config(policy, workload, **kw))))
+    except _core.WaferError as e:
+        return str(e)
+    if _needs_nodap_search(policy, kw.get("params")):
+        # The run's parameters include the configuration its search found.
+        for cfg in (stored, want):
+            cfg["params"] = {k: v for k, v in (cfg.get("params") or {}).items() if k not in _SEARCH_PARAMS}
+    differ = sorted(k for k in set(stored) | set(want)
+                    if k not in _NOT_THE_RUN and stored.get(k) != want.get(k))
+    if differ:
+        return f"checkpoint {path}: not this job's (its {', '.join(differ)} differ)"
+    return None
+
+
 def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) -> dict[str, Any]:
     """Run one job here and return its outcome: ``id``, ``status``
     (``done``/``failed``), ``error``, ``result`` (the result as a dict, or a
     failed job's partial result, or None), ``seconds`` (wall time), ``host``,
-    ``pid``. Never raises for a failing replay: the error is the outcome."""
+    ``pid``. Never raises for a failing replay: the error is the outcome
+    (also a bug's, :class:`wafer.InternalError`, so one job's panic never
+    ends the sweep).
+
+    A checkpoint found at the job's path (its worker was killed) is
+    adopted only if :func:`foreign_checkpoint` finds nothing against it;
+    otherwise the job starts over (overwriting it), says why on stderr and
+    keeps the reason in the outcome's ``checkpoint_error``."""
     from .. import _core
     from ..api import replay, resume
 
@@ -94,12 +135,17 @@ def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) ->
         policy, workload, kw = replay_args(spec)
         r = None
         if ck is not None and os.path.exists(ck):
-            try:
-                r = resume(ck)
-                out["resumed"] = True
-            except _core.CheckpointError as e:
-                # Of another version or torn by the disk: start the job over.
-                out["checkpoint_error"] = str(e)
+            why = foreign_checkpoint(ck, spec)
+            if why is None:
+                try:
+                    r = resume(ck)
+                    out["resumed"] = True
+                except _core.CheckpointError as e:
+                    # Its trace changed since, say: start the job over.
+                    why = str(e)
+            if why is not None:
+                out["checkpoint_error"] = why
+                sys.stderr.write(f"wafer sweep: job {job_id}: {why}; starting the job over\n")
         if r is None:
             if ck is not None:
                 os.makedirs(os.path.dirname(ck), exist_ok=True)
@@ -110,6 +156,8 @@ def run_job(job_id: str, spec: dict[str, Any], ctx: JobContext | None = None) ->
     except _core.WaferError as e:
         partial = getattr(e, "partial", None)
         out.update(status="failed", error=str(e), result=partial.to_dict() if partial is not None else None)
+    except _core.InternalError as e:  # a Rust panic, caught at the binding: this job fails, the sweep goes on
+        out.update(status="failed", error=f"InternalError: {e}")
     except Exception as e:  # a bug must not end the sweep: the job records it
         out.update(status="failed", error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}")
     out["seconds"] = time.monotonic() - start

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::checkpoint::{self, Position};
+use super::checkpoint::{self, Digest, Position, TraceMark};
 use super::config::RunConfig;
 use super::precondition;
 use super::result::{EraseStats, RunResult};
@@ -56,6 +56,10 @@ pub struct Simulation {
     /// The configuration as given (before a setup or the sizing changed
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
+    /// Digest of the trace's requests applied so far (a trace replay's
+    /// checkpoint stores it, so a trace edited since is refused on resume;
+    /// `None` for a synthetic workload, a pure function of the config).
+    digest: Option<Digest>,
 }
 
 /// The request source as a timed replay consumes it: requests with the
@@ -380,6 +384,7 @@ impl Simulation {
             )?)),
             _ => None,
         };
+        let digest = cfg.trace.as_ref().map(|_| Digest::default());
         Ok(Simulation {
             cfg,
             engine,
@@ -398,6 +403,7 @@ impl Simulation {
             warmup,
             pcache,
             origin,
+            digest,
         })
     }
 
@@ -443,7 +449,8 @@ impl Simulation {
             pending: self.pending,
             elapsed: self.elapsed,
             prefill_seconds: self.prefill_seconds,
-            trace_bytes: self.trace_bytes(),
+            binding: self.binding().to_string(),
+            trace: self.trace_mark(self.digest.unwrap_or_default()),
         };
         checkpoint::write(path, &self.origin, &position, &engine)
     }
@@ -455,12 +462,22 @@ impl Simulation {
     }
 
     /// Go on with the run checkpointed at `path`: the run is built again
-    /// from its stored configuration, the requests already applied are read
-    /// past, and the saved state replaces the fresh one. Stepping it to the
-    /// end gives the result the uninterrupted run gives (apart from the
-    /// timing fields).
+    /// from its stored configuration, checked against what the state was
+    /// saved under (the settings of [`Simulation::binding`], the trace's
+    /// size, format and the digest of the requests applied), the requests
+    /// already applied are read past, and the saved state replaces the
+    /// fresh one. Stepping it to the end gives the result the uninterrupted
+    /// run gives (apart from the timing fields). Anything that does not
+    /// match is an [`Error::Checkpoint`] naming the file: resuming anyway
+    /// would give a result of no run at all.
     pub fn resume(path: &std::path::Path) -> Result<Self> {
         let named = checkpoint::in_file(path);
+        let refuse = |reason: String| {
+            named(Error::Checkpoint {
+                file: String::new(),
+                reason,
+            })
+        };
         let (cfg, position, engine) = checkpoint::read(path)?;
         let mut sim = Self::construct(
             cfg,
@@ -468,32 +485,77 @@ impl Simulation {
             |cfg, geo| policy::build(&cfg.policy, &cfg.params, geo),
             false,
         )?;
-        if position.trace_bytes != sim.trace_bytes() {
-            return Err(named(Error::Checkpoint {
-                file: String::new(),
-                reason: format!(
-                    "the trace has {} bytes now, {} when the checkpoint was taken: it changed",
-                    sim.trace_bytes().map_or("no".into(), |b| b.to_string()),
-                    position.trace_bytes.map_or("no".into(), |b| b.to_string()),
-                ),
-            }));
+        let now = sim.trace_mark(Digest::default());
+        match (&position.trace, &now) {
+            (Some(then), Some(now)) if then.bytes != now.bytes => {
+                return Err(refuse(format!(
+                    "trace {} has {} bytes now, {} when the checkpoint was taken: it changed \
+                     since; replay it from the start",
+                    now.path, now.bytes, then.bytes
+                )))
+            }
+            (Some(then), Some(now)) if then.format != now.format => {
+                return Err(refuse(format!(
+                    "trace {} reads as format {} now, {} when the checkpoint was taken: it \
+                     changed since; replay it from the start",
+                    now.path, now.format, then.format
+                )))
+            }
+            (Some(_), Some(_)) | (None, None) => {}
+            _ => {
+                return Err(refuse(
+                    "its state and its configuration disagree on whether a trace is replayed"
+                        .into(),
+                ))
+            }
+        }
+        let then: serde_json::Value = serde_json::from_str(&position.binding)
+            .map_err(|e| refuse(format!("corrupt: its settings do not parse ({e})")))?;
+        let mut diff = checkpoint::differences(&then, &sim.binding());
+        if !diff.is_empty() {
+            diff.truncate(4);
+            // A trace sizes the device from its footprint: name it first.
+            let what = match &now {
+                Some(t) => format!("trace {} changed since (or wafer did)", t.path),
+                None => "wafer changed since, or the file was not written by it".into(),
+            };
+            return Err(refuse(format!(
+                "its state was saved under settings its configuration does not give now \
+                 ({}): {what}; start the run over",
+                diff.join("; ")
+            )));
+        }
+        if position.written > sim.cfg.writes {
+            return Err(refuse(format!(
+                "corrupt: {} user blocks written of a run of {}",
+                position.written, sim.cfg.writes
+            )));
         }
         sim.engine.load_state(engine).map_err(&named)?;
+        let mut digest = Digest::default();
         for i in 0..position.taken {
             match sim.source.next() {
-                Ok(Some(_)) => {}
+                Ok(Some(r)) => digest.add(&r),
                 Ok(None) => {
-                    return Err(named(Error::Checkpoint {
-                        file: String::new(),
-                        reason: format!(
-                            "the request stream ends after {i} requests; the checkpoint was \
-                             taken after {} (the input changed)",
-                            position.taken
-                        ),
-                    }))
+                    return Err(refuse(format!(
+                        "the request stream ends after {i} requests; the checkpoint was taken \
+                         after {} (the input changed)",
+                        position.taken
+                    )))
                 }
                 Err(e) => return Err(e),
             }
+        }
+        if let (Some(then), Some(now)) = (&position.trace, &now) {
+            if then.digest != digest {
+                return Err(refuse(format!(
+                    "trace {} changed since the checkpoint was taken: its first {} requests \
+                     are not those replayed before it (digest {:016x}, was {:016x}); replay it \
+                     from the start",
+                    now.path, position.taken, digest.0, then.digest.0
+                )));
+            }
+            sim.digest = Some(digest);
         }
         sim.written = position.written;
         sim.taken = position.taken;
@@ -503,10 +565,47 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Bytes of the replayed trace file (`None` for a synthetic workload).
-    fn trace_bytes(&self) -> Option<u64> {
+    /// What the engine's state depends on besides the request stream: the
+    /// configuration as resolved (setup applied, device sized), with the
+    /// names the engine's policy and victim selector report and the
+    /// device's geometry. A checkpoint stores it; a resumed run must give
+    /// the same, so a state is never loaded under another policy, victim
+    /// selector, seed, device, setup or timing options than its own.
+    fn binding(&self) -> serde_json::Value {
+        let c = &self.cfg;
+        serde_json::json!({
+            "policy": c.policy,
+            "params": c.params,
+            "engine_policy": self.engine.policy_name(),
+            "victim": c.victim,
+            "engine_victim": self.engine.victim_name(),
+            "seed": c.seed,
+            "device": c.device,
+            "geometry": self.engine.ftl.geo,
+            "setup": c.setup,
+            "conventions": Conventions::of(c),
+            "cost_benefit": c.cost_benefit,
+            "victim_ties": c.victim_ties,
+            "waf_counts_prefill": c.waf_counts_prefill,
+            "timing": c.timing,
+            "workload": c.workload,
+            "trace": c.trace,
+            "writes": c.writes,
+            "accuracy": c.accuracy,
+        })
+    }
+
+    /// The replayed trace's identity with `digest` (`None` for a synthetic
+    /// workload). A trace whose size cannot be read counts as empty (its
+    /// reader has reported why by then).
+    fn trace_mark(&self, digest: Digest) -> Option<TraceMark> {
         let t = self.cfg.trace.as_ref()?;
-        std::fs::metadata(&t.path).ok().map(|m| m.len())
+        Some(TraceMark {
+            path: t.path.clone(),
+            bytes: std::fs::metadata(&t.path).map_or(0, |m| m.len()),
+            format: self.source.trace_summary(0).map(|s| s.format)?,
+            digest,
+        })
     }
 
     /// User blocks written so far.
@@ -616,6 +715,9 @@ impl Simulation {
                     match self.ahead.pop_front() {
                         Some(r) => {
                             self.taken += 1;
+                            if let Some(d) = self.digest.as_mut() {
+                                d.add(&r);
+                            }
                             if self.taken & (INTERRUPT_EVERY - 1) == 0 {
                                 // Between two requests: the run stays whole.
                                 crate::interrupt::check()?;
@@ -672,6 +774,9 @@ impl Simulation {
                 match self.ahead.pop_front() {
                     Some(r) => {
                         self.taken += 1;
+                        if let Some(d) = self.digest.as_mut() {
+                            d.add(&r);
+                        }
                         r
                     }
                     None => {

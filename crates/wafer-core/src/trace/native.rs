@@ -12,11 +12,21 @@
 //! Schema metadata: `wafer.version` (`1`), `wafer.source`, `wafer.source_format`.
 //! Rows are written in batches of 2^16; the reader needs nothing but this
 //! layout, so a file written by another tool with these columns also replays.
+//!
+//! The file's footer (custom metadata, written once every row is) carries
+//! `wafer.rows` (the row count) and `wafer.rows_xxh3` (a checksum of every
+//! column's values, [`RowsDigest`]; issue 42). A file that has them is
+//! verified when opened, before any row is used: a trace damaged or edited
+//! since `wafer traces convert` wrote it is an error naming the file, never
+//! a silently different replay. The verification reads the file once per
+//! process (later opens of the same unchanged file, e.g. a search's many
+//! replays, reuse it); a file without them (another tool's) is not checked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{UInt64Type, UInt8Type};
@@ -25,6 +35,7 @@ use arrow_buffer::ScalarBuffer;
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
 use super::{ReadStats, Record, RecordSource, Selected};
 use crate::error::{Error, Result};
@@ -58,6 +69,153 @@ pub fn is_native(path: &str) -> Result<bool> {
         .read(&mut head)
         .map_err(|e| Error::trace(path, None, format!("cannot read: {e}")))?;
     Ok(n == 6 && head == MAGIC)
+}
+
+/// Footer keys of the row count and checksum.
+const ROWS_KEY: &str = "wafer.rows";
+const DIGEST_KEY: &str = "wafer.rows_xxh3";
+
+/// The checksum of a native trace's rows: one xxh3 stream per column over
+/// its values' little-endian bytes (the Arrow buffers as stored), combined
+/// with the row count. Independent of how rows are cut into batches.
+#[derive(Default)]
+struct RowsDigest {
+    cols: [Xxh3Default; 5],
+    rows: u64,
+}
+
+impl RowsDigest {
+    /// Add one batch's columns (time, device, op, offset, size).
+    fn add(&mut self, cols: [&[u8]; 5], rows: usize) {
+        for (h, c) in self.cols.iter_mut().zip(cols) {
+            h.update(c);
+        }
+        self.rows += rows as u64;
+    }
+
+    /// The checksum so far.
+    fn digest(&self) -> u64 {
+        let mut b = Vec::with_capacity(6 * 8);
+        for h in &self.cols {
+            b.extend_from_slice(&h.digest().to_le_bytes());
+        }
+        b.extend_from_slice(&self.rows.to_le_bytes());
+        xxh3_64(&b)
+    }
+}
+
+/// The bytes of the five columns of a batch (types checked), in
+/// [`RowsDigest`]'s order.
+fn column_bytes(b: &RecordBatch) -> [&[u8]; 5] {
+    let col = |n: &str| b.column_by_name(n).expect("schema checked");
+    let u64s = |n: &str| {
+        col(n)
+            .as_primitive::<UInt64Type>()
+            .values()
+            .inner()
+            .as_slice()
+    };
+    [
+        u64s("time_ns"),
+        u64s("device"),
+        col("op")
+            .as_primitive::<UInt8Type>()
+            .values()
+            .inner()
+            .as_slice(),
+        u64s("offset"),
+        u64s("size"),
+    ]
+}
+
+/// Native files verified by this process: path, size and modification
+/// time (a file rewritten since is verified again).
+type Identity = (String, u64, Option<SystemTime>);
+static VERIFIED: Mutex<Option<HashSet<Identity>>> = Mutex::new(None);
+
+/// Check the rows of the native trace at `path` against the checksum its
+/// footer carries (once per process per unchanged file); a file without
+/// one passes.
+fn verify(path: &str, reader: &mut FileReader<BufReader<File>>) -> Result<()> {
+    let meta = reader.custom_metadata();
+    let (Some(want), rows) = (meta.get(DIGEST_KEY).cloned(), meta.get(ROWS_KEY).cloned()) else {
+        return Ok(());
+    };
+    let id: Identity = match std::fs::metadata(path) {
+        Ok(m) => (path.to_string(), m.len(), m.modified().ok()),
+        Err(e) => return Err(Error::trace(path, None, format!("cannot read: {e}"))),
+    };
+    let seen = |v: &Option<HashSet<Identity>>| v.as_ref().is_some_and(|s| s.contains(&id));
+    if seen(&VERIFIED.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(());
+    }
+    let corrupt = |why: String| {
+        Error::trace(
+            path,
+            None,
+            format!(
+                "corrupt: {why} (the file was damaged or edited after `wafer traces convert` \
+                 wrote it; convert the source trace again)"
+            ),
+        )
+    };
+    let mut d = RowsDigest::default();
+    for b in reader.by_ref() {
+        let b = b.map_err(|e| corrupt(format!("a batch does not read ({e})")))?;
+        d.add(column_bytes(&b), b.num_rows());
+    }
+    reader
+        .set_index(0)
+        .map_err(|e| corrupt(format!("cannot read it again ({e})")))?;
+    let got = format!("{:016x}", d.digest());
+    if rows.as_deref() != Some(d.rows.to_string().as_str()) {
+        return Err(corrupt(format!(
+            "it has {} rows, its footer says {}",
+            d.rows,
+            rows.unwrap_or_else(|| "nothing".into())
+        )));
+    }
+    if got != want {
+        return Err(corrupt(format!(
+            "the checksum of its rows is {got}, its footer says {want}"
+        )));
+    }
+    VERIFIED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(id);
+    Ok(())
+}
+
+/// Check that `got` has the native columns with their types.
+fn check_columns(path: &str, got: &Schema) -> Result<()> {
+    let want = schema(HashMap::new());
+    for field in want.fields() {
+        match got.field_with_name(field.name()) {
+            Ok(g) if g.data_type() == field.data_type() => {}
+            Ok(g) => {
+                return Err(Error::trace(
+                    path,
+                    None,
+                    format!(
+                        "column '{}' is {}, expected {}",
+                        field.name(),
+                        g.data_type(),
+                        field.data_type()
+                    ),
+                ))
+            }
+            Err(_) => {
+                return Err(Error::trace(
+                    path,
+                    None,
+                    format!("not a wafer trace: no column '{}'", field.name()),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn op_code(op: Op) -> u8 {
@@ -107,6 +265,7 @@ pub fn write_records(
     let mut w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &schema)
         .map_err(|e| io(&e))?;
     let mut rows = Rows::default();
+    let mut digest = RowsDigest::default();
     loop {
         let rec = next()?;
         if let Some(r) = rec {
@@ -126,12 +285,15 @@ pub fn write_records(
                 Arc::new(UInt64Array::from(c.size)),
             ];
             let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| io(&e))?;
+            digest.add(column_bytes(&batch), batch.num_rows());
             w.write(&batch).map_err(|e| io(&e))?;
         }
         if rec.is_none() {
             break;
         }
     }
+    w.write_metadata(ROWS_KEY, digest.rows.to_string());
+    w.write_metadata(DIGEST_KEY, format!("{:016x}", digest.digest()));
     w.finish().map_err(|e| io(&e))
 }
 
@@ -154,37 +316,15 @@ pub struct NativeRecords {
 }
 
 impl NativeRecords {
-    /// Open a native trace, checking its columns.
+    /// Open a native trace, checking its columns and, when its footer
+    /// carries one, its rows' checksum (see the module's doc).
     pub fn open(path: &str) -> Result<Self> {
         let f =
             File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?;
-        let reader = FileReader::try_new(BufReader::with_capacity(1 << 20, f), None)
+        let mut reader = FileReader::try_new(BufReader::with_capacity(1 << 20, f), None)
             .map_err(|e| Error::trace(path, None, format!("not a readable Arrow IPC file: {e}")))?;
-        let want = schema(HashMap::new());
-        for field in want.fields() {
-            match reader.schema().field_with_name(field.name()) {
-                Ok(got) if got.data_type() == field.data_type() => {}
-                Ok(got) => {
-                    return Err(Error::trace(
-                        path,
-                        None,
-                        format!(
-                            "column '{}' is {}, expected {}",
-                            field.name(),
-                            got.data_type(),
-                            field.data_type()
-                        ),
-                    ))
-                }
-                Err(_) => {
-                    return Err(Error::trace(
-                        path,
-                        None,
-                        format!("not a wafer trace: no column '{}'", field.name()),
-                    ))
-                }
-            }
-        }
+        check_columns(path, reader.schema().as_ref())?;
+        verify(path, &mut reader)?;
         Ok(NativeRecords {
             file: path.to_string(),
             reader,

@@ -382,6 +382,76 @@ fn native_round_trip_and_replay() {
     assert!(trace::open_selected(&junk, None, &Selection::default()).is_err());
 }
 
+#[test]
+fn a_native_trace_changed_after_conversion_is_refused_on_open() {
+    // Issue 42: `traces convert` writes a checksum of the rows in the
+    // file's footer; a row changed since is an error naming the file.
+    let d = TempDir::new("traces");
+    let rows: Vec<Record> = (0..3000u64)
+        .map(|i| rec(i * 1000, 0, Op::Write, (i * 7 % 500) * 4096, 4096))
+        .collect();
+    let out = d.path().join("rows.arrow").display().to_string();
+    let mut it = rows.clone().into_iter();
+    native::write_records(|| Ok(it.next()), &out, "test", "msr").unwrap();
+    let read = |p: &str| -> wafer_core::Result<Vec<Record>> {
+        let (mut s, _) = trace::open_selected(p, None, &Selection::default())?;
+        std::iter::from_fn(|| s.next_record().transpose()).collect()
+    };
+    assert_eq!(read(&out).unwrap(), rows);
+    assert_eq!(
+        read(&out).unwrap(),
+        rows,
+        "a second open (verified once) reads the same"
+    );
+    // One row's offset changed in place (the file's size kept): its
+    // little-endian bytes appear once among the offset column's values.
+    let bytes = std::fs::read(&out).unwrap();
+    let needle = (1234u64 * 7 % 500 * 4096).to_le_bytes();
+    let target = (1234u64 * 7 % 500 * 4096 + 512).to_le_bytes();
+    let at = bytes
+        .windows(8)
+        .position(|w| w == needle)
+        .expect("the value is in the file");
+    let mut edited = bytes.clone();
+    edited[at..at + 8].copy_from_slice(&target);
+    let bad = d.path().join("edited.arrow").display().to_string();
+    std::fs::write(&bad, &edited).unwrap();
+    let e = read(&bad).expect_err("an edited native trace is refused");
+    assert!(
+        matches!(&e, Error::Trace { .. })
+            && e.to_string().contains("edited.arrow")
+            && e.to_string().contains("corrupt"),
+        "{e}"
+    );
+    // A file another tool wrote (the columns, no checksum) still reads.
+    let plain = d.path().join("plain.arrow").display().to_string();
+    {
+        use arrow_array::{ArrayRef, RecordBatch, UInt64Array, UInt8Array};
+        use arrow_schema::{DataType, Field, Schema};
+        use std::sync::Arc;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("time_ns", DataType::UInt64, false),
+            Field::new("device", DataType::UInt64, false),
+            Field::new("op", DataType::UInt8, false),
+            Field::new("offset", DataType::UInt64, false),
+            Field::new("size", DataType::UInt64, false),
+        ]));
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(UInt64Array::from(vec![0, 10])),
+            Arc::new(UInt64Array::from(vec![0, 0])),
+            Arc::new(UInt8Array::from(vec![1, 1])),
+            Arc::new(UInt64Array::from(vec![0, 4096])),
+            Arc::new(UInt64Array::from(vec![4096, 4096])),
+        ];
+        let f = std::fs::File::create(&plain).unwrap();
+        let mut w = arrow_ipc::writer::FileWriter::try_new(f, &schema).unwrap();
+        w.write(&RecordBatch::try_new(schema.clone(), cols).unwrap())
+            .unwrap();
+        w.finish().unwrap();
+    }
+    assert_eq!(read(&plain).unwrap().len(), 2);
+}
+
 fn trace_run(path: &str, address_space: bool) -> wafer_core::RunResult {
     let mut sim = Simulation::new(RunConfig {
         device: DeviceConfig {
