@@ -44,7 +44,10 @@ impl Estimate {
 /// The memory `cfg` will need on `geo`.
 pub fn estimate(cfg: &RunConfig, geo: &Geometry) -> Estimate {
     let l = geo.logical_blocks as u64;
-    let engine = 4 * l + 4 * geo.physical_blocks + SEGMENT_BYTES * geo.segments as u64;
+    let mut engine = 4 * l + 4 * geo.physical_blocks + SEGMENT_BYTES * geo.segments as u64;
+    if let Some(t) = &cfg.timing {
+        engine += timing_bytes(t, l);
+    }
     let (per_block, oracle) = probe(cfg, geo);
     let future = if cfg.accuracy || oracle {
         FUTURE_BYTES * l
@@ -56,6 +59,34 @@ pub fn estimate(cfg: &RunConfig, geo: &Geometry) -> Estimate {
         policy: (per_block * l as f64) as u64,
         future,
     }
+}
+
+/// A timed run's DRAM tables over `l` logical pages: the write cache's and
+/// the mapping table's LRUs (an index of 4 B per page and a 24-byte slot
+/// per entry; a table that holds every entry keeps 2 bits a page instead).
+fn timing_bytes(t: &crate::timing::TimingRun, l: u64) -> u64 {
+    let page = t.ssd.flash.page_bytes.max(1) as u64;
+    let lru = |entries: u64| {
+        if entries == 0 {
+            0
+        } else {
+            4 * l + 24 * entries.min(l)
+        }
+    };
+    let cache = lru((t.ssd.cache.capacity_mib * 1048576.0) as u64 / page);
+    let m = &t.ssd.mapping;
+    let map = if m.ideal {
+        0
+    } else {
+        // At least 8 bytes an entry (MQSim's size for drives this large).
+        let entries = (m.cmt_mib * 1048576.0 / 8.0) as u64;
+        if entries >= l {
+            l / 4
+        } else {
+            lru(entries)
+        }
+    };
+    cache + map
 }
 
 /// Bytes per logical block of the policy's state, and whether it reads the
@@ -81,12 +112,88 @@ fn probe(cfg: &RunConfig, geo: &Geometry) -> (f64, bool) {
     }
 }
 
-/// Memory the machine has available now [bytes] (Linux: `MemAvailable`).
-pub fn available() -> Option<u64> {
+/// Memory this process can still have [bytes], and which limit says so:
+/// the smallest of the machine's `MemAvailable`, what the address-space
+/// limit (`ulimit -v`, `RLIMIT_AS`) leaves above the process's size, and
+/// what its cgroup's memory limit leaves (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`). A run over any of them would die by a signal
+/// (an allocation abort or the OOM killer) rather than with an error.
+pub fn available() -> Option<(u64, &'static str)> {
+    [
+        mem_available().map(|m| (m, "the machine has")),
+        address_space_left().map(|m| (m, "the address-space limit (ulimit -v) leaves")),
+        cgroup_left().map(|m| (m, "the cgroup's memory limit leaves")),
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|&(m, _)| m)
+}
+
+fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// `RLIMIT_AS`'s soft limit less the process's virtual size (from /proc:
+/// no system call, no `unsafe`).
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = line
+        .trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?; // "unlimited" does not parse: no limit
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let vm = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = vm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(soft.saturating_sub(kib * 1024))
+}
+
+/// The cgroup's memory limit less its usage (v2, then v1); `None` when
+/// unlimited or not visible.
+fn cgroup_left() -> Option<u64> {
+    let read = |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let path_of = |ctrl: &str| {
+        own.lines()
+            .find_map(|l| {
+                let mut f = l.splitn(3, ':');
+                let (_, c, p) = (f.next()?, f.next()?, f.next()?);
+                (c == ctrl).then(|| p.to_string())
+            })
+            .unwrap_or_default()
+    };
+    let v2 = path_of("");
+    let v1 = path_of("memory");
+    let candidates = [
+        (
+            format!("/sys/fs/cgroup{v2}/memory.max"),
+            format!("/sys/fs/cgroup{v2}/memory.current"),
+        ),
+        (
+            "/sys/fs/cgroup/memory.max".into(),
+            "/sys/fs/cgroup/memory.current".into(),
+        ),
+        (
+            format!("/sys/fs/cgroup/memory{v1}/memory.limit_in_bytes"),
+            format!("/sys/fs/cgroup/memory{v1}/memory.usage_in_bytes"),
+        ),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes".into(),
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes".into(),
+        ),
+    ];
+    candidates.iter().find_map(|(max, cur)| {
+        // "max" (v2) does not parse; v1 writes a huge number for none.
+        let max = read(max).filter(|&m| m < 1 << 60)?;
+        Some(max.saturating_sub(read(cur).unwrap_or(0)))
+    })
 }
 
 fn gib(b: u64) -> String {
@@ -100,7 +207,7 @@ pub fn check(cfg: &RunConfig, geo: &Geometry) -> Result<Estimate> {
     let (limit, what) = match cfg.memory_limit {
         Some(m) => (m, "the memory limit (--memory-limit) is"),
         None => match available() {
-            Some(m) => (m, "the machine has"),
+            Some(m) => m,
             None => return Ok(est),
         },
     };
@@ -136,4 +243,31 @@ pub fn check(cfg: &RunConfig, geo: &Geometry) -> Result<Estimate> {
         gib(limit),
         help.join(", ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_takes_the_smallest_limit_it_can_see() {
+        // On Linux at least MemAvailable is there; the smallest wins.
+        let (m, what) = available().expect("a limit on Linux");
+        assert!(m <= mem_available().unwrap(), "{m} from {what}");
+        if let Some(a) = address_space_left() {
+            assert!(m <= a);
+        }
+    }
+
+    #[test]
+    fn a_timed_run_counts_its_dram_tables() {
+        let mut cfg = RunConfig::default();
+        cfg.device.logical_blocks = 1 << 20;
+        let geo = cfg.device.geometry().unwrap();
+        let plain = estimate(&cfg, &geo).engine;
+        cfg.timing = Some(crate::timing::TimingRun::preset("intel750").unwrap());
+        let timed = estimate(&cfg, &geo).engine;
+        // Both tables' indexes at least: 8 bytes per logical page more.
+        assert!(timed >= plain + 8 * (1 << 20), "{timed} vs {plain}");
+    }
 }
