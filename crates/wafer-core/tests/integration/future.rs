@@ -328,7 +328,6 @@ fn search_honours_drive_writes() {
     let mut tight = small("nodap", "hotcold:0.9:0.1", 0.1);
     tight.device = device(1 << 15, 0.004, 64);
     let e = wafer_core::run::oracle::search(&tight, &opts, &mut |_| {})
-        .err()
-        .expect("no configuration fits 0.4% over-provisioning");
+        .expect_err("no configuration fits 0.4% over-provisioning");
     assert!(e.to_string().contains("failed with"), "{e}");
 }
