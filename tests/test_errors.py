@@ -66,3 +66,24 @@ def test_errors_cross_process_boundaries():
         assert cls.__module__ == "wafer._core"
         e = pickle.loads(pickle.dumps(cls("what went wrong")))
         assert type(e) is cls and str(e) == "what went wrong"
+
+
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["--timing", "intel750", "--precondition", "nan"], "--precondition"),
+        (["--timing", "intel750", "--precondition", "-1"], "--precondition"),
+        (["--timing", "intel750", "--think-us", "nan"], "--think-us"),
+        (["--timing", "intel750", "--think-us", "1e16"], "--think-us"),
+        (["--op", "inf"], "--op"),
+        (["--warmup-drive-writes", "nan"], "--warmup-drive-writes"),
+        (["--timing", "intel750", "--segment-blocks", "64"], "--segment-blocks"),
+        (["--timing", "intel750", "--block-size", "8192"], "--block-size"),
+    ],
+)
+def test_bad_numbers_and_shapes_name_the_flag(cli, args, flag):
+    """NaN, inf, negative and out-of-range values, and device shapes a timed run replaces, are refused
+    naming the flag (rc 2, no traceback), never a serde column or a silently changed run."""
+    p = cli("replay", "--workload", "uniform", "--writes", "100", *args, ok=False)
+    assert p.returncode == 2, p.stderr
+    assert flag in p.stderr and "Traceback" not in p.stderr, p.stderr

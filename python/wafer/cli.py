@@ -91,6 +91,29 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _nonneg_float(text: str) -> float:
+    """argparse type: a finite number >= 0 (NaN and inf are refused naming the flag)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (v >= 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
+    return v
+
+
+#: --think-us at most an hour: a closed loop's think time in ns must fit the engine's 64-bit clock many times over.
+MAX_THINK_US = 3.6e9
+
+
+def _think_us(text: str) -> float:
+    """argparse type: a think time in microseconds, 0 to an hour."""
+    v = _nonneg_float(text)
+    if v > MAX_THINK_US:
+        raise argparse.ArgumentTypeError(f"{text} us is more than an hour ({MAX_THINK_US:.0f} us)")
+    return v
+
+
 def _add_device(p: argparse.ArgumentParser) -> None:
     d = Device()
     g = p.add_argument_group("device")
@@ -104,7 +127,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
     g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
-    g.add_argument("--op", type=float, metavar="RATIO",
+    g.add_argument("--op", type=_positive_float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
     g.add_argument("--block-size", type=int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
     seg = g.add_mutually_exclusive_group()
@@ -130,18 +153,18 @@ def _add_device(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pick-segments", type=_positive_int, metavar="K",
                    help="victims per GC check at most (default: until the trigger clears; 1 with --gc-check "
                         "request, the replayer's --setPickSegAmount)")
-    g.add_argument("--gp-threshold", type=float, metavar="F",
+    g.add_argument("--gp-threshold", type=_nonneg_float, metavar="F",
                    help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
-    g.add_argument("--segment-gp-threshold", type=float, metavar="F",
+    g.add_argument("--segment-gp-threshold", type=_nonneg_float, metavar="F",
                    help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
     g.add_argument("--open-streams", type=_positive_int, metavar="N",
                    help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
     g.add_argument("--prefill", action=argparse.BooleanOptionalAction, default=None,
                    help="write the logical space once before the workload (default: on, or the --preset's); "
                         "--no-prefill starts from an empty device")
-    g.add_argument("--warmup-drive-writes", type=float, metavar="K",
+    g.add_argument("--warmup-drive-writes", type=_nonneg_float, metavar="K",
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
-    g.add_argument("--window-drive-writes", type=float, metavar="W",
+    g.add_argument("--window-drive-writes", type=_positive_float, metavar="W",
                    help=f"time-series window length (default {d.window_drive_writes})")
     g.add_argument("--check-every", type=int, metavar="N",
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
@@ -238,8 +261,9 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("trace selection")
     g.add_argument("--format", metavar="NAME", help="trace format (default: detected from the content)")
     g.add_argument("--device", metavar="ID", help="keep one device / volume: N, or MAJ,MIN for fiu and blkparse")
-    g.add_argument("--start", type=float, metavar="SECONDS", help="skip requests before this time (s after the first)")
-    g.add_argument("--end", type=float, metavar="SECONDS", help="stop at this time (s after the first)")
+    g.add_argument("--start", type=_nonneg_float, metavar="SECONDS",
+                   help="skip requests before this time (s after the first)")
+    g.add_argument("--end", type=_nonneg_float, metavar="SECONDS", help="stop at this time (s after the first)")
     g.add_argument("--max-requests", type=_positive_int, metavar="N", help="keep the first N selected requests")
     g.add_argument("--drop-reads", action="store_true", help="leave read requests out")
     g.add_argument("--skip-bad", action="store_true",
@@ -277,9 +301,9 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
                         "requests outstanding (default otherwise); afap: as fast as the device admits")
     g.add_argument("--queue-depth", type=_positive_int, default=32, metavar="N",
                    help="closed loop: outstanding requests (default 32)")
-    g.add_argument("--think-us", type=float, default=0.0, metavar="US",
+    g.add_argument("--think-us", type=_think_us, default=0.0, metavar="US",
                    help="closed loop: host time between a completion and the next request (default 0)")
-    g.add_argument("--precondition", type=float, metavar="K",
+    g.add_argument("--precondition", type=_nonneg_float, metavar="K",
                    help="drive-writes in WAF mode before timing starts, never of the trace: a sequential fill "
                         "counts as the first (0: a fresh drive; 0.5: half filled), then random overwrites "
                         "of whole pages, the preset's page size (default: the preset's [precondition], 2 for "
@@ -1095,7 +1119,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--checkpoint", metavar="FILE",
                     help="write the run's complete state to FILE (atomically) every 5 minutes (or "
                          "--checkpoint-every drive-writes) and at the end")
-    ck.add_argument("--checkpoint-every", type=float, metavar="DW",
+    ck.add_argument("--checkpoint-every", type=_positive_float, metavar="DW",
                     help="drive-writes between checkpoints (default: every 5 minutes of wall time)")
     ck.add_argument("--resume", metavar="FILE",
                     help="continue the run checkpointed in FILE to the result the uninterrupted run gives "
@@ -1217,7 +1241,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "by less than --min-gain. Writes a reusable configuration with --out.")
     os_.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to search on (or --workload SPEC)")
     os_.add_argument("--victim", default="greedy", help="fallback victim selector (default greedy)")
-    os_.add_argument("--min-gain", type=float, default=0.05, metavar="F",
+    os_.add_argument("--min-gain", type=_nonneg_float, default=0.05, metavar="F",
                      help="stop when one more group lowers WAF by less than F (default 0.05)")
     os_.add_argument("--max-groups", type=int, default=10, metavar="N", help="most groups tried (default 10)")
     os_.add_argument("--out", "-o", metavar="FILE.json", help="write the result; nodap reads it with --param config=FILE")
@@ -1354,9 +1378,10 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--db", default="autoblox.sqlite", metavar="FILE", help="AutoDB file (default autoblox.sqlite)")
     tu.add_argument("--target", choices=["latency", "throughput", "balanced"],
                     help="optimise latency only (alpha 0), throughput only (alpha 1), or both (default, alpha 0.5)")
-    tu.add_argument("--alpha", type=float, default=0.5, help="Eq. 1's weight of throughput (default 0.5)")
-    tu.add_argument("--beta", type=float, default=0.1, help="Eq. 2's weight of the other categories (default 0.1)")
-    tu.add_argument("--power-budget", type=float, metavar="W", help="reject configurations above this average power")
+    tu.add_argument("--alpha", type=_nonneg_float, default=0.5, help="Eq. 1's weight of throughput (default 0.5)")
+    tu.add_argument("--beta", type=_nonneg_float, default=0.1, help="Eq. 2's weight of the other categories (default 0.1)")
+    tu.add_argument("--power-budget", type=_positive_float, metavar="W",
+                    help="reject configurations above this average power")
     tu.add_argument("--goal", type=_goal, metavar="latency:F|throughput:F",
                     help="what-if: stop once the target's speedup reaches F (e.g. latency:3)")
     tu.add_argument("--widen", type=_positive_int, metavar="F", help="what-if: extend value ranges Fx beyond both ends")
