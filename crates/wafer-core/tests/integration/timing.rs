@@ -163,8 +163,9 @@ fn sequential_reads_are_bounded_by_channels_width_and_rate() {
     assert!(t.utilisation.channel_mean > 0.9 && t.utilisation.channel_max <= 1.0 + 1e-9);
 }
 
-#[test]
-fn random_write_iops_are_bounded_by_dies_over_tprog() {
+/// Random writes at QD 256 on `tiny` with fast reads and a fast channel:
+/// programs are the bottleneck.
+fn program_bound() -> RunConfig {
     let mut ssd = tiny();
     ssd.flash.read_ns = vec![1_000];
     ssd.flash.channel_rate_mts = 1000.0;
@@ -174,14 +175,12 @@ fn random_write_iops_are_bounded_by_dies_over_tprog() {
         op: 0.25,
         ..Default::default()
     };
-    let t = timed(run_with(
-        ssd,
-        Arrival::Closed,
-        256,
-        dev,
-        "uniform",
-        3 * 16384,
-    ));
+    run_with(ssd, Arrival::Closed, 256, dev, "uniform", 3 * 16384)
+}
+
+#[test]
+fn random_write_iops_are_bounded_by_dies_over_tprog() {
+    let t = timed(program_bound());
     let bound = 8.0 / 500e-6; // dies / tPROG
     let programs = t.flash.user_programs + t.flash.gc_programs;
     let rate = programs as f64 / t.simulated_seconds;
@@ -204,16 +203,7 @@ fn random_write_iops_are_bounded_by_dies_over_tprog() {
 /// (half the die bound above) and still keep every chip busy.
 #[test]
 fn under_mqsim_a_chip_programs_one_die_at_a_time() {
-    let mut ssd = tiny();
-    ssd.flash.read_ns = vec![1_000];
-    ssd.flash.channel_rate_mts = 1000.0;
-    ssd.flash.channel_width_bytes = 8;
-    let dev = DeviceConfig {
-        logical_blocks: 16384,
-        op: 0.25,
-        ..Default::default()
-    };
-    let mut cfg = run_with(ssd, Arrival::Closed, 256, dev, "uniform", 3 * 16384);
+    let mut cfg = program_bound();
     cfg.setup = wafer_core::Setup::Mqsim;
     let t = timed(cfg.clone());
     let bound = 4.0 / 500e-6; // chips / tPROG
