@@ -101,8 +101,9 @@ def test_bad_checkpoints_and_conflicting_flags_are_clear_errors(cli, tmp_path, s
     assert p.returncode != 0
     assert "drop --policy, --seed" in p.stderr and "run.ckpt" in p.stderr
     with pytest.raises(wafer.CheckpointError, match="timed replay"):
-        wafer.replay("base", device=small, writes=1000, timing="intel750", fit_device=True,
-                     checkpoint=tmp_path / "t.ckpt")
+        # (a timed run's segment is the preset's superblock: a device without a segment size)
+        wafer.replay("base", device=wafer.Device(logical_blocks=small.logical_blocks), writes=1000,
+                     timing="intel750", fit_device=True, checkpoint=tmp_path / "t.ckpt")
     with pytest.raises(wafer.ConfigError, match="checkpoint_every"):
         wafer.replay("base", device=small, writes=1000, checkpoint=tmp_path / "x.ckpt", checkpoint_every=0)
 
