@@ -87,3 +87,18 @@ def test_bad_numbers_and_shapes_name_the_flag(cli, args, flag):
     p = cli("replay", "--workload", "uniform", "--writes", "100", *args, ok=False)
     assert p.returncode == 2, p.stderr
     assert flag in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_an_address_space_limit_is_a_clear_error_not_a_signal():
+    """Under `ulimit -v` a run too large for it is refused naming the limit (it died by SIGABRT)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+
+    p = subprocess.run([sys.executable, "-m", "wafer", "replay", "--workload", "uniform", "--capacity", "4TiB",
+                        "--writes", "1000"], capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert p.returncode == 2, p.stderr
+    assert "address-space limit" in p.stderr and "Traceback" not in p.stderr, p.stderr
