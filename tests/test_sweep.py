@@ -101,6 +101,21 @@ def test_a_failed_job_keeps_its_error_and_partial_results(tmp_path):
     assert sweep.run(s, db, retry_failed=True).runs.tolist() == [2, 2]
 
 
+def test_a_sweep_or_compare_with_a_failed_job_exits_1(tmp_path, cli):
+    """Scripts notice a failed job: `wafer sweep run` and `wafer compare` exit 1 (the row says why)."""
+    trace = tmp_path / "bad.csv"
+    good = "".join(f"128166372003061629,hm,0,Write,{(i % 200) * 4096},4096,0\n" for i in range(200))
+    trace.write_text(good + "garbage line\n" + good)
+    study = tmp_path / "f.toml"
+    study.write_text(f'name = "f"\ntraces = ["{trace}"]\npolicies = ["base"]\n'
+                     '[[devices]]\nop = 0.5\nsegment_blocks = 4\n')
+    p = cli("sweep", "run", str(study), "--store", str(tmp_path / "f.sqlite"), "-q", ok=False)
+    assert p.returncode == 1 and "bad.csv:201" in p.stdout, p.stdout + p.stderr
+    p = cli("compare", "--trace", str(trace), "--policies", "base", "--segment-blocks", "4", "--op", "0.5", "-q",
+            ok=False)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+
+
 BIG = {"name": "big", "workloads": ["zipf:1.0", "zipf:0.8", "uniform", "hotcold:0.9:0.1", "phase"],
        "policies": ["base", "two-r", "sepbit", "equal-partition"], "victims": ["greedy", "cost-benefit"],
        "devices": [{**TINY, "op": [0.07, 0.1, 0.15, 0.2, 0.28]}], "drive_writes": 1.5}

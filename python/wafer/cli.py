@@ -715,7 +715,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(json.dumps({"results": [r.to_dict() for r in results]}))
     else:
         print(format_table(results))
-    return 0
+    # A failed run (its row says why) makes the exit code 1, so scripts notice.
+    return 1 if any(r.error for r in results) else 0
 
 
 def cmd_presets(a: argparse.Namespace) -> int:

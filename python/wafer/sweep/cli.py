@@ -163,9 +163,11 @@ def cmd_run(a: argparse.Namespace) -> int:
             from ..report import write_report
 
             page = write_report(store, a.report, study=study.name)
+    # A study with a failed job exits 1 (its row and `wafer sweep status` say why), so scripts notice.
+    any_failed = 1 if (df.status == "failed").any() else 0
     if a.json:
         print(df.to_json(orient="records"))
-        return 0
+        return any_failed
     rate = tally.ran / tally.seconds if tally.seconds > 0 else 0.0
     print(f"{tally.ran} ran ({tally.failed} failed), {tally.skipped} already in the store, "
           f"{tally.busy} running in another sweep; {tally.seconds:.1f} s, {rate:.1f} jobs/s\n")
@@ -178,7 +180,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         print(f"... and {len(failed) - 10} more failed jobs (wafer sweep status {path})")
     if a.report:
         print(f"\nreport: {page}")
-    return 0
+    return any_failed
 
 
 def cmd_status(a: argparse.Namespace) -> int:
