@@ -212,8 +212,10 @@ setups (--setup): a peer simulator's conventions at once, for comparing with its
                    sealing, the prefill counted in the WAF (midas's own start-up and model timing
                    still differ from the simulator's; see docs/FIDELITY.md)
   mqsim            MQSim, with --timing only: a chip takes a command only when it is idle (one die
-                   of a chip at a time, MQSim's TSU), nothing is suspended, and a page's first write
-                   in each second goes to flash at once (its cache's cold-write rule)
+                   of a chip at a time, MQSim's TSU), nothing is suspended, a page's first write in
+                   each second goes to flash at once (its cache's cold-write rule), and its CMT
+                   accounting (translation pages on flash from the start, write-backs never
+                   programmed, later misses on their pages free)
   A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,
   --cost-benefit-clock and --waf-counts-prefill (giving one of them too is an error);
   --pick-segments, the thresholds, the reserve and the device size stay yours.

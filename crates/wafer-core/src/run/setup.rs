@@ -43,10 +43,11 @@
 //!   at a time (`flash.chip_issue = "chip"`), nothing is suspended, and the
 //!   cache sends a page's first write of each second to flash at once
 //!   (`cache.cold_window_ns`, MQSim's `bloom_filter` reset every second).
-//!   Not modelled: MQSim removes such a page from the cache once written,
-//!   wafer keeps it clean; MQSim's mapping write-backs are never serviced,
-//!   so later misses of their translation pages are free (docs/FIDELITY.md,
-//!   "wafer vs MQSim").
+//!   Its CMT accounting too (`mapping.mqsim_accounting`): every translation
+//!   page on flash from the start, write-backs read but never programmed,
+//!   later misses on their pages free. Not modelled: MQSim removes a
+//!   cold-written page from the cache once written (wafer keeps it clean),
+//!   and its address-fixed placement (docs/FIDELITY.md, "wafer vs MQSim").
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -89,7 +90,8 @@ pub const SETUPS: &[(&str, &str)] = &[
         "mqsim",
         "MQSim (timed runs only): a chip takes a command only when it is idle, so one die of a chip works at \
          a time (its TSU), no operation is suspended, and a page's first write in each second goes to flash \
-         at once (its cache's cold-write rule)",
+         at once (its cache's cold-write rule), and its CMT accounting (translation pages on flash from the start, \
+         write-backs never programmed, later misses on their pages free)",
     ),
 ];
 
@@ -188,6 +190,10 @@ impl Setup {
                     // (`Data_Cache_Manager_Flash_Advanced::write_to_destage_buffer`).
                     t.ssd.cache.cold_window_ns = 1_000_000_000;
                     t.ssd.cache.eager_cold_writeback = false;
+                    // Its CMT accounting: translation pages on flash from the
+                    // start, write-backs never programmed, misses on their
+                    // pages free (`Address_Mapping_Unit_Page_Level`).
+                    t.ssd.mapping.mqsim_accounting = true;
                 }
             }
         }

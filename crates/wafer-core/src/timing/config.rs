@@ -169,6 +169,13 @@ pub struct MappingConfig {
     /// table needs (a circular log; > 1 leaves room so its cleaning moves
     /// few live pages).
     pub translation_area_factor: f64,
+    /// MQSim's CMT accounting (`--setup mqsim`): every full translation
+    /// page is on flash from the start (`Store_mapping_table_on_flash_at_start`),
+    /// so a miss on a fresh drive reads flash; a write-back reads its page
+    /// but its program is never serviced (MQSim queues it in a queue no
+    /// service function reads), and later misses on that page are served
+    /// without flash (its `DepartingMappingEntries`).
+    pub mqsim_accounting: bool,
 }
 
 impl Default for MappingConfig {
@@ -179,6 +186,7 @@ impl Default for MappingConfig {
             entry_bytes: 0,
             translation_entry_bytes: 0,
             translation_area_factor: 2.0,
+            mqsim_accounting: false,
         }
     }
 }

@@ -68,6 +68,11 @@ enum Cached {
 /// The cached mapping table and its translation pages (see the module doc).
 pub(super) struct MappingTable {
     ideal: bool,
+    /// MQSim's accounting (`MappingConfig::mqsim_accounting`), and per
+    /// translation page whether a write-back left it "departing" (misses
+    /// on it read nothing).
+    mqsim: bool,
+    departing: Vec<bool>,
     cached: Cached,
     /// Mapping entries per translation page.
     per_tpage: u32,
@@ -172,6 +177,12 @@ impl MappingTable {
         };
         MappingTable {
             ideal: m.ideal,
+            mqsim: m.mqsim_accounting,
+            departing: if m.mqsim_accounting {
+                vec![false; tpages]
+            } else {
+                Vec::new()
+            },
             cached,
             per_tpage,
             mvpn_loc: vec![NONE; tpages],
@@ -303,7 +314,9 @@ impl MappingTable {
         for m in 0..self.mvpn_loc.len() {
             let lo = m * per;
             let hi = ((m + 1) * per).min(self.logical);
-            if ftl.any_mapped(lo, hi) {
+            // MQSim stores every full translation page at the start.
+            let full = self.mqsim && hi - lo == per;
+            if full || ftl.any_mapped(lo, hi) {
                 let Some(slot) = self.take_slot() else {
                     break;
                 };
@@ -414,25 +427,27 @@ impl MappingTable {
                 l.insert(lpn, v)
             }
         };
-        let wait = (a != Access::Gc && self.mvpn_loc[m as usize] != NONE).then(|| {
-            if self.reading[m as usize] == NONE {
-                self.reads += 1;
-                let l = flash.layout().locate_translation(self.mvpn_loc[m as usize]);
-                let read = flash.alloc(Op::new(
-                    Kind::Read,
-                    Class::MapRead,
-                    l,
-                    l.block,
-                    self.read_bytes,
-                    OWNER | m,
-                ));
-                self.reading[m as usize] = read;
-                flash.submit(read, now, q);
-            } else {
-                self.merged_misses += 1;
-            }
-            m
-        });
+        let departing = self.mqsim && self.departing[m as usize];
+        let wait =
+            (a != Access::Gc && self.mvpn_loc[m as usize] != NONE && !departing).then(|| {
+                if self.reading[m as usize] == NONE {
+                    self.reads += 1;
+                    let l = flash.layout().locate_translation(self.mvpn_loc[m as usize]);
+                    let read = flash.alloc(Op::new(
+                        Kind::Read,
+                        Class::MapRead,
+                        l,
+                        l.block,
+                        self.read_bytes,
+                        OWNER | m,
+                    ));
+                    self.reading[m as usize] = read;
+                    flash.submit(read, now, q);
+                } else {
+                    self.merged_misses += 1;
+                }
+                m
+            });
         if let Some((old, v)) = evicted {
             let mo = old / self.per_tpage;
             if v & 1 != 0 && (v >> 1) as u32 == self.gen[mo as usize] {
@@ -473,6 +488,27 @@ impl MappingTable {
         self.entries_written_back += self.dirty[m as usize] as u64;
         self.dirty[m as usize] = 0;
         self.gen[m as usize] = self.gen[m as usize].wrapping_add(1);
+        if self.mqsim {
+            // MQSim: the merge read runs, the program never does, and the
+            // page is "departing" from then on
+            // (`generate_flash_writeback_request_for_mapping_data`).
+            let loc = self.mvpn_loc[m as usize];
+            if loc != NONE {
+                self.reads += 1;
+                let l = flash.layout().locate_translation(loc);
+                let read = flash.alloc(Op::new(
+                    Kind::Read,
+                    Class::MapWrite,
+                    l,
+                    l.block,
+                    self.read_bytes,
+                    NONE,
+                ));
+                flash.submit(read, now, q);
+            }
+            self.departing[m as usize] = true;
+            return;
+        }
         self.rewrite(m, flash, q, now);
         self.clean(flash, q, now);
     }

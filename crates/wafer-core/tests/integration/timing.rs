@@ -538,6 +538,46 @@ fn dftl(entries: u32) -> SsdConfig {
     s
 }
 
+/// `--setup mqsim`'s CMT accounting: on a fresh drive a miss reads its
+/// translation page (they all exist from the start; wafer's do not yet),
+/// write-backs are never programmed, and misses on a page written back read
+/// nothing (so far fewer mapping reads than wafer's DFTL).
+#[test]
+fn under_mqsim_the_cmt_counts_as_mqsim_does() {
+    let dev = DeviceConfig {
+        logical_blocks: 16384,
+        op: 0.25,
+        prefill: false,
+        ..Default::default()
+    };
+    let run = |workload: &str, writes: u64, mqsim: bool| {
+        let mut cfg = run_with(dftl(256), Arrival::Closed, 4, dev.clone(), workload, writes);
+        cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(0.0);
+        if mqsim {
+            cfg.setup = wafer_core::Setup::Mqsim;
+        }
+        timed(cfg)
+    };
+    // The first writes of a fresh drive (fewer than the table holds):
+    // wafer has no translation page to read yet, MQSim reads one per miss.
+    let (ours, theirs) = (run("uniform", 200, false), run("uniform", 200, true));
+    assert_eq!(ours.flash.mapping_reads, 0);
+    assert!(theirs.flash.mapping_reads > 20, "{:?}", theirs.flash);
+    // Random writes: write-backs happen, none is programmed, and the
+    // departing pages' misses are free.
+    let (ours, theirs) = (run("uniform", 16384, false), run("uniform", 16384, true));
+    let f = &theirs.flash;
+    assert!(f.mapping_write_backs > 0, "{f:?}");
+    assert_eq!(f.mapping_programs, 0, "write-backs are never programmed");
+    assert!(ours.flash.mapping_programs > 0);
+    assert!(
+        f.mapping_reads < ours.flash.mapping_reads,
+        "{} vs {}",
+        f.mapping_reads,
+        ours.flash.mapping_reads
+    );
+}
+
 #[test]
 fn a_write_back_carries_every_dirty_entry_of_its_translation_page() {
     // Sequential writes dirty whole translation pages in the cached table
