@@ -912,23 +912,17 @@ fn a_saved_preconditioning_is_loaded_with_the_same_result() {
         w.retain(|w| w["code"] != "precondition-cache");
         v
     };
+    let cache_of = |r: &wafer_core::RunResult| {
+        r.timing
+            .as_ref()
+            .and_then(|t| t.precondition_cache.clone())
+            .expect("cached")
+    };
     let first = run(&cfg);
-    let c1 = first
-        .timing
-        .as_ref()
-        .unwrap()
-        .precondition_cache
-        .clone()
-        .expect("cached");
+    let c1 = cache_of(&first);
     assert!(c1.saved && !c1.loaded && c1.bytes > 0, "{c1:?}");
     let second = run(&cfg);
-    let c2 = second
-        .timing
-        .as_ref()
-        .unwrap()
-        .precondition_cache
-        .clone()
-        .expect("cached");
+    let c2 = cache_of(&second);
     assert!(c2.loaded && !c2.saved, "{c2:?}");
     assert_eq!(same(&first), same(&second));
     assert_eq!(
@@ -943,13 +937,7 @@ fn a_saved_preconditioning_is_loaded_with_the_same_result() {
     bytes[mid] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
     let third = run(&cfg);
-    let c3 = third
-        .timing
-        .as_ref()
-        .unwrap()
-        .precondition_cache
-        .clone()
-        .unwrap();
+    let c3 = cache_of(&third);
     assert!(c3.saved && !c3.loaded, "{c3:?}");
     assert!(
         third
@@ -965,13 +953,7 @@ fn a_saved_preconditioning_is_loaded_with_the_same_result() {
     let mut other = cfg.clone();
     other.seed = 2;
     let r = run(&other);
-    let c4 = r
-        .timing
-        .as_ref()
-        .unwrap()
-        .precondition_cache
-        .clone()
-        .unwrap();
+    let c4 = cache_of(&r);
     assert!(c4.saved && c4.path != c1.path, "{c4:?}");
 
     // A folder that cannot be made: no cache, said; the run completes.
