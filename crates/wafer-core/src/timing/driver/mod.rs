@@ -375,10 +375,11 @@ impl Driver {
         feed: &mut dyn RequestFeed,
         goal: u64,
     ) -> Result<bool> {
+        crate::interrupt::check()?;
         let t0 = Instant::now();
         let mut w = self.warming.take().expect("a preconditioning in progress");
         let goal = goal.min(w.overwrites);
-        let mut r = crate::interrupt::check();
+        let mut r = Ok(());
         // Requests are drawn WARM_AHEAD ahead of the one applied, their
         // table entries prefetched (the FTL's and the stamps' on drawing,
         // what the FTL's entry points to half-way): each access is a random
