@@ -706,30 +706,35 @@ impl Simulation {
         }
     }
 
+    /// The next request to apply: the rest of one cut at the run's end,
+    /// else the next of the lookahead (counted, and digested for a trace);
+    /// `None` once the source is over, or its error after the requests read
+    /// before it.
+    fn next_request(&mut self) -> Result<Option<Request>> {
+        if let Some(r) = self.pending.take() {
+            return Ok(Some(r));
+        }
+        self.fill();
+        match self.ahead.pop_front() {
+            Some(r) => {
+                self.taken += 1;
+                if let Some(d) = self.digest.as_mut() {
+                    d.add(&r);
+                }
+                Ok(Some(r))
+            }
+            None => self.source_error.take().map_or(Ok(None), Err),
+        }
+    }
+
     fn advance(&mut self, goal: u64) -> Result<()> {
         while self.written < goal {
-            let mut req = match self.pending.take() {
-                Some(r) => r,
-                None => {
-                    self.fill();
-                    match self.ahead.pop_front() {
-                        Some(r) => {
-                            self.taken += 1;
-                            if let Some(d) = self.digest.as_mut() {
-                                d.add(&r);
-                            }
-                            if self.taken & (INTERRUPT_EVERY - 1) == 0 {
-                                // Between two requests: the run stays whole.
-                                crate::interrupt::check()?;
-                            }
-                            r
-                        }
-                        None => match self.source_error.take() {
-                            Some(e) => return Err(e),
-                            None => return Ok(()),
-                        },
-                    }
-                }
+            if self.taken & (INTERRUPT_EVERY - 1) == 0 {
+                // Between two requests: the run stays whole.
+                crate::interrupt::check()?;
+            }
+            let Some(mut req) = self.next_request()? else {
+                return Ok(());
             };
             if req.op == Op::Write {
                 // Only the run's end cuts a request: a step boundary does
@@ -767,26 +772,8 @@ impl Simulation {
     /// Apply the next request whole (`writes` does not cut it); false when
     /// none is left. The caller keeps the wall time.
     pub fn step_request(&mut self) -> Result<bool> {
-        let req = match self.pending.take() {
-            Some(r) => r,
-            None => {
-                self.fill();
-                match self.ahead.pop_front() {
-                    Some(r) => {
-                        self.taken += 1;
-                        if let Some(d) = self.digest.as_mut() {
-                            d.add(&r);
-                        }
-                        r
-                    }
-                    None => {
-                        return match self.source_error.take() {
-                            Some(e) => Err(e),
-                            None => Ok(false),
-                        }
-                    }
-                }
-            }
+        let Some(req) = self.next_request()? else {
+            return Ok(false);
         };
         if req.op == Op::Write {
             self.written += req.blocks as u64;
