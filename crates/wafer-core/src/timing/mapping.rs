@@ -431,16 +431,8 @@ impl MappingTable {
         let wait =
             (a != Access::Gc && self.mvpn_loc[m as usize] != NONE && !departing).then(|| {
                 if self.reading[m as usize] == NONE {
-                    self.reads += 1;
-                    let l = flash.layout().locate_translation(self.mvpn_loc[m as usize]);
-                    let read = flash.alloc(Op::new(
-                        Kind::Read,
-                        Class::MapRead,
-                        l,
-                        l.block,
-                        self.read_bytes,
-                        OWNER | m,
-                    ));
+                    let (slot, bytes) = (self.mvpn_loc[m as usize], self.read_bytes);
+                    let read = self.read_op(flash, slot, Class::MapRead, bytes, OWNER | m);
                     self.reading[m as usize] = read;
                     flash.submit(read, now, q);
                 } else {
@@ -494,16 +486,7 @@ impl MappingTable {
             // (`generate_flash_writeback_request_for_mapping_data`).
             let loc = self.mvpn_loc[m as usize];
             if loc != NONE {
-                self.reads += 1;
-                let l = flash.layout().locate_translation(loc);
-                let read = flash.alloc(Op::new(
-                    Kind::Read,
-                    Class::MapWrite,
-                    l,
-                    l.block,
-                    self.read_bytes,
-                    NONE,
-                ));
+                let read = self.read_op(flash, loc, Class::MapWrite, self.read_bytes, NONE);
                 flash.submit(read, now, q);
             }
             self.departing[m as usize] = true;
@@ -518,17 +501,8 @@ impl MappingTable {
     fn rewrite(&mut self, m: u32, flash: &mut Flash, q: &mut EventQueue, now: u64) {
         let old = self.mvpn_loc[m as usize];
         let read = (old != NONE).then(|| {
-            self.reads += 1;
             self.unplace(m, old);
-            let l = flash.layout().locate_translation(old);
-            flash.alloc(Op::new(
-                Kind::Read,
-                Class::MapWrite,
-                l,
-                l.block,
-                self.page_bytes,
-                NONE,
-            ))
+            self.read_op(flash, old, Class::MapWrite, self.page_bytes, NONE)
         });
         let slot = self
             .take_slot()
@@ -551,6 +525,22 @@ impl MappingTable {
             }
             None => flash.submit(prog, now, q),
         }
+    }
+
+    /// A read of `bytes` of the translation page in `slot` for `class`
+    /// (a miss, or a write-back's merge), owned by `owner`; counted, not
+    /// submitted.
+    fn read_op(
+        &mut self,
+        flash: &mut Flash,
+        slot: u32,
+        class: Class,
+        bytes: u32,
+        owner: u32,
+    ) -> u32 {
+        self.reads += 1;
+        let l = flash.layout().locate_translation(slot);
+        flash.alloc(Op::new(Kind::Read, class, l, l.block, bytes, owner))
     }
 
     /// Page `m` now lives in `slot`.
