@@ -16,6 +16,18 @@ pub enum Op {
     Trim,
 }
 
+impl Op {
+    /// Its number in columns and digests: 0 read, 1 write, 2 trim.
+    #[inline]
+    pub fn code(self) -> u8 {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+        }
+    }
+}
+
 /// A request: `blocks` consecutive logical blocks starting at `lba`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {

@@ -478,11 +478,7 @@ fn workload_requests(
                 out.0.push(r.time_ns);
                 out.1.push(r.lba);
                 out.2.push(r.blocks);
-                out.3.push(match r.op {
-                    wafer_core::Op::Read => 0,
-                    wafer_core::Op::Write => 1,
-                    wafer_core::Op::Trim => 2,
-                });
+                out.3.push(r.op.code());
                 out.4.push(r.tenant);
             }
             out
@@ -514,11 +510,7 @@ fn trace_columns(
                 out.0.push(r.time_ns);
                 out.1.push(r.offset);
                 out.2.push(r.size);
-                out.3.push(match r.op {
-                    wafer_core::Op::Read => 0,
-                    wafer_core::Op::Write => 1,
-                    wafer_core::Op::Trim => 2,
-                });
+                out.3.push(r.op.code());
                 out.4.push(r.device);
             }
             Ok(out)

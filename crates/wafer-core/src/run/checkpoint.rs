@@ -49,7 +49,7 @@ use super::{RunConfig, RunResult};
 use crate::codec::{decode, encode};
 use crate::engine::EngineState;
 use crate::error::{Error, Result};
-use crate::request::{Op, Request};
+use crate::request::Request;
 
 /// First bytes of every checkpoint file.
 pub const MAGIC: &[u8; 8] = b"WAFERCKP";
@@ -195,11 +195,7 @@ impl Digest {
         b[8..16].copy_from_slice(&r.lba.to_le_bytes());
         b[16..20].copy_from_slice(&r.blocks.to_le_bytes());
         b[20..24].copy_from_slice(&r.tenant.to_le_bytes());
-        b[24] = match r.op {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim => 2,
-        };
+        b[24] = r.op.code();
         self.0 = xxh3_64_with_seed(&b, self.0);
     }
 }
@@ -243,9 +239,13 @@ fn open_checked(path: &Path) -> Result<(fs::File, u64, u64)> {
         .metadata()
         .map_err(|e| refused(path, format!("cannot read: {e}")))?
         .len();
-    let mut head = [0u8; HEADER_BYTES];
-    let n =
-        read_up_to(&mut f, &mut head).map_err(|e| refused(path, format!("cannot read: {e}")))?;
+    // The header's bytes, or as many as the file has.
+    let mut head = Vec::with_capacity(HEADER_BYTES);
+    Read::by_ref(&mut f)
+        .take(HEADER_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| refused(path, format!("cannot read: {e}")))?;
+    let n = head.len();
     if n < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
         return Err(refused(path, "not a wafer checkpoint (no WAFERCKP magic)"));
     }
@@ -274,20 +274,6 @@ fn open_checked(path: &Path) -> Result<(fs::File, u64, u64)> {
         ));
     }
     Ok((f, len, sum))
-}
-
-/// Read into `buf` until it is full or the file ends; the bytes read.
-fn read_up_to(f: &mut fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The body of the checkpoint at `path`, its header and checksum verified.

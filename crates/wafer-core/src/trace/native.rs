@@ -218,14 +218,6 @@ fn check_columns(path: &str, got: &Schema) -> Result<()> {
     Ok(())
 }
 
-fn op_code(op: Op) -> u8 {
-    match op {
-        Op::Read => 0,
-        Op::Write => 1,
-        Op::Trim => 2,
-    }
-}
-
 /// One batch of rows being collected for writing.
 #[derive(Default)]
 struct Rows {
@@ -271,7 +263,7 @@ pub fn write_records(
         if let Some(r) = rec {
             rows.time.push(r.time_ns);
             rows.device.push(r.device);
-            rows.op.push(op_code(r.op));
+            rows.op.push(r.op.code());
             rows.offset.push(r.offset);
             rows.size.push(r.size);
         }
