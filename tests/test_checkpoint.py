@@ -100,6 +100,11 @@ def test_bad_checkpoints_and_conflicting_flags_are_clear_errors(cli, tmp_path, s
     p = cli("replay", "--resume", str(ck), "--policy", "sepbit", "--seed", "3", ok=False)
     assert p.returncode != 0
     assert "drop --policy, --seed" in p.stderr and "run.ckpt" in p.stderr
+    # A flag at its default value is still a flag given: refused, not ignored.
+    p = cli("replay", "--resume", str(ck), "--policy", "base", "--seed", "1", ok=False)
+    assert p.returncode == 2 and "drop --policy, --seed" in p.stderr, p.stderr
+    p = cli("replay", "--resume", str(ck), "--quiet", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["policy"] == "two-r"
     with pytest.raises(wafer.CheckpointError, match="timed replay"):
         # (a timed run's segment is the preset's superblock: a device without a segment size)
         wafer.replay("base", device=wafer.Device(logical_blocks=small.logical_blocks), writes=1000,

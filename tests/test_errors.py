@@ -79,6 +79,7 @@ def test_errors_cross_process_boundaries():
         (["--warmup-drive-writes", "nan"], "--warmup-drive-writes"),
         (["--timing", "intel750", "--segment-blocks", "64"], "--segment-blocks"),
         (["--timing", "intel750", "--block-size", "8192"], "--block-size"),
+        (["--capacity", "1GiB", "--gc-reserve", "1"], "--gc-reserve"),  # once ran as 2, silently
     ],
 )
 def test_bad_numbers_and_shapes_name_the_flag(cli, args, flag):

@@ -124,3 +124,18 @@ def test_a_timed_run_uses_the_whole_drive_unless_fitted(tmp_path):
     text = cli("replay", "--trace", str(trace), "--policy", "base", "--timing", "femu", "--precondition", "1",
                "--no-flush", "-q").stdout
     assert "whole drive" in text and "128 dirty pages left" in text
+
+
+def test_a_huge_queue_depth_costs_only_the_requests_it_holds():
+    # A closed loop's free slots are a count: --queue-depth 1e9 for a few
+    # thousand requests once allocated 8 GB.
+    code = (
+        "import resource, wafer\n"
+        "r = wafer.replay('base', 'uniform', writes=3277, device=wafer.Device(logical_blocks=1 << 20, op=0.3),"
+        " timing='intel750', fit_device=True, precondition=0, queue_depth=10**9, arrival='closed')\n"
+        "assert r.timing['requests'] > 0\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert int(p.stdout.split()[-1]) < 1_000_000, p.stdout  # KiB

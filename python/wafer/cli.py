@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -619,14 +620,30 @@ def _victim(a: argparse.Namespace, given: str | None) -> str:
 
 
 #: `wafer replay` flags that do not define the run (allowed with --resume).
-_NOT_THE_RUN = {"command", "func", "parser", "resume", "checkpoint", "checkpoint_every", "quiet", "json",
+_NOT_THE_RUN = {"command", "func", "parser", "argv", "resume", "checkpoint", "checkpoint_every", "quiet", "json",
                 "timeseries"}
+
+
+def _given(a: argparse.Namespace) -> set[str]:
+    """The options the user typed on the command line (a value equal to the
+    default counts: `--seed 1` with --resume is a flag given, not a no-op)."""
+    argv = list(getattr(a, "argv", None) or [])
+    if a.command in argv:
+        argv = argv[argv.index(a.command) + 1:]
+    saved = [(act, act.default) for act in a.parser._actions]
+    try:
+        for act, _ in saved:
+            act.default = argparse.SUPPRESS
+        given, _ = a.parser.parse_known_args(argv)
+    finally:
+        for act, d in saved:
+            act.default = d
+    return set(vars(given)) - set(a.parser._defaults)
 
 
 def cmd_replay(a: argparse.Namespace) -> int:
     if a.resume:
-        defaults = vars(a.parser.parse_args([]))
-        given = sorted(k for k, v in vars(a).items() if k not in _NOT_THE_RUN and v != defaults.get(k))
+        given = sorted(k for k in _given(a) if k not in _NOT_THE_RUN)
         if given:
             flags = ", ".join("--" + k.replace("_", "-") for k in given)
             raise _core.ConfigError(f"invalid run configuration: resume: the run comes from checkpoint {a.resume}; "
@@ -1414,9 +1431,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _name_flag(msg: str, parser: argparse.ArgumentParser | None) -> str:
+    """An engine error names a configuration field (`gc_low`,
+    `timing.queue_depth`); the user typed a flag: name it beside the field."""
+    m = re.match(r"(invalid [a-z ]*configuration: )([a-z_]+(?:\.[a-z_]+)*): ", msg)
+    if not m or parser is None:
+        return msg
+    dest = m.group(2).rsplit(".", 1)[-1]
+    for act in parser._actions:
+        if act.dest == dest and act.option_strings:
+            return f"{m.group(1)}{act.option_strings[0]} ({m.group(2)}): {msg[m.end():]}"
+    return msg
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = parser.parse_args(argv)
+    a.argv = argv
     if not getattr(a, "func", None):
         parser.print_help()
         return 2
@@ -1430,7 +1462,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"results up to the error ({partial.user_writes} user writes):")
                 _print_result(partial)
-        print(f"wafer: error: {e}", file=sys.stderr)
+        print(f"wafer: error: {_name_flag(str(e), getattr(a, 'parser', None))}", file=sys.stderr)
         return 2
     except _core.InternalError as e:  # a Rust panic caught at the binding: a bug, said without a traceback
         print(f"wafer: {e}", file=sys.stderr)

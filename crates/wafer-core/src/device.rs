@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// Free segments the GC reserve holds at least (`gc_low`): GC starts with
+/// one free segment left for its first destination.
+pub const MIN_RESERVE: usize = 2;
+
 /// Largest block count the engine addresses (block ids are `u32`; `u32::MAX`
 /// marks "unmapped").
 pub const MAX_BLOCKS: u64 = u32::MAX as u64 - 1;
@@ -447,8 +451,18 @@ impl DeviceConfig {
                 ),
             ));
         }
-        if self.gc_low == 0 {
-            return Err(Error::config("gc_low", "must be at least 1 free segment"));
+        if (self.gc_low as usize) < MIN_RESERVE {
+            // Once ran as 2 silently: GC needs one free segment left for its
+            // first destination when it starts.
+            return Err(Error::config(
+                "gc_low",
+                format!(
+                    "{}; must be at least {} free segments (GC starts with one left for its \
+                     first destination)",
+                    self.gc_low,
+                    MIN_RESERVE
+                ),
+            ));
         }
         if self.pick_segments == Some(0) {
             return Err(Error::config(

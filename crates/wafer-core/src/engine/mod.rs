@@ -66,9 +66,7 @@ struct Background {
 
 /// How many victim slots ahead GC prefetches forward-map entries.
 const GC_PREFETCH: usize = 16;
-/// Free segments the GC reserve holds at least: GC starts with one free
-/// segment left for its first destination.
-pub const MIN_RESERVE: usize = 2;
+pub use crate::device::MIN_RESERVE;
 
 /// An engine's saved state ([`Engine::save_state`]).
 #[derive(Serialize, serde::Deserialize)]

@@ -168,7 +168,9 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
             &mut out,
             "gc-reserve-takes-op",
             format!(
-                "the GC reserve of {reserve} free segments takes {:.0}% of the {spare} spare segments:                  over-provisioning is {:.3} on paper but {:.3} for garbage, so WAF reflects the reserve;                  lower the reserve (--gc-reserve, a preset's gc.exec_threshold) or raise the over-provisioning",
+                "the GC reserve of {reserve} free segments takes {:.0}% of the {spare} spare segments: \
+                 over-provisioning is {:.3} on paper but {:.3} for garbage, so WAF reflects the reserve; \
+                 lower the reserve (--gc-reserve, a preset's gc.exec_threshold) or raise the over-provisioning",
                 100.0 * reserve as f64 / spare as f64,
                 op(spare),
                 op(spare.saturating_sub(reserve))
@@ -305,8 +307,23 @@ pub fn collect(r: &RunResult, warmup_drive_writes: f64, asked_writes: Option<u64
     out
 }
 
+/// A timed run that timed nothing: its latency and throughput are empty,
+/// not fast.
+fn no_timed_requests(t: &crate::timing::TimingResult) -> Option<Warning> {
+    (t.requests == 0).then(|| Warning {
+        code: "no-timed-requests",
+        message: "no request was timed: the trace or workload gave none after the \
+                  preconditioning, so the latency and throughput figures are empty, not fast"
+            .to_string(),
+    })
+}
+
 /// The warnings of a timed run.
 fn timing(out: &mut Vec<Warning>, r: &RunResult, t: &crate::timing::TimingResult) {
+    if let Some(w) = no_timed_requests(t) {
+        out.push(w);
+        return;
+    }
     let logical = r.geometry.logical_blocks as f64;
     let pre = t.precondition_writes as f64 / logical;
     if r.user_writes > 0 && pre - 1.0 < MIN_SETTLED_DRIVE_WRITES {
@@ -409,6 +426,14 @@ pub fn precondition_cache(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timed_run_that_timed_nothing_says_so() {
+        let mut t = crate::timing::TimingResult::default();
+        assert_eq!(no_timed_requests(&t).unwrap().code, "no-timed-requests");
+        t.requests = 1;
+        assert!(no_timed_requests(&t).is_none());
+    }
 
     #[test]
     fn mqsim_xml_unsupported_names_the_elements() {

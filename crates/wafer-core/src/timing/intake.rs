@@ -72,8 +72,11 @@ pub(super) struct Intake {
     pub in_flight: u64,
     /// The next request drawn from the feed, not arrived yet.
     pub next: Option<(Request, Extent)>,
-    /// Closed loop: when the next requests may be issued [ns].
+    /// Closed loop: when the next requests may be issued [ns], after
+    /// `idle_slots` slots free from the start (a count, not a list: a
+    /// queue depth of a billion costs nothing until requests use it).
     issue_times: VecDeque<u64>,
+    idle_slots: u64,
     /// The feed is over (or failed: `error`).
     pub done: bool,
     /// An error the feed met, returned once the requests before it ran.
@@ -100,14 +103,11 @@ impl Intake {
             Interface::Nvme => (ssd.host.queue_depth - 1, ssd.host.fetch_size),
             Interface::Sata => (ssd.host.queue_depth, ssd.host.queue_depth),
         };
-        let mut issue_times = VecDeque::new();
-        if let Arrival::Closed | Arrival::Afap = run.arrival {
-            let depth = match run.arrival {
-                Arrival::Afap => sq_cap.min(fetch_cap),
-                _ => run.queue_depth,
-            };
-            issue_times.extend((0..depth).map(|_| 0));
-        }
+        let idle_slots = match run.arrival {
+            Arrival::Afap => sq_cap.min(fetch_cap) as u64,
+            Arrival::Closed => run.queue_depth as u64,
+            _ => 0,
+        };
         Intake {
             reqs: Vec::new(),
             free: Vec::new(),
@@ -119,7 +119,8 @@ impl Intake {
             fetch_cap,
             in_flight: 0,
             next: None,
-            issue_times,
+            issue_times: VecDeque::new(),
+            idle_slots,
             done: false,
             error: None,
             base_ns: None,
@@ -175,6 +176,7 @@ impl Intake {
                 let base = *self.base_ns.get_or_insert(r.time_ns);
                 Some(r.time_ns.saturating_sub(base))
             }
+            (Some(_), _) if self.idle_slots > 0 => Some(0),
             (Some(_), _) => self.issue_times.front().copied(),
         }
     }
@@ -183,7 +185,11 @@ impl Intake {
     /// submission queue if there is room ([`Intake::admit`]), else waits.
     pub fn arrive(&mut self, now: u64, q: &mut EventQueue, host: &mut Host) -> u32 {
         if self.arrival != Arrival::Trace {
-            self.issue_times.pop_front();
+            if self.idle_slots > 0 {
+                self.idle_slots -= 1;
+            } else {
+                self.issue_times.pop_front();
+            }
         }
         let (r, ext) = self.next.take().expect("an arrival");
         let req = Req {

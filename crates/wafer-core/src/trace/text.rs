@@ -1,12 +1,17 @@
 //! [`TextRecords`]: records of a text trace, read line by line with one
 //! [`LineFormat`], with the defined behaviours for odd lines.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::{detect, line_format, tartext, LineFormat, ReadStats, Record, RecordSource};
 use crate::error::{Error, Result};
+
+/// The longest line a text trace may have [bytes]: real traces' lines are
+/// a few hundred bytes; a longer one is a binary file or a wrong file, and
+/// reading it whole could take all memory (a file without a newline).
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
 
 /// Records from a text file.
 pub struct TextRecords {
@@ -57,6 +62,29 @@ impl TextRecords {
         }
     }
 
+    /// Skip the rest of an overlong line (`--skip-bad`), holding none of it.
+    fn skip_line(&mut self) -> Result<()> {
+        loop {
+            let (found, used) = {
+                let chunk = match self.reader.fill_buf() {
+                    Ok(c) => c,
+                    Err(e) => return Err(Error::trace(&self.file, Some(self.stats.lines), e.to_string())),
+                };
+                if chunk.is_empty() {
+                    return Ok(());
+                }
+                match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => (true, i + 1),
+                    None => (false, chunk.len()),
+                }
+            };
+            self.reader.consume(used);
+            if found {
+                return Ok(());
+            }
+        }
+    }
+
     /// The end of the file: an error if lines were read but none was a
     /// request of the format (a wrong `--format` must not replay nothing).
     #[cold]
@@ -95,8 +123,22 @@ impl RecordSource for TextRecords {
     fn next_record(&mut self) -> Result<Option<Record>> {
         while !self.done {
             self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
+            match (&mut self.reader)
+                .take(MAX_LINE_BYTES + 1)
+                .read_until(b'\n', &mut self.buf)
+            {
                 Ok(0) => return self.end(),
+                Ok(n) if n as u64 > MAX_LINE_BYTES => {
+                    self.stats.lines += 1;
+                    self.content_lines += 1;
+                    self.bad(format!(
+                        "longer than {} MiB without a line break: a binary file, or not a \
+                         trace?",
+                        MAX_LINE_BYTES >> 20
+                    ))?;
+                    self.skip_line()?;
+                    continue;
+                }
                 Ok(_) => {}
                 Err(e) => {
                     self.done = true;

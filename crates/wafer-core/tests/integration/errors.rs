@@ -62,8 +62,8 @@ fn too_little_op_for_the_groups_is_an_error_not_a_hang() {
             logical_blocks: 1000,
             physical_blocks: Some(1001 + 3 * 64),
             segment_blocks: 64,
-            gc_low: 1,
-            gc_high: 1,
+            gc_low: 2,
+            gc_high: 2,
             ..Default::default()
         },
         policy: "two-r".into(),

@@ -295,6 +295,28 @@ fn malformed_lines_name_file_line_and_reason() {
 }
 
 #[test]
+fn an_overlong_line_is_named_never_read_whole() {
+    let d = TempDir::new("traces");
+    let good = b"1,hm,0,Write,0,4096,1\n";
+    let mut bytes = good.to_vec();
+    bytes.extend(std::iter::repeat(b'x').take(3 << 20));
+    bytes.push(b'\n');
+    bytes.extend_from_slice(good);
+    let p = d.file("long.trace", &bytes);
+    let mut r = TextRecords::open(&p, "msr", false).unwrap();
+    assert!(r.next_record().unwrap().is_some());
+    let msg = r.next_record().unwrap_err().to_string();
+    assert!(msg.contains("long.trace:2") && msg.contains("without a line break"), "{msg}");
+    // --skip-bad: the line is skipped whole, the next one read.
+    let mut r = TextRecords::open(&p, "msr", true).unwrap();
+    let mut n = 0;
+    while r.next_record().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!((n, r.stats().skipped_bad, r.stats().lines), (2, 1, 3));
+}
+
+#[test]
 fn selection_and_defined_behaviours() {
     let d = TempDir::new("traces");
     // device 0 and 1; a zero-size request; a timestamp that goes backwards.
