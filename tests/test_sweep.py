@@ -63,11 +63,77 @@ def test_a_study_file_with_traces_relative_to_it(tmp_path):
     ({"seeds": 0}, "seeds"),
     ({"writes": 10, "drive_writes": 1}, "not both"),
     ({"traces": ["missing.csv"]}, "no such file"),
+    # wrong types: refused, never read character by character or turned into something else
+    ({"policies": [1, 2]}, "policies: 1 is an integer"),
+    ({"workloads": "zipf:1.0"}, 'workloads: "zipf:1.0" is a string; give a list'),
+    ({"victims": "greedy"}, 'victims: "greedy" is a string; give a list'),
+    ({"devices": {"op": 0.1}}, "devices: {\"op\": 0.1} is a table; give a list"),
+    ({"seeds": [1, "2"]}, 'seeds: "2" is a string'),
+    ({"seeds": True}, "seeds: true is a boolean"),
+    ({"accuracy": "no"}, 'accuracy: "no" is a string; give true or false'),
+    ({"name": 5}, "name: 5 is an integer"),
+    ({"drive_writes": "2"}, 'drive_writes: "2" is a string'),
+    ({"writes": True, "drive_writes": None}, "writes: true is a boolean"),
+    ({"policies": [{"name": "sepbit", "params": 3}]}, "policies: sepbit: params: 3 is an integer"),
+    ({"policies": [{"name": 7}]}, "policies: name 7 is an integer"),
+    # empty lists: refused, never the default in their place
+    ({"workloads": []}, "workloads: an empty list"),
+    ({"traces": []}, "traces: an empty list"),
+    ({"policies": []}, "policies: an empty list"),
+    ({"victims": []}, "victims: an empty list"),
+    ({"devices": []}, "devices: an empty list"),
+    ({"metrics": []}, "metrics: an empty list"),
+    ({"seeds": []}, "seeds: an empty list"),
+    ({"policies": [{"name": "sepbit", "grid": {"window_segments": []}}]}, "grid.window_segments must be a non-empty"),
+    # values the engine refuses, found before anything runs
+    ({"victims": ["greedy", "nope"]}, 'victims: "nope": unknown victim selector \'nope\''),
+    ({"workloads": ["zipf:1.0", "zipf:abc"]}, 'workloads: "zipf:abc": workload spec \'zipf:abc\''),
+    ({"workloads": ["nonsense"]}, "unknown workload 'nonsense'"),
+    ({"policies": [{"name": "sepbit", "grid": {"window_segments": [8, "x"]}}]},
+     'policies: sepbit[window_segments=x]: policy \'sepbit\': bad parameter value'),
+    ({"policies": [{"name": "sepbit", "grid": {"user_test": ["exact", "zzz"]}}]},
+     "policies: sepbit[user_test=zzz]: policy 'sepbit': user_test = 'zzz'; known: exact, fifo"),
+    ({"policies": [{"name": "sepbit", "params": {"window_segments": -1}}]}, "bad parameter value"),
 ])
 def test_study_errors_name_what_is_wrong(over, message):
     with pytest.raises(wafer.ConfigError, match="invalid study") as e:
-        sweep.load(study(**over))
+        sweep.load({k: v for k, v in study(**over).items() if v is not None})  # None: leave the key out
     assert message in str(e.value)
+
+
+BAD_STUDY_FILES = [
+    # (the file's text, the line the error names, what it says)
+    ('name = "b"\nworkloads = ["zipf:1.0",\n  "zipf:0.8"\npolicies = ["base"]\n', 4, "Unclosed array"),
+    ('name = "b"\n\npolicies = [\n  "base",\n  { name = "sepbit", grid = { window_segments = [8, "x"] } },\n]\n',
+     3, "policies: sepbit[window_segments=x]"),
+    ('name = "b"\nvictims = ["greedy", "nope"]\n', 2, 'victims: "nope"'),
+    ('# a study\nname = "b"\nworkloads = "zipf:1.0"\n', 3, 'workloads: "zipf:1.0" is a string'),
+    ('name = "b"\ncolour = 1\n', 2, "unknown key(s) colour"),
+    ('name = "b"\n[[devices]]\nlogical_blocks = 16384\n[[devices]]\nop = "x"\n', 4, "devices[1]"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", BAD_STUDY_FILES)
+def test_a_bad_study_file_is_refused_whole_naming_the_line_before_the_store_is_touched(
+        text, line, message, tmp_path, cli):
+    f = tmp_path / "b.toml"
+    f.write_text(text)
+    with pytest.raises(wafer.ConfigError) as e:
+        sweep.load(f)
+    assert str(e.value).startswith(f"invalid study: {f}:{line}: ") and message in str(e.value), str(e.value)
+    p = cli("sweep", "run", str(f), "-q", ok=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and message in p.stderr, p.stderr
+    assert not (tmp_path / "b.sqlite").exists(), "a refused study never opens its store"
+
+
+def test_a_binary_study_file_is_refused(tmp_path, cli):
+    f = tmp_path / "b.toml"
+    f.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff" * 10)
+    with pytest.raises(wafer.ConfigError, match="b.toml: not a text file"):
+        sweep.load(f)
+    p = cli("sweep", "run", str(f), ok=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "not a text file" in p.stderr, p.stderr
+    assert not (tmp_path / "b.sqlite").exists()
 
 
 def test_run_returns_a_table_and_resumes(tmp_path):
