@@ -282,6 +282,71 @@ def test_sweep_cli_status_export_and_dry_run(tmp_path, cli):
     assert "name =" in cli("sweep", "example").stdout
 
 
+KILLED = ('name = "k"\nworkloads = ["zipf:1.0", "uniform"]\npolicies = ["base", "two-r"]\ndrive_writes = 20\n'
+          "[[devices]]\nlogical_blocks = 262144\nsegment_blocks = 64\n")
+
+
+def _children(pid):
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            stat = open(f"/proc/{d}/stat").read() if d.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"  # a zombie has ended
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_and_the_resource_tracker_end_when_the_sweep_is_killed_and_status_says_orphaned(tmp_path, cli):
+    f = tmp_path / "k.toml"
+    f.write_text(KILLED)
+    db = tmp_path / "k.sqlite"
+    p = subprocess.Popen([sys.executable, "-m", "wafer", "sweep", "run", str(f), "--jobs", "2", "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    kids = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p.poll() is None:
+            try:
+                con = sqlite3.connect(db, timeout=5)
+                running = con.execute("SELECT COUNT(*) FROM jobs WHERE status = 'running'").fetchone()[0]
+                con.close()
+            except sqlite3.Error:
+                running = 0
+            kids = _children(p.pid)
+            if running and len(kids) >= 3:  # two workers and the resource tracker
+                break
+            time.sleep(0.05)
+        assert p.poll() is None and len(kids) >= 3, f"no job running: {kids}"
+        time.sleep(0.3)  # the workers are inside their first jobs
+        kids = _children(p.pid)
+        p.kill()  # SIGKILL: no handler, no cleanup of its own
+        p.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.05)
+        assert not [k for k in kids if _alive(k)], "a worker or the resource tracker outlived the sweep"
+    finally:
+        for k in kids:
+            if _alive(k):
+                os.kill(k, signal.SIGKILL)
+    st = json.loads(cli("sweep", "status", str(db), "--json").stdout)
+    assert st["orphaned"] >= 1 and st["running"] == 0 and all(r["orphaned"] for r in st["running_jobs"]), st
+    text = cli("sweep", "status", str(db)).stdout
+    assert "orphaned" in text and "0 running" in text and "running " not in text.split("\n", 1)[1], text
+
+
 def test_the_example_study_parses():
     from wafer.sweep.cli import EXAMPLE
     from wafer.sweep.study import parse, tomllib
