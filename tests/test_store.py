@@ -68,6 +68,24 @@ def test_claims_respect_live_sweeps_and_take_over_dead_ones(tmp_path, jobs):
     assert db.release("me") == 1 and db.counts()["running"] == 0
 
 
+def test_running_jobs_whose_sweep_is_gone_are_orphaned(tmp_path, jobs):
+    import os
+    import socket
+
+    db = Store(tmp_path / "o.sqlite")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    owners = [f"{host}:{dead.stdout.strip()}:x", f"{host}:{os.getpid()}:y", "other-host:1:z", "other-host:2:w"]
+    for j, owner in zip(jobs, owners):
+        assert db.claim(j, owner) == "claimed"
+    db.db.execute("UPDATE jobs SET heartbeat = ? WHERE owner = ?", (time.time() - 3600, owners[3]))
+    state = {r["owner"]: r["orphaned"] for r in db.running()}
+    assert state == {owners[0]: True, owners[1]: False, owners[2]: False, owners[3]: True}, \
+        "dead here or silent for an hour: orphaned; alive here or heard from lately: running"
+    assert [r["job"] for r in db.running(study="nope")] == []
+    db.close()
+
+
 WRITER = """
 import sys, wafer.sweep as sweep
 from wafer.store import Store

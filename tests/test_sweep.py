@@ -63,11 +63,77 @@ def test_a_study_file_with_traces_relative_to_it(tmp_path):
     ({"seeds": 0}, "seeds"),
     ({"writes": 10, "drive_writes": 1}, "not both"),
     ({"traces": ["missing.csv"]}, "no such file"),
+    # wrong types: refused, never read character by character or turned into something else
+    ({"policies": [1, 2]}, "policies: 1 is an integer"),
+    ({"workloads": "zipf:1.0"}, 'workloads: "zipf:1.0" is a string; give a list'),
+    ({"victims": "greedy"}, 'victims: "greedy" is a string; give a list'),
+    ({"devices": {"op": 0.1}}, "devices: {\"op\": 0.1} is a table; give a list"),
+    ({"seeds": [1, "2"]}, 'seeds: "2" is a string'),
+    ({"seeds": True}, "seeds: true is a boolean"),
+    ({"accuracy": "no"}, 'accuracy: "no" is a string; give true or false'),
+    ({"name": 5}, "name: 5 is an integer"),
+    ({"drive_writes": "2"}, 'drive_writes: "2" is a string'),
+    ({"writes": True, "drive_writes": None}, "writes: true is a boolean"),
+    ({"policies": [{"name": "sepbit", "params": 3}]}, "policies: sepbit: params: 3 is an integer"),
+    ({"policies": [{"name": 7}]}, "policies: name 7 is an integer"),
+    # empty lists: refused, never the default in their place
+    ({"workloads": []}, "workloads: an empty list"),
+    ({"traces": []}, "traces: an empty list"),
+    ({"policies": []}, "policies: an empty list"),
+    ({"victims": []}, "victims: an empty list"),
+    ({"devices": []}, "devices: an empty list"),
+    ({"metrics": []}, "metrics: an empty list"),
+    ({"seeds": []}, "seeds: an empty list"),
+    ({"policies": [{"name": "sepbit", "grid": {"window_segments": []}}]}, "grid.window_segments must be a non-empty"),
+    # values the engine refuses, found before anything runs
+    ({"victims": ["greedy", "nope"]}, 'victims: "nope": unknown victim selector \'nope\''),
+    ({"workloads": ["zipf:1.0", "zipf:abc"]}, 'workloads: "zipf:abc": workload spec \'zipf:abc\''),
+    ({"workloads": ["nonsense"]}, "unknown workload 'nonsense'"),
+    ({"policies": [{"name": "sepbit", "grid": {"window_segments": [8, "x"]}}]},
+     'policies: sepbit[window_segments=x]: policy \'sepbit\': bad parameter value'),
+    ({"policies": [{"name": "sepbit", "grid": {"user_test": ["exact", "zzz"]}}]},
+     "policies: sepbit[user_test=zzz]: policy 'sepbit': user_test = 'zzz'; known: exact, fifo"),
+    ({"policies": [{"name": "sepbit", "params": {"window_segments": -1}}]}, "bad parameter value"),
 ])
 def test_study_errors_name_what_is_wrong(over, message):
     with pytest.raises(wafer.ConfigError, match="invalid study") as e:
-        sweep.load(study(**over))
+        sweep.load({k: v for k, v in study(**over).items() if v is not None})  # None: leave the key out
     assert message in str(e.value)
+
+
+BAD_STUDY_FILES = [
+    # (the file's text, the line the error names, what it says)
+    ('name = "b"\nworkloads = ["zipf:1.0",\n  "zipf:0.8"\npolicies = ["base"]\n', 4, "Unclosed array"),
+    ('name = "b"\n\npolicies = [\n  "base",\n  { name = "sepbit", grid = { window_segments = [8, "x"] } },\n]\n',
+     3, "policies: sepbit[window_segments=x]"),
+    ('name = "b"\nvictims = ["greedy", "nope"]\n', 2, 'victims: "nope"'),
+    ('# a study\nname = "b"\nworkloads = "zipf:1.0"\n', 3, 'workloads: "zipf:1.0" is a string'),
+    ('name = "b"\ncolour = 1\n', 2, "unknown key(s) colour"),
+    ('name = "b"\n[[devices]]\nlogical_blocks = 16384\n[[devices]]\nop = "x"\n', 4, "devices[1]"),
+]
+
+
+@pytest.mark.parametrize("text, line, message", BAD_STUDY_FILES)
+def test_a_bad_study_file_is_refused_whole_naming_the_line_before_the_store_is_touched(
+        text, line, message, tmp_path, cli):
+    f = tmp_path / "b.toml"
+    f.write_text(text)
+    with pytest.raises(wafer.ConfigError) as e:
+        sweep.load(f)
+    assert str(e.value).startswith(f"invalid study: {f}:{line}: ") and message in str(e.value), str(e.value)
+    p = cli("sweep", "run", str(f), "-q", ok=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and message in p.stderr, p.stderr
+    assert not (tmp_path / "b.sqlite").exists(), "a refused study never opens its store"
+
+
+def test_a_binary_study_file_is_refused(tmp_path, cli):
+    f = tmp_path / "b.toml"
+    f.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff" * 10)
+    with pytest.raises(wafer.ConfigError, match="b.toml: not a text file"):
+        sweep.load(f)
+    p = cli("sweep", "run", str(f), ok=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "not a text file" in p.stderr, p.stderr
+    assert not (tmp_path / "b.sqlite").exists()
 
 
 def test_run_returns_a_table_and_resumes(tmp_path):
@@ -214,6 +280,71 @@ def test_sweep_cli_status_export_and_dry_run(tmp_path, cli):
     bad = cli("sweep", "status", str(f), ok=False)
     assert bad.returncode == 2 and "not a wafer store" in bad.stderr
     assert "name =" in cli("sweep", "example").stdout
+
+
+KILLED = ('name = "k"\nworkloads = ["zipf:1.0", "uniform"]\npolicies = ["base", "two-r"]\ndrive_writes = 20\n'
+          "[[devices]]\nlogical_blocks = 262144\nsegment_blocks = 64\n")
+
+
+def _children(pid):
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            stat = open(f"/proc/{d}/stat").read() if d.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"  # a zombie has ended
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_and_the_resource_tracker_end_when_the_sweep_is_killed_and_status_says_orphaned(tmp_path, cli):
+    f = tmp_path / "k.toml"
+    f.write_text(KILLED)
+    db = tmp_path / "k.sqlite"
+    p = subprocess.Popen([sys.executable, "-m", "wafer", "sweep", "run", str(f), "--jobs", "2", "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    kids = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p.poll() is None:
+            try:
+                con = sqlite3.connect(db, timeout=5)
+                running = con.execute("SELECT COUNT(*) FROM jobs WHERE status = 'running'").fetchone()[0]
+                con.close()
+            except sqlite3.Error:
+                running = 0
+            kids = _children(p.pid)
+            if running and len(kids) >= 3:  # two workers and the resource tracker
+                break
+            time.sleep(0.05)
+        assert p.poll() is None and len(kids) >= 3, f"no job running: {kids}"
+        time.sleep(0.3)  # the workers are inside their first jobs
+        kids = _children(p.pid)
+        p.kill()  # SIGKILL: no handler, no cleanup of its own
+        p.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.05)
+        assert not [k for k in kids if _alive(k)], "a worker or the resource tracker outlived the sweep"
+    finally:
+        for k in kids:
+            if _alive(k):
+                os.kill(k, signal.SIGKILL)
+    st = json.loads(cli("sweep", "status", str(db), "--json").stdout)
+    assert st["orphaned"] >= 1 and st["running"] == 0 and all(r["orphaned"] for r in st["running_jobs"]), st
+    text = cli("sweep", "status", str(db)).stdout
+    assert "orphaned" in text and "0 running" in text and "running " not in text.split("\n", 1)[1], text
 
 
 def test_the_example_study_parses():

@@ -1037,10 +1037,13 @@ def cmd_gap(a: argparse.Namespace) -> int:
 
 def cmd_report(a: argparse.Namespace) -> int:
     from .report import write_report
+    from .store import sqlite_errors
 
     if not os.path.exists(a.source):
         raise _core.ConfigError(f"report: {a.source}: no such file")
-    path = write_report(a.source, a.out, title=a.title, study=a.study, static_formats=() if a.no_static else ("png", "svg"))
+    with sqlite_errors(a.source):  # a store damaged past its first pages: one line naming it
+        path = write_report(a.source, a.out, title=a.title, study=a.study,
+                            static_formats=() if a.no_static else ("png", "svg"))
     print(f"report: {path}")
     return 0
 

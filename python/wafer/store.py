@@ -20,7 +20,12 @@ Two sweeps may write one store at the same time: WAL journaling, a busy
 timeout, and every change in a short ``BEGIN IMMEDIATE`` transaction. A
 job claimed by a live sweep is left to it; one whose sweep died (its
 process is gone, or its heartbeat is older than ``stale_after`` seconds)
-is run again.
+is orphaned and run again.
+
+A file that is not a store is refused before anything is written to it,
+naming the file and why (:class:`wafer.ConfigError`): not an SQLite file
+(empty, text, other bytes), a truncated or damaged one, or an SQLite
+database of something else (wafer never adds its tables to it).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import _core
 from .result import RunResult
 
 SCHEMA_VERSION = 1
@@ -66,6 +72,47 @@ def is_store(path: str | os.PathLike) -> bool:
         return False
 
 
+def _check_file(path: Path, create: bool) -> None:
+    """Refuse ``path`` before SQLite opens it: a missing or empty file unless
+    ``create`` (SQLite would make it a new database), a file that is not
+    SQLite. (SQLite itself finds a truncated file: its header counts more
+    pages than the file and its WAL hold.)"""
+    if not path.exists():
+        if create:
+            return
+        raise _core.ConfigError(f"{path}: no such file")
+    if path.is_dir():
+        raise _core.ConfigError(f"{path}: a directory, not a wafer store")
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise _core.ConfigError(f"{path}: {e.strerror or e}") from None
+    if size == 0:
+        if create:
+            return
+        raise _core.ConfigError(f"{path}: an empty file (0 bytes), not a wafer store")
+    if head != _SQLITE_MAGIC:
+        raise _core.ConfigError(f"{path}: not a wafer store (not an SQLite file)")
+
+
+def store_error(path: Any, e: sqlite3.Error) -> _core.ConfigError:
+    """An SQLite error on the store at ``path`` as a one-line ConfigError naming the file."""
+    damaged = "malformed" in str(e) or "not a database" in str(e)
+    return _core.ConfigError(f"{path}: {'a damaged or truncated SQLite file: ' if damaged else ''}{e}")
+
+
+@contextmanager
+def sqlite_errors(path: Any):
+    """Turn SQLite's errors inside the block (a store damaged past its first
+    pages, a locked or full disk) into :class:`wafer.ConfigError` naming ``path``."""
+    try:
+        yield
+    except sqlite3.Error as e:
+        raise store_error(path, e) from None
+
+
 def new_owner() -> str:
     """An owner tag for one sweep: ``host:pid:random``."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -87,20 +134,46 @@ def _owner_alive(owner: str | None, heartbeat: float | None, now: float, stale_a
 
 
 class Store:
-    """An open results store. ``Store(path)`` creates the file if needed;
-    ``Store(None)`` keeps everything in memory (one process only)."""
+    """An open results store. ``Store(path)`` creates the file if needed
+    (``create=False``: the file must be a store already); ``Store(None)``
+    keeps everything in memory (one process only). A file that is not a
+    store raises :class:`wafer.ConfigError` naming it and why."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike | None = None, *, timeout: float = 60.0, create: bool = True):
         self.path = None if path is None else Path(path)
-        if self.path is not None and self.path.exists() and self.path.stat().st_size and not is_store(self.path):
-            from ._core import ConfigError
+        if self.path is not None:
+            _check_file(self.path, create)
+        try:
+            self.db = sqlite3.connect(":memory:" if path is None else str(path), timeout=timeout,
+                                      isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise store_error(self.path, e) from None
+        try:
+            self._open(timeout, create)
+        except BaseException as e:
+            self.db.close()
+            if isinstance(e, sqlite3.Error):
+                raise store_error(self.path, e) from None
+            raise
 
-            raise ConfigError(f"{self.path} is not a wafer store (not an SQLite file)")
-        self.db = sqlite3.connect(":memory:" if path is None else str(path), timeout=timeout,
-                                  isolation_level=None, check_same_thread=False)
+    def _open(self, timeout: float, create: bool) -> None:
         self.db.row_factory = sqlite3.Row
         self.db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        if path is not None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and not self._is_wafers(tables):
+            raise _core.ConfigError(f"{self.path}: not a wafer store: an SQLite database of something else "
+                                    f"(tables {', '.join(sorted(tables)[:8])}); wafer leaves it alone")
+        if not tables and not create:
+            raise _core.ConfigError(f"{self.path}: not a wafer store: an SQLite database without tables")
+        if tables:
+            # Damage past the pages read so far (a table's pages) shows in the
+            # first query that reads it, or never: look at every page now
+            # (about a second per GB).
+            problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if problem != "ok":
+                problem = " ".join(problem.replace("*** in database main ***", "").split())
+                raise _core.ConfigError(f"{self.path}: a damaged SQLite file: {problem}")
+        if self.path is not None:
             # Switching a new file to WAL needs it alone, and SQLite answers
             # "locked" at once (no busy wait) while another sweep creates the
             # same store: retry until the timeout.
@@ -119,6 +192,16 @@ class Store:
         self._window_cols = {r["name"] for r in self.db.execute("PRAGMA table_info(windows)")}
 
     # -- schema and transactions -------------------------------------------------
+
+    def _is_wafers(self, tables: set[str]) -> bool:
+        """Whether a database with these tables is a wafer store: its ``meta``
+        table has a schema version, and it has ``jobs``."""
+        if not {"meta", "jobs"} <= tables:
+            return False
+        try:
+            return self.db.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None
+        except sqlite3.OperationalError:  # a table named meta without key (someone else's)
+            return False
 
     @contextmanager
     def _tx(self):
@@ -151,10 +234,8 @@ class Store:
                 job_id TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE, window INTEGER NOT NULL, {wins},
                 PRIMARY KEY (job_id, window))""")
         version = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-        if int(version) != SCHEMA_VERSION:
-            from ._core import ConfigError
-
-            raise ConfigError(f"{self.path}: store schema {version}, this wafer reads {SCHEMA_VERSION}")
+        if str(version) != str(SCHEMA_VERSION):
+            raise _core.ConfigError(f"{self.path}: store schema {version}, this wafer reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self.db.close()
@@ -263,7 +344,16 @@ class Store:
 
     def studies(self) -> dict[str, dict[str, Any]]:
         """Every study's definition by name."""
-        return {r["name"]: json.loads(r["definition"]) for r in self.db.execute("SELECT * FROM studies")}
+        return {r["name"]: self._json(r["definition"], f"study {r['name']}")
+                for r in self.db.execute("SELECT * FROM studies")}
+
+    def _json(self, text: str, what: str) -> Any:
+        """A stored JSON text, or ConfigError naming the store and the row."""
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise _core.ConfigError(f"{self.path}: {what}: stored JSON that does not parse ({e}); "
+                                    "a damaged store?") from None
 
     def statuses(self, ids: Iterable[str]) -> dict[str, str]:
         """The status of each of these jobs the store has (others are absent)."""
@@ -277,6 +367,18 @@ class Store:
         out = {"running": 0, "done": 0, "failed": 0}
         out.update({r["status"]: r["n"] for r in self.db.execute(q, (study,) if study else ())})
         return out
+
+    def running(self, study: str | None = None, *, stale_after: float = 600.0) -> list[dict[str, Any]]:
+        """The jobs marked running: ``job``, ``owner``, ``heartbeat``,
+        ``started``, and ``orphaned`` when their sweep is gone (its process no
+        longer exists on this host, or its heartbeat is older than
+        ``stale_after`` seconds): the next sweep runs them again."""
+        q = "SELECT id, owner, heartbeat, started FROM jobs WHERE status = 'running'" + \
+            (" AND study = ?" if study else "") + " ORDER BY rowid"
+        now = time.time()
+        return [{"job": r["id"], "owner": r["owner"], "heartbeat": r["heartbeat"], "started": r["started"],
+                 "orphaned": not _owner_alive(r["owner"], r["heartbeat"], now, stale_after)}
+                for r in self.db.execute(q, (study,) if study else ())]
 
     @staticmethod
     def _where(ids: Iterable[str] | None, study: str | None, status: str | None, table: str = "") -> tuple[str, list]:
@@ -330,15 +432,15 @@ class Store:
         where, args = self._where(ids, study, None)
         where = (where + " AND " if where else " WHERE ") + "status != 'running'"
         out = []
-        for r in self.db.execute(f"SELECT config, result, error FROM jobs{where} ORDER BY rowid", args):
-            job = json.loads(r["config"])
+        for r in self.db.execute(f"SELECT id, config, result, error FROM jobs{where} ORDER BY rowid", args):
+            job = self._json(r["config"], f"job {r['id']}")
             lab = job.get("labels", {})
             if r["result"] is None:
                 rr = RunResult.failed(lab.get("policy_name", "?"), lab.get("victim", "?"), lab.get("workload", "?"),
                                       int(lab.get("seed", 0)), r["error"] or "failed")
                 rr.config = job.get("config") or {}
             else:
-                rr = RunResult.from_dict(json.loads(r["result"]), job.get("config"))
+                rr = RunResult.from_dict(self._json(r["result"], f"job {r['id']}"), job.get("config"))
                 rr.error = r["error"]
             rr.labels = lab
             out.append(rr)

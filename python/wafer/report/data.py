@@ -134,14 +134,29 @@ def from_results(results: list[RunResult], title: str = "wafer report") -> Table
 def load_results_json(path: str | os.PathLike) -> list[RunResult]:
     """Runs from a JSON file: ``{"results": [...]}`` (``wafer compare --json``,
     a report's results.json, ``wafer demo --json``), a list of results, or one
-    result (``wafer replay --json``)."""
-    d = json.loads(Path(path).read_text())
+    result (``wafer replay --json``). A file that is neither (empty, not
+    JSON, other JSON) raises :class:`wafer.ConfigError` naming it and why."""
+    from .._core import ConfigError
+
+    what = "neither a wafer store (SQLite) nor results JSON (`wafer replay/compare --json`, a report's results.json)"
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: {what}: binary, not UTF-8 text (byte {e.start})") from None
+    if not text.strip():
+        raise ConfigError(f"{path}: {what}: an empty file")
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: {what}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     items = d.get("results", [d]) if isinstance(d, dict) else d
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: {what}: JSON of another kind")
     out = []
     for x in items:
         if not isinstance(x, dict) or "policy" not in x or "waf" not in x:
-            from .._core import ConfigError
-
             raise ConfigError(f"{path}: not wafer results (each needs policy, waf, ...: the output of "
                               "`wafer replay/compare --json` or a report's results.json)")
         out.append(RunResult.from_dict(x))
@@ -162,7 +177,7 @@ def load(source: Any, study: str | None = None, title: str | None = None,
         results = source.results(jobs, study=study)
         name = title or f"wafer study: {study or ', '.join(sorted(source.studies())) or source.path}"
     elif is_store(source):
-        with Store(source) as st:
+        with Store(source, create=False) as st:
             return load(st, study, title, jobs)
     else:
         results = load_results_json(source)

@@ -40,7 +40,7 @@ examples:
   wafer sweep run study.toml --jobs 4 --store /data/skew.sqlite --report skew-report/
   wafer sweep run study.toml --backend ray --address auto     on a running Ray cluster
   wafer sweep run study.toml --dry-run           list the jobs without running them
-  wafer sweep status study.sqlite                done / failed / running, with the errors
+  wafer sweep status study.sqlite                done / failed / running / orphaned, with the errors
   wafer sweep export study.sqlite -o runs.parquet              one row per job (or .csv)
   wafer sweep export study.sqlite -o windows.csv --timeseries  one row per job x window
   wafer report study.sqlite -o report/           HTML page and paper figures
@@ -78,7 +78,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_run)
 
-    st = ss.add_parser("status", help="jobs per status in a store, failed jobs' errors, running jobs",
+    st = ss.add_parser("status", help="jobs per status in a store, failed jobs' errors, running jobs "
+                                      "(orphaned: their sweep is gone)",
                        formatter_class=fmt, epilog=EPILOG)
     st.add_argument("store", metavar="STORE", help="a results store (.sqlite)")
     st.add_argument("--study", metavar="NAME", help="only this study (a store may hold several)")
@@ -98,12 +99,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _open_existing(path: str):
-    from .. import _core
-    from ..store import Store, is_store
+    """The store at ``path``, which must be one (never created or changed
+    into one); ConfigError naming the file and why otherwise."""
+    from ..store import Store
 
-    if not is_store(path):
-        raise _core.ConfigError(f"{path}: not a wafer store (an SQLite file written by `wafer sweep run`)")
-    return Store(path)
+    return Store(path, create=False)
 
 
 def cell_table(df, metrics: list[str], limit: int | None = 60) -> str:
@@ -136,14 +136,26 @@ def cell_table(df, metrics: list[str], limit: int | None = 60) -> str:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from ..store import Store
-    from . import default_store, load, run_study
+    from ..store import sqlite_errors
+    from . import default_store, load
 
-    study = load(a.study)
+    study = load(a.study)  # the whole study is checked before the store is opened
     path = Path(a.store) if a.store else default_store(study, a.study)
     jobs = study.jobs()
+    with sqlite_errors(path):
+        return _run(a, study, path, jobs)
+
+
+def _run(a: argparse.Namespace, study, path: Path, jobs: list) -> int:
+    from ..store import Store
+    from . import run_study
+
     if a.dry_run:
-        known = Store(path).statuses(j.id for j in jobs) if path.exists() else {}
+        if path.exists() and path.stat().st_size:
+            with Store(path) as store:
+                known = store.statuses(j.id for j in jobs)
+        else:
+            known = {}
         if a.json:
             print(json.dumps([{"job": j.id, **j.labels, "status": known.get(j.id)} for j in jobs]))
             return 0
@@ -184,33 +196,40 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def cmd_status(a: argparse.Namespace) -> int:
-    with _open_existing(a.store) as store:
+    from ..store import sqlite_errors
+
+    with sqlite_errors(a.store), _open_existing(a.store) as store:
         counts = store.counts(a.study)
         df = store.to_pandas(study=a.study)
-        running = store.db.execute(
-            "SELECT id, owner, heartbeat, started FROM jobs WHERE status = 'running'"
-            + (" AND study = ?" if a.study else ""), (a.study,) if a.study else ()).fetchall()
+        running = store.running(a.study)
         studies = sorted(store.studies())
+    # A job marked running whose sweep is gone (killed) is orphaned: the next sweep runs it again.
+    counts["orphaned"] = sum(r["orphaned"] for r in running)
+    counts["running"] -= counts["orphaned"]
     failed = df[df.status == "failed"]
     out: dict[str, Any] = {"store": a.store, "studies": studies, "jobs": len(df), **counts,
                            "failed_jobs": [{"job": r.job, "policy": r.policy, "victim": r.victim,
                                             "workload": r.workload, "device": r.device, "seed": int(r.seed),
                                             "error": r.error} for r in failed.itertuples()],
-                           "running_jobs": [{"job": r["id"], "owner": r["owner"], "heartbeat": r["heartbeat"],
-                                             "started": r["started"]} for r in running]}
+                           "running_jobs": running}
     done = df[df.status == "done"]
     out["job_seconds"] = float(done.seconds.sum()) if len(done) else 0.0
     if a.json:
         print(json.dumps(out))
         return 0
+    orphaned = f", {counts['orphaned']} orphaned" if counts["orphaned"] else ""
     print(f"{a.store}: {len(df)} jobs of {', '.join(studies) or 'no study'}: "
-          f"{counts['done']} done, {counts['failed']} failed, {counts['running']} running")
+          f"{counts['done']} done, {counts['failed']} failed, {counts['running']} running{orphaned}")
     if len(done):
         print(f"  {out['job_seconds']:.1f} s of job time; versions {', '.join(sorted(done.version.unique()))}")
     now = time.time()
-    for r in out["running_jobs"]:
+    for r in running:
         age = f"{now - r['heartbeat']:.0f} s ago" if r["heartbeat"] else "never"
-        print(f"  running {r['job']} by {r['owner']} (last heartbeat {age})")
+        if r["orphaned"]:
+            print(f"  orphaned {r['job']} by {r['owner']} (its sweep is gone; last heartbeat {age}; "
+                  "the next `wafer sweep run` runs it again)")
+        else:
+            print(f"  running {r['job']} by {r['owner']} (last heartbeat {age})")
     for r in out["failed_jobs"][:20]:
         print(f"  failed {r['job']} {r['policy']}/{r['victim']} on {r['workload']}, {r['device']}, seed {r['seed']}: "
               f"{str(r['error']).splitlines()[0]}")
@@ -220,7 +239,9 @@ def cmd_status(a: argparse.Namespace) -> int:
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    with _open_existing(a.store) as store:
+    from ..store import sqlite_errors
+
+    with sqlite_errors(a.store), _open_existing(a.store) as store:
         path = store.export(a.out, timeseries=a.timeseries, study=a.study)
     print(f"wrote {path}")
     return 0

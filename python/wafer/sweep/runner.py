@@ -12,8 +12,10 @@ import concurrent.futures as cf
 import json
 import multiprocessing
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from collections import deque
@@ -181,9 +183,40 @@ def _spawnable_main():
         main.__file__ = path
 
 
+def _die_with_parent(parent: int) -> None:
+    """A pool worker's initializer: end this worker when the sweep that
+    started it (process ``parent``) dies, even by SIGKILL, so no worker is
+    left replaying a job nobody will record. On Linux the kernel sends it
+    SIGKILL (``PR_SET_PDEATHSIG``); elsewhere a thread watches the parent.
+    The multiprocessing resource tracker then ends too: it stops when the
+    last process holding its pipe (the sweep, its workers) is gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:  # PR_SET_PDEATHSIG
+                _watch_parent(parent)
+        except (OSError, AttributeError):
+            _watch_parent(parent)
+    else:
+        _watch_parent(parent)
+    if os.getppid() != parent:  # the sweep died before the line above
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="wafer-parent-watch", daemon=True).start()
+
+
 class LocalBackend:
     """A pool of ``workers`` processes on this machine (started with spawn,
-    so it is safe with threads and the same on every platform)."""
+    so it is safe with threads and the same on every platform); the workers
+    end when the sweep dies (:func:`_die_with_parent`)."""
 
     name = "local"
 
@@ -193,7 +226,8 @@ class LocalBackend:
 
     def _ensure(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_die_with_parent, initargs=(os.getpid(),))
         return self._pool
 
     def submit(self, job: Job, ctx: JobContext) -> Any:

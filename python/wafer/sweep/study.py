@@ -26,6 +26,13 @@ a table: ``path``, ``label``, ``format``, ``repeat``, ``extend``, ``remap``,
 ``max_requests``, ``drop_reads``, ``skip_bad``. A device's ``timing`` key is
 reserved for the timing presets (not implemented yet).
 
+The whole study is checked when it is loaded, before any job runs or the
+store is opened: TOML syntax, each key's type (a list key takes a list: a
+string there is refused, never read as its characters), no empty lists (an
+empty list never stands for the default), and the engine builds every
+policy (each parameter set of its grid), victim selector and workload spec
+once. An error names the file, the line of the key and why.
+
 A job's id is a hash of its full engine configuration (and a trace's size)
 with wafer's version: the same study run twice gives the same ids, so a
 store skips what is done; a changed parameter or a new wafer version gives
@@ -38,6 +45,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -64,10 +72,6 @@ _KEYS = {"name", "description", "workloads", "traces", "policies", "victims", "d
 _TRACE_KEYS = {"path", "label", "format", "repeat", "extend", "remap", "address_space", "device", "start", "end",
                "max_requests", "drop_reads", "skip_bad"}
 _DEVICE_FIELDS = {f.name for f in fields(Device)}
-
-
-def _err(where: str, msg: str) -> _core.ConfigError:
-    return _core.ConfigError(f"invalid study: {where}: {msg}")
 
 
 @dataclass(frozen=True)
@@ -164,115 +168,235 @@ class Study:
 def load(source: str | os.PathLike | dict[str, Any] | Study, base_dir: str | os.PathLike | None = None) -> Study:
     """A :class:`Study` from a TOML file, a dict of the same keys, or a Study
     (returned as is). Relative trace paths are relative to the file's folder
-    (or ``base_dir``). Bad keys and values raise :class:`wafer.ConfigError`
-    naming them."""
+    (or ``base_dir``). The whole study is checked here, before any job runs:
+    a bad key, type or value raises :class:`wafer.ConfigError` naming the
+    file, the key (and its line) and why."""
     if isinstance(source, Study):
         return source
     if isinstance(source, dict):
         return parse(source, Path(base_dir or "."), "study")
     path = Path(source)
     try:
-        data = tomllib.loads(path.read_text())
+        raw = path.read_bytes()
     except OSError as e:
         raise _core.ConfigError(f"invalid study: {path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _core.ConfigError(f"invalid study: {path}: not a text file (byte {e.start} is not UTF-8); "
+                                "a study is TOML (`wafer sweep example` prints one)") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise _core.ConfigError(f"invalid study: {path}: {e}") from None
-    return parse(data, Path(base_dir) if base_dir else path.parent, str(path))
+        # "Unclosed array (at line 4, column 1)" -> "FILE:4: TOML syntax: Unclosed array (column 1)"
+        m = re.match(r"(.*) \(at line (\d+), column (\d+)\)$", str(e))
+        where, msg = (f"{path}:{m[2]}", f"{m[1]} (column {m[3]})") if m else (str(path), str(e))
+        raise _core.ConfigError(f"invalid study: {where}: TOML syntax: {msg}") from None
+    return parse(data, Path(base_dir) if base_dir else path.parent, str(path), text=text)
 
 
-def _list(d: dict[str, Any], key: str, where: str, default: list) -> list:
-    v = d.get(key, default)
-    if not isinstance(v, list):
+class _Source:
+    """Where a study comes from (a file's name and text, or ``study`` for a
+    dict), to name a key's line in errors."""
+
+    _HEADER = re.compile(r"^\s*\[\[?\s*[A-Za-z0-9_.\"-]+\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, name: str, text: str | None = None):
+        self.name = name
+        self.lines = text.splitlines() if text is not None else []
+
+    def line(self, key: str, index: int | None = None) -> int | None:
+        """The line of top-level ``key`` (``[[key]]`` number ``index`` for an array of tables)."""
+        if index is not None:
+            heads = [i for i, s in enumerate(self.lines) if re.match(rf"^\s*\[\[\s*{re.escape(key)}\s*\]\]", s)]
+            if index < len(heads):
+                return heads[index] + 1
+        for i, s in enumerate(self.lines):
+            if self._HEADER.match(s):
+                break  # top-level keys come before the first table
+            if re.match(rf"^\s*(\"?){re.escape(key)}\1\s*=", s):
+                return i + 1
+        return None
+
+
+def _err(src: _Source, msg: str, key: str | None = None) -> _core.ConfigError:
+    """``invalid study: FILE:LINE: KEY: why``; the key is ``msg``'s first word
+    unless given (``devices[2]: ...`` names the third ``[[devices]]``)."""
+    index = None
+    if key is None:
+        m = re.match(r"([a-z_]+)(?:\[(\d+)\])?[:\s/]", msg)
+        if m and m.group(1) in _KEYS:
+            key, index = m.group(1), None if m.group(2) is None else int(m.group(2))
+    line = src.line(key, index) if key else None
+    return _core.ConfigError(f"invalid study: {src.name}{f':{line}' if line else ''}: {msg}")
+
+
+_TOML_TYPES = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"), (list, "an array"),
+               (dict, "a table"))
+
+
+def _kind(v: Any) -> str:
+    """The TOML name of a value's type, with its article."""
+    return next((n for t, n in _TOML_TYPES if isinstance(v, t)), f"a {type(v).__name__}")
+
+
+def _show(v: Any) -> str:
+    """A value as a study would write it (strings in double quotes)."""
+    return json.dumps(v, default=str) if isinstance(v, (str, list, dict)) else repr(v).lower() \
+        if isinstance(v, bool) else repr(v)
+
+
+def _is(v: Any, types: tuple) -> bool:
+    """``isinstance`` where a boolean is not a number."""
+    return isinstance(v, types) and not (isinstance(v, bool) and bool not in types)
+
+
+def _list(d: dict[str, Any], key: str, src: _Source, default: list, types: tuple, what: str,
+          scalar: bool = False) -> list:
+    """``d[key]``, a non-empty list of ``types`` (``what`` says which in errors;
+    ``scalar``: one value stands for a list of it), or ``default`` when absent."""
+    if key not in d:
+        return list(default)
+    v = d[key]
+    if scalar and _is(v, types):
         v = [v]
+    elif scalar and not isinstance(v, list):
+        raise _err(src, f"{key}: {_show(v)} is {_kind(v)}; give {what} (or a list of them)")
+    if not isinstance(v, list):
+        raise _err(src, f"{key}: {_show(v)} is {_kind(v)}; give a list of {what} (e.g. {key} = [{_show(v)}])")
     if not v:
-        raise _err(where, f"{key}: empty list")
+        raise _err(src, f"{key}: an empty list; list at least one of {what} (or leave {key} out for "
+                        f"the default{f' {_show(default)}' if default else ''})")
+    for x in v:
+        if not _is(x, types):
+            raise _err(src, f"{key}: {_show(x)} is {_kind(x)}; give {what}")
     return v
 
 
-def parse(d: dict[str, Any], base: Path, where: str = "study") -> Study:
-    """A :class:`Study` from the parsed TOML (see :func:`load`)."""
+def _scalar(d: dict[str, Any], key: str, src: _Source, types: tuple, what: str, default: Any) -> Any:
+    v = d.get(key, default)
+    if key in d and not _is(v, types):
+        raise _err(src, f"{key}: {_show(v)} is {_kind(v)}; give {what}")
+    return v
+
+
+def parse(d: dict[str, Any], base: Path, where: str = "study", text: str | None = None) -> Study:
+    """A :class:`Study` from the parsed TOML (see :func:`load`); ``text`` (the
+    file's) lets errors name lines. Each key's type and value is checked, and
+    every policy (with each of its grid's parameter sets), victim selector and
+    workload spec is built once by the engine (:func:`_check_with_engine`)."""
+    src = _Source(where, text)
     unknown = set(d) - _KEYS
     if unknown:
-        raise _err(where, f"unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KEYS))}")
-    metrics = _list(d, "metrics", where, ["steady_waf", "waf"])
+        raise _err(src, f"unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KEYS))}",
+                   key=sorted(unknown)[0])
+    metrics = _list(d, "metrics", src, ["steady_waf", "waf"], (str,), "metric names")
     bad = [m for m in metrics if m not in METRICS]
     if bad:
-        raise _err(where, f"metrics: unknown {', '.join(bad)}; known: {', '.join(METRICS)}")
-    accuracy = bool(d.get("accuracy", False)) or any(m in ACCURACY_METRICS for m in metrics)
+        raise _err(src, f"metrics: unknown {', '.join(bad)}; known: {', '.join(METRICS)}")
+    accuracy = _scalar(d, "accuracy", src, (bool,), "true or false", False) or \
+        any(m in ACCURACY_METRICS for m in metrics)
     seeds = d.get("seeds", 1)
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
+    if _is(seeds, (int,)):
         if seeds < 1:
-            raise _err(where, f"seeds: {seeds}; give a count >= 1 or a list of seeds")
+            raise _err(src, f"seeds: {seeds}; give a count >= 1 or a list of seeds")
         seeds = list(range(1, seeds + 1))
-    elif not (isinstance(seeds, list) and seeds and all(isinstance(s, int) for s in seeds)):
-        raise _err(where, f"seeds: {seeds!r}; give a count or a list of integers")
-    return Study(
-        name=str(d.get("name") or (Path(where).stem if where != "study" else "study")),
-        description=str(d.get("description", "")),
-        workloads=_workloads(d, base, where),
-        policies=_policies(_list(d, "policies", where, ["base"]), where),
-        victims=[str(v) for v in _list(d, "victims", where, ["greedy"])],
-        devices=_devices(_list(d, "devices", where, [{}]), where),
+    elif not isinstance(seeds, list):
+        raise _err(src, f"seeds: {_show(seeds)} is {_kind(seeds)}; give a count or a list of integer seeds")
+    else:
+        seeds = _list(d, "seeds", src, [], (int,), "integer seeds")
+        if any(s < 0 for s in seeds):
+            raise _err(src, f"seeds: {seeds!r}; seeds are integers >= 0")
+    name = _scalar(d, "name", src, (str,), "a string", None)
+    study = Study(
+        name=name or (Path(where).stem if where != "study" else "study"),
+        description=_scalar(d, "description", src, (str,), "a string", ""),
+        workloads=_workloads(d, base, src),
+        policies=_policies(_list(d, "policies", src, ["base"], (str, dict), "policy names or tables"), src),
+        victims=_list(d, "victims", src, ["greedy"], (str,), "victim selector names"),
+        devices=_devices(_list(d, "devices", src, [{}], (dict,), "tables of wafer.Device fields"), src),
         seeds=list(dict.fromkeys(seeds)),
-        lengths=_lengths(d, where),
+        lengths=_lengths(d, src),
         metrics=metrics,
         accuracy=accuracy,
-        cache_dir=d.get("cache_dir"),
+        cache_dir=_scalar(d, "cache_dir", src, (str,), "a folder", None),
         source=d,
     )
+    _check_with_engine(study, src)
+    return study
 
 
-def _workloads(d: dict[str, Any], base: Path, where: str) -> list[dict[str, Any]]:
-    out = [{"label": str(w), "spec": str(w)} for w in (d.get("workloads") or [])]
-    for t in d.get("traces") or []:
+def _workloads(d: dict[str, Any], base: Path, src: _Source) -> list[dict[str, Any]]:
+    specs = _list(d, "workloads", src, [], (str,), "workload specs (strings such as \"zipf:1.0\")")
+    out = [{"label": w, "spec": w} for w in specs]
+    for t in _list(d, "traces", src, [], (str, dict), "trace paths or tables"):
         t = {"path": t} if isinstance(t, str) else dict(t)
-        if not isinstance(t, dict) or "path" not in t:
-            raise _err(where, f"traces: {t!r} has no path")
+        if "path" not in t:
+            raise _err(src, f"traces: {t!r} has no path")
         unknown = set(t) - _TRACE_KEYS
         if unknown:
-            raise _err(where, f"traces: unknown key(s) {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(_TRACE_KEYS))}")
-        p = Path(str(t["path"])).expanduser()
+            raise _err(src, f"traces: unknown key(s) {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(_TRACE_KEYS))}")
+        for k, v in t.items():
+            types, what = _TRACE_TYPES[k]
+            if not _is(v, types):
+                raise _err(src, f"traces: {_show(t['path'])}: {k}: {_show(v)} is {_kind(v)}; give {what}")
+        p = Path(t["path"]).expanduser()
         t["path"] = str(p if p.is_absolute() else (base / p).resolve())
         if not os.path.exists(t["path"]):
-            raise _err(where, f"traces: {t['path']}: no such file")
-        label = str(t.pop("label", None) or Path(t["path"]).name)
+            raise _err(src, f"traces: {t['path']}: no such file")
+        label = t.pop("label", None) or Path(t["path"]).name
         out.append({"label": label, "spec": None, "trace": t})
     if not out:
         out = [{"label": "zipf:1.0", "spec": "zipf:1.0"}]
     labels = [w["label"] for w in out]
     if len(set(labels)) != len(labels):
-        raise _err(where, f"workloads/traces: labels repeat ({', '.join(labels)}); give traces a label")
+        raise _err(src, f"workloads/traces: labels repeat ({', '.join(labels)}); give traces a label")
     return out
 
 
-def _policies(items: list, where: str) -> list[dict[str, Any]]:
+_NUMBER = ((int, float), "a number")
+#: What each key of a trace table takes: (types, said as).
+_TRACE_TYPES = {"path": ((str,), "a path"), "label": ((str,), "a string"), "format": ((str,), "a format name"),
+                "repeat": ((int,), "an integer"), "extend": _NUMBER, "remap": ((bool,), "true or false"),
+                "address_space": ((bool,), "true or false"), "device": ((str, int), "a device (\"N\" or \"MAJ,MIN\")"),
+                "start": _NUMBER, "end": _NUMBER, "max_requests": ((int,), "an integer"),
+                "drop_reads": ((bool,), "true or false"), "skip_bad": ((bool,), "true or false")}
+
+
+def _policies(items: list, src: _Source) -> list[dict[str, Any]]:
     registry = {p["name"]: p for p in policies()}
     out = []
     for item in items:
         p = {"name": item} if isinstance(item, str) else dict(item)
         name = p.get("name")
         if not name:
-            raise _err(where, f"policies: {item!r} has no name")
+            raise _err(src, f"policies: {item!r} has no name")
+        if not isinstance(name, str):
+            raise _err(src, f"policies: name {_show(name)} is {_kind(name)}; give a policy name (a string)")
         unknown = set(p) - {"name", "params", "grid", "label"}
         if unknown:
-            raise _err(where, f"policies: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
-                              "known: name, params, grid, label")
+            raise _err(src, f"policies: {name}: unknown key(s) {', '.join(sorted(unknown))}; "
+                            "known: name, params, grid, label")
+        for k, types, what in (("params", (dict,), "a table of parameter = value"),
+                               ("grid", (dict,), "a table of parameter = [values]"), ("label", (str,), "a string")):
+            if k in p and not _is(p[k], types):
+                raise _err(src, f"policies: {name}: {k}: {_show(p[k])} is {_kind(p[k])}; give {what}")
         try:
-            described = describe_policy(str(name))
+            described = describe_policy(name)
         except _core.PolicyError as e:
-            raise _err(where, f"policies: {e}") from None
+            raise _err(src, f"policies: {e}") from None
         # A composite takes its base's parameters (nodap+POLICY-user: POLICY's under 'predictor').
         known = [*registry[described["base"]]["defaults"], *(["predictor"] if described["predictor"] else [])]
         fixed = dict(p.get("params") or {})
         grid = dict(p.get("grid") or {})
         for k in [*fixed, *grid]:
             if k not in known:
-                raise _err(where, f"policies: {name}: unknown parameter '{k}'; "
-                                  f"known: {', '.join(known) or 'none'}")
+                raise _err(src, f"policies: {name}: unknown parameter '{k}'; "
+                                f"known: {', '.join(known) or 'none'}")
         for k, vs in grid.items():
             if not isinstance(vs, list) or not vs:
-                raise _err(where, f"policies: {name}: grid.{k} must be a non-empty list of values")
+                raise _err(src, f"policies: {name}: grid.{k} must be a non-empty list of values")
         for combo in itertools.product(*grid.values()) if grid else [()]:
             params = {**fixed, **dict(zip(grid, combo))}
             label = p.get("label")
@@ -284,34 +408,34 @@ def _policies(items: list, where: str) -> list[dict[str, Any]]:
             out.append({"label": label, "name": name, "params": params})
     labels = [p["label"] for p in out]
     if len(set(labels)) != len(labels):
-        raise _err(where, f"policies: labels repeat ({', '.join(labels)}); give each a label")
+        raise _err(src, f"policies: labels repeat ({', '.join(labels)}); give each a label")
     return out
 
 
-def _devices(items: list, where: str) -> list[dict[str, Any]]:
+def _devices(items: list, src: _Source) -> list[dict[str, Any]]:
     out = []
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise _err(where, f"devices: {item!r} is not a table of wafer.Device fields")
         item = dict(item)
         if "timing" in item:
-            raise _err(where, f"devices[{i}]: timing: timing presets are not implemented yet (key reserved)")
+            raise _err(src, f"devices[{i}]: timing: timing presets are not implemented yet (key reserved)")
         name = item.pop("name", None)
+        if name is not None and not isinstance(name, str):
+            raise _err(src, f"devices[{i}]: name: {_show(name)} is {_kind(name)}; give a string")
         unknown = set(item) - _DEVICE_FIELDS
         if unknown:
-            raise _err(where, f"devices[{i}]: unknown field(s) {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(_DEVICE_FIELDS))}, name, timing")
+            raise _err(src, f"devices[{i}]: unknown field(s) {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(_DEVICE_FIELDS))}, name, timing")
         swept = {k: v for k, v in item.items() if isinstance(v, list)}
         fixed = {k: v for k, v in item.items() if k not in swept}
         for k, vs in swept.items():
             if not vs:
-                raise _err(where, f"devices[{i}]: {k}: empty list")
+                raise _err(src, f"devices[{i}]: {k}: empty list")
         for combo in itertools.product(*swept.values()) if swept else [()]:
             f = {**fixed, **dict(zip(swept, combo))}
             try:
                 dev = Device(**f)
-            except (TypeError, _core.ConfigError) as e:
-                raise _err(where, f"devices[{i}] {f}: {e}") from None
+            except (TypeError, ValueError, _core.WaferError) as e:
+                raise _err(src, f"devices[{i}] {f}: {e}") from None
             # A device is named by its name, else by its swept fields, else by its fields.
             parts = [f"{k}={_compact(v)}" for k, v in zip(swept, combo)]
             if name:
@@ -321,21 +445,69 @@ def _devices(items: list, where: str) -> list[dict[str, Any]]:
             out.append({"label": label, "fields": f, "op": float(dev.op)})
     labels = [d["label"] for d in out]
     if len(set(labels)) != len(labels):
-        raise _err(where, f"devices: labels repeat ({', '.join(labels)}); give each device a name")
+        raise _err(src, f"devices: labels repeat ({', '.join(labels)}); give each device a name")
     return out
 
 
-def _lengths(d: dict[str, Any], where: str) -> list[dict[str, Any]]:
+def _lengths(d: dict[str, Any], src: _Source) -> list[dict[str, Any]]:
     if "writes" in d and "drive_writes" in d:
-        raise _err(where, "give writes or drive_writes, not both")
+        raise _err(src, "give writes or drive_writes, not both", key="drive_writes")
     if "writes" in d:
-        ws = _list(d, "writes", where, [])
-        if not all(isinstance(w, int) and w >= 1 for w in ws):
-            raise _err(where, f"writes: {ws!r}; user blocks, integers >= 1")
+        ws = _list(d, "writes", src, [], (int,), "user writes [blocks], integers >= 1", scalar=True)
+        if not all(w >= 1 for w in ws):
+            raise _err(src, f"writes: {ws!r}; user blocks, integers >= 1")
         return [{"label": f"{w} writes", "writes": int(w), "drive_writes": None} for w in ws]
     if "drive_writes" in d:
-        ds = _list(d, "drive_writes", where, [])
-        if not all(isinstance(x, (int, float)) and x > 0 for x in ds):
-            raise _err(where, f"drive_writes: {ds!r}; numbers > 0")
+        ds = _list(d, "drive_writes", src, [], (int, float), "drive-writes, numbers > 0", scalar=True)
+        if not all(0 < x < float("inf") for x in ds):
+            raise _err(src, f"drive_writes: {ds!r}; numbers > 0")
         return [{"label": f"{x:g} drive-writes", "writes": None, "drive_writes": float(x)} for x in ds]
     return [{"label": "default", "writes": None, "drive_writes": None}]
+
+
+#: The device the engine builds each policy, victim selector and workload on
+#: to check them (small, so it takes no time or memory).
+_CHECK_DEVICE: dict[str, Any] = {"logical_blocks": 1 << 16}
+#: The engine's answer to ``writes = 0``, which it gives only once it has
+#: built the workload, the policy and the victim selector: they are fine.
+_BUILT = "writes: must be at least 1 user block"
+
+
+def _engine_refuses(device: dict[str, Any], policy: str = "base", params: dict[str, Any] | None = None,
+                    victim: str = "greedy", workload: str = "uniform") -> str | None:
+    """Why the engine refuses to build this run on ``device``, or None. It is
+    asked for 0 writes, which it refuses only after building the workload,
+    policy and victim selector, so nothing runs or is allocated for the device."""
+    try:
+        cfg = run_config(policy, workload, device=Device(**device), victim=victim, params=params, writes=1)
+        cfg["writes"] = 0
+        _core.Simulation(json.dumps(cfg))
+    except _core.ResourceError:
+        return None  # this machine's memory, not the study: the job says so if it must
+    except _core.WaferError as e:
+        return None if _BUILT in str(e) else str(e)
+    return None
+
+
+def _check_with_engine(study: Study, src: _Source) -> None:
+    """Have the engine build every victim selector, policy (each parameter set
+    of its grid) and workload spec of the study, on a small device; what it
+    refuses there is checked again on the study's devices (a value may depend
+    on the device) and reported, naming the key, unless all of them take it."""
+
+    def refused(key: str, what: str, **run: Any) -> None:
+        if _engine_refuses(_CHECK_DEVICE, **run) is None:
+            return
+        whys = [(d["label"], _engine_refuses(d["fields"], **run)) for d in study.devices]
+        bad = [(label, why) for label, why in whys if why is not None]
+        if bad:
+            on = f" (on device {bad[0][0]})" if len(bad) < len(whys) else ""
+            raise _err(src, f"{key}: {what}{on}: {bad[0][1]}")
+
+    for v in dict.fromkeys(study.victims):
+        refused("victims", _show(v), victim=v)
+    for p in study.policies:
+        refused("policies", p["label"], policy=p["name"], params=p["params"])
+    for w in study.workloads:
+        if w.get("spec"):
+            refused("workloads", _show(w["spec"]), workload=w["spec"])
