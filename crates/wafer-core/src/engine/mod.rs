@@ -77,6 +77,14 @@ pub struct EngineState {
     future: Option<crate::future::FutureCursor>,
 }
 
+/// An engine's state read by [`Engine::read_state`], without its policy
+/// and selector.
+pub struct ReadState {
+    core: Engine,
+    policy: Vec<u8>,
+    victim: Vec<u8>,
+}
+
 /// FTL + policy + victim selector + statistics.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Engine {
@@ -302,6 +310,52 @@ impl Engine {
         }
         *self = e;
         Ok(())
+    }
+
+    /// The engine's state written to `w` as it is encoded, never whole in
+    /// memory (a preconditioned whole drive is a gigabyte): read back by
+    /// [`Engine::read_state`]. A run with an annotated future is refused
+    /// (its annotation is not part of the state).
+    pub fn write_state(&self, w: &mut dyn std::io::Write) -> Result<()> {
+        if self.future.is_some() || self.flash_log.is_some() {
+            return Err(crate::codec::unsupported("a run with a future or a flash log"));
+        }
+        let parts = (self, self.policy.save_state()?, self.victim.save_state()?);
+        bincode::serialize_into(w, &parts).map_err(|e| Error::Checkpoint {
+            file: "<state>".into(),
+            reason: format!("cannot write the state: {e}"),
+        })
+    }
+
+    /// What [`Engine::write_state`] wrote, read back; an engine once
+    /// [`Engine::from_read`] gives it its policy and selector.
+    pub fn read_state(r: &mut dyn std::io::Read) -> Result<ReadState> {
+        let (core, policy, victim): (Engine, Vec<u8>, Vec<u8>) = bincode::deserialize_from(r)
+            .map_err(|e| Error::Checkpoint {
+                file: "<state>".into(),
+                reason: format!("corrupt or of another wafer version ({e})"),
+            })?;
+        Ok(ReadState {
+            core,
+            policy,
+            victim,
+        })
+    }
+
+    /// The engine read ([`Engine::read_state`]), driven by `policy` and
+    /// `victim` built for the same configuration: no fresh engine's tables
+    /// beside it.
+    pub fn from_read(
+        s: ReadState,
+        policy: Box<dyn Placement>,
+        victim: Box<dyn VictimSelector>,
+    ) -> Result<Engine> {
+        let mut e = s.core;
+        e.policy = policy;
+        e.victim = victim;
+        e.policy.load_state(&s.policy)?;
+        e.victim.load_state(&s.victim)?;
+        Ok(e)
     }
 
     /// Whether a checkpoint must wait (the policy trains on a thread now).
@@ -1110,8 +1164,7 @@ impl Engine {
     pub fn memory_bytes(&self) -> usize {
         self.ftl.memory_bytes()
             + self.victim.memory_bytes()
-            + self.batch.capacity() * std::mem::size_of::<UserWrite>()
-            + self.out.capacity() * 2
+            + MAX_BATCH * (std::mem::size_of::<UserWrite>() + std::mem::size_of::<GroupId>())
     }
 
     /// Bytes held by the policy (and the future it is given, if any).

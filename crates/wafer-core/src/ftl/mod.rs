@@ -296,20 +296,16 @@ impl Ftl {
         }
     }
 
-    /// Bytes held by the engine's per-block and per-segment state.
+    /// Bytes held by the engine's per-block and per-segment state: the
+    /// tables' sizes, not their vectors' capacities (spare room for huge
+    /// pages is address space, and a state loaded from a file has other
+    /// capacities than one built: the figure must not depend on it).
     pub fn memory_bytes(&self) -> usize {
-        // Lengths, not capacities: the maps' spare room for huge pages
-        // (`crate::huge`) is address space.
+        let segs = self.segs.valid.len();
         self.map.len() * 4
             + self.rev.len() * 4
-            + self.segs.valid.capacity() * 4
-            + self.segs.state.capacity()
-            + self.segs.group.capacity() * 2
-            + self.segs.open_time.capacity() * 8
-            + self.segs.seal_time.capacity() * 8
-            + self.segs.seal_seq.capacity() * 8
-            + self.segs.erase_count.capacity() * 4
-            + self.free.capacity() * 4
-            + self.groups.capacity() * std::mem::size_of::<Group>()
+            + segs * (4 + 1 + 2 + 8 + 8 + 8 + 4)
+            + segs * std::mem::size_of::<SegmentId>()
+            + self.groups.len() * std::mem::size_of::<Group>()
     }
 }

@@ -108,12 +108,21 @@ fn dir_of(path: &Path) -> PathBuf {
 /// a kill before the rename leaves the temporary file, which the next run
 /// checkpointing to `path` removes, [`remove_stale_temps`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes to the temporary file (a
+/// state streamed as it is encoded, never whole in memory).
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> Result<()> {
     let err = |e: std::io::Error| refused(path, format!("cannot write: {e}"));
     let dir = dir_of(path);
     let tmp = temp_path(path)?;
     let written = (|| {
         let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        write(&mut f)?;
         f.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)

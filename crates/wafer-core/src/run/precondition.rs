@@ -5,7 +5,7 @@
 //!
 //! An entry holds everything the preconditioning leaves: the engine's
 //! state (mapping, valid counts, segment states, the policy's and the
-//! selector's state, statistics; [`Engine::save_state`]) and what stays in
+//! selector's state, statistics; [`Engine::write_state`]) and what stays in
 //! DRAM (the cache's and the mapping table's entries,
 //! [`timing::driver::WarmState`]). It is keyed by everything that
 //! determines it: the settled run configuration without what only the
@@ -16,30 +16,34 @@
 //!
 //! File: magic `WAFERPRE`, format (u32 LE), then one zstd frame with its
 //! content checksum (checked by the decoder: a flipped bit is refused)
-//! holding bincode of (key, [`Saved`]). Written atomically (a temporary
-//! file renamed), so concurrent sweep workers never read a torn entry.
+//! holding bincode of (key, engine state, [`WarmState`]), streamed both
+//! ways (never a second copy of the drive's tables in memory; the whole
+//! frame, checksum included, is read before the state is used). Written
+//! atomically (a temporary file renamed), so concurrent sweep workers
+//! never read a torn entry.
 //! The folder is bounded: after a save, least recently used entries
 //! (by modification time, refreshed on load) go beyond [`max_bytes`].
 
 use std::fs;
-use std::io::Read;
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use serde::{Deserialize, Serialize};
 
 use super::config::RunConfig;
 use crate::device::Geometry;
-use crate::engine::{Engine, EngineState};
+use crate::engine::{Engine, ReadState};
 use crate::error::Error;
-use crate::timing::driver::WarmState;
+use crate::timing::driver::{WarmState, WarmStateOf};
 pub use crate::timing::result::PreconditionCacheReport as CacheReport;
 use crate::timing::{self, PreconditionCache};
 
 const MAGIC: &[u8; 8] = b"WAFERPRE";
 /// Layout of an entry and of the state it holds; bump when the engine's
 /// saved state changes shape (its version is in the key too).
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+/// Buffer between bincode's small writes and reads and zstd [bytes].
+const BUFFER: usize = 1 << 20;
 
 /// Smallest preconditioning saved [page writes]: smaller ones take a
 /// second or less to run again.
@@ -58,10 +62,9 @@ pub fn max_bytes() -> u64 {
         .map_or(MAX_BYTES, |g| (g * (1u64 << 30) as f64) as u64)
 }
 
-/// What an entry holds besides its key.
-#[derive(Serialize, Deserialize)]
+/// What an entry holds besides its key, loaded.
 pub(super) struct Saved {
-    pub(super) engine: EngineState,
+    pub(super) engine: ReadState,
     pub(super) warm: WarmState,
 }
 
@@ -155,16 +158,24 @@ impl Entry {
         if format != FORMAT {
             return Err(format!("format {format}, this wafer writes {FORMAT}"));
         }
-        let mut body = Vec::new();
-        zstd::stream::read::Decoder::new(std::io::BufReader::new(f))
-            .and_then(|mut d| d.read_to_end(&mut body))
-            .map_err(|e| format!("corrupt ({e})"))?;
-        let key: String = bincode::deserialize(&body).map_err(|e| format!("corrupt ({e})"))?;
+        let corrupt = |e: &dyn std::fmt::Display| format!("corrupt ({e})");
+        let mut z = zstd::stream::read::Decoder::new(BufReader::new(f))
+            .map(|d| BufReader::with_capacity(BUFFER, d))
+            .map_err(|e| corrupt(&e))?;
+        let key: String = bincode::deserialize_from(&mut z).map_err(|e| corrupt(&e))?;
         if key != self.key {
             return Err("saved for another drive or preconditioning (same name)".into());
         }
-        let (_, saved): (String, Saved) =
-            bincode::deserialize(&body).map_err(|e| format!("corrupt ({e})"))?;
+        let engine = Engine::read_state(&mut z).map_err(|e| corrupt(&e))?;
+        let warm: WarmState = bincode::deserialize_from(&mut z).map_err(|e| corrupt(&e))?;
+        // The frame's end: its checksum is checked here, before the state
+        // is used (a flipped bit in the tables decodes to other numbers).
+        let mut rest = Vec::new();
+        z.read_to_end(&mut rest).map_err(|e| corrupt(&e))?;
+        if !rest.is_empty() {
+            return Err("corrupt (bytes after the state)".into());
+        }
+        let saved = Saved { engine, warm };
         // Recently used: kept longest by the size bound.
         if let Ok(f) = fs::File::options().append(true).open(&self.path) {
             let _ = f.set_modified(SystemTime::now());
@@ -184,22 +195,13 @@ impl Entry {
 
     /// Save the preconditioned state (before timing starts); the report
     /// says where, or why not (an unwritable folder: no cache, said).
-    pub(super) fn save(&self, engine: &Engine, warm: WarmState) -> CacheReport {
+    pub(super) fn save(&self, engine: &Engine, warm: WarmStateOf<'_>) -> CacheReport {
         let t0 = Instant::now();
         let mut rep = CacheReport {
             path: self.path.display().to_string(),
             ..Default::default()
         };
-        let out = engine
-            .save_state()
-            .map_err(|e| e.to_string())
-            .and_then(|state| {
-                let saved = Saved {
-                    engine: state,
-                    warm,
-                };
-                self.write(&saved)
-            });
+        let out = self.write(engine, &warm);
         match out {
             Ok(bytes) => {
                 rep.saved = true;
@@ -214,21 +216,35 @@ impl Entry {
         rep
     }
 
-    fn write(&self, saved: &Saved) -> std::result::Result<u64, String> {
+    fn write(&self, engine: &Engine, warm: &WarmStateOf<'_>) -> std::result::Result<u64, String> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT.to_le_bytes());
-        let mut z = zstd::stream::write::Encoder::new(out, 1).map_err(|e| e.to_string())?;
-        z.include_checksum(true).map_err(|e| e.to_string())?;
-        bincode::serialize_into(&mut z, &(&self.key, saved)).map_err(|e| e.to_string())?;
-        let out = z.finish().map_err(|e| e.to_string())?;
-        super::checkpoint::write_atomic(&self.path, &out).map_err(|e| match e {
-            Error::Checkpoint { reason, .. } => reason,
-            e => e.to_string(),
+        let mut failed = None;
+        super::checkpoint::write_atomic_with(&self.path, |f| {
+            let io = |e: String| std::io::Error::other(e);
+            f.write_all(MAGIC)?;
+            f.write_all(&FORMAT.to_le_bytes())?;
+            let mut z = zstd::stream::write::Encoder::new(BufWriter::new(&mut *f), 1)?;
+            z.include_checksum(true)?;
+            let mut b = BufWriter::with_capacity(BUFFER, z);
+            bincode::serialize_into(&mut b, &self.key).map_err(|e| io(e.to_string()))?;
+            if let Err(e) = engine.write_state(&mut b) {
+                let why = e.to_string();
+                failed = Some(why.clone());
+                return Err(io(why));
+            }
+            bincode::serialize_into(&mut b, warm).map_err(|e| io(e.to_string()))?;
+            let z = b.into_inner().map_err(|e| e.into_error())?;
+            z.finish()?.flush()
+        })
+        .map_err(|e| match (failed, e) {
+            (Some(why), _) => why,
+            (None, Error::Checkpoint { reason, .. }) => reason,
+            (None, e) => e.to_string(),
         })?;
-        Ok(out.len() as u64)
+        fs::metadata(&self.path)
+            .map(|m| m.len())
+            .map_err(|e| e.to_string())
     }
 }
 

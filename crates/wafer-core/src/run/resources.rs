@@ -61,29 +61,25 @@ pub fn estimate(cfg: &RunConfig, geo: &Geometry) -> Estimate {
     }
 }
 
-/// A timed run's DRAM tables over `l` logical pages: the write cache's and
-/// the mapping table's LRUs (an index of 4 B per page and a 24-byte slot
-/// per entry; a table that holds every entry keeps 2 bits a page instead).
+/// A timed run's DRAM tables over `l` logical pages: the write cache (a
+/// hash index, at most 32 B, and a 24-byte slot per entry, plus the same
+/// hash twice while preconditioning) and the mapping table (an index of 4 B
+/// per page and a 16-byte slot per entry; a table that holds every entry
+/// keeps 2 bits a page instead).
 fn timing_bytes(t: &crate::timing::TimingRun, l: u64) -> u64 {
     let page = t.ssd.flash.page_bytes.max(1) as u64;
-    let lru = |entries: u64| {
-        if entries == 0 {
-            0
-        } else {
-            4 * l + 24 * entries.min(l)
-        }
-    };
-    let cache = lru((t.ssd.cache.capacity_mib * 1048576.0) as u64 / page);
+    let pages = (t.ssd.cache.capacity_mib * 1048576.0) as u64 / page;
+    let cache = 24 * pages.min(l) + 3 * 32 * pages.min(l);
     let m = &t.ssd.mapping;
     let map = if m.ideal {
         0
     } else {
         // At least 8 bytes an entry (MQSim's size for drives this large).
         let entries = (m.cmt_mib * 1048576.0 / 8.0) as u64;
-        if entries >= l {
-            l / 4
-        } else {
-            lru(entries)
+        match entries {
+            0 => 0,
+            e if e >= l => l / 4,
+            e => 4 * l + 16 * e,
         }
     };
     cache + map

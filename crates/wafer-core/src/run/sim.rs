@@ -318,14 +318,11 @@ impl Simulation {
         };
         policy.prepare(&Prepared::new(&cfg, geo, ann.clone()))?;
         let future = ann.is_some();
-        let mut engine = Engine::new(&cfg.device, geo, policy, victim)?;
-        if let Some(a) = ann {
-            engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
-        }
         // A timed run's preconditioned drive saved by an earlier run
-        // replaces the prefill and the preconditioning.
+        // replaces the prefill and the preconditioning (and the fresh
+        // engine: its tables are never built beside the loaded ones).
         let mut pcache = None;
-        let mut restored = None;
+        let mut loaded = None;
         let store = match &cfg.timing {
             Some(run) if prefill => {
                 precondition::entry(&cfg, run, &geo, precondition_spec(run, &cfg), future)
@@ -335,8 +332,7 @@ impl Simulation {
         if let Some(st) = &store {
             match st.load() {
                 Ok(Some((saved, rep))) => {
-                    engine.load_state(saved.engine)?;
-                    restored = Some(saved.warm);
+                    loaded = Some(saved);
                     pcache = Some(rep);
                 }
                 Ok(None) => {}
@@ -348,6 +344,18 @@ impl Simulation {
                     })
                 }
             }
+        }
+        let (mut engine, restored) = match loaded {
+            // (Its configuration passed `Engine::new` when it was saved: the
+            // entry's key is the settled configuration and wafer's version.)
+            Some(saved) => (
+                Engine::from_read(saved.engine, policy, victim)?,
+                Some(saved.warm),
+            ),
+            None => (Engine::new(&cfg.device, geo, policy, victim)?, None),
+        };
+        if let Some(a) = ann {
+            engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
         }
         let t = Instant::now();
         if cfg.device.prefill && prefill && restored.is_none() {

@@ -42,6 +42,9 @@ pub(super) enum Access {
     Gc,
 }
 
+/// Generations wrap at 2^31 (a cached value holds one and a dirty bit).
+const GEN_MASK: u32 = (1 << 31) - 1;
+
 /// The entries a preconditioning left cached ([`MappingTable::warm_entries`]).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum WarmEntries {
@@ -53,6 +56,32 @@ pub enum WarmEntries {
     Keys(Vec<u32>),
 }
 
+/// [`WarmEntries`] read from the table as they are serialized (the same
+/// bytes; no copy of the keys).
+#[derive(serde::Serialize)]
+pub enum WarmEntriesOf<'a> {
+    /// An ideal table.
+    Ideal,
+    /// Every entry fits: the loaded bits.
+    Loaded(&'a Vec<u64>),
+    /// The cached pages, least recent first.
+    Keys(KeysOf<'a>),
+}
+
+/// An LRU's keys, least recent first, serialized as a sequence.
+pub struct KeysOf<'a>(&'a Lru<u32>);
+
+impl serde::Serialize for KeysOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len() as usize))?;
+        for (k, _) in self.0.entries() {
+            seq.serialize_element(&k)?;
+        }
+        seq.end()
+    }
+}
+
 /// The cached entries.
 enum Cached {
     /// Every entry fits: nothing is ever evicted and recency does not
@@ -61,8 +90,10 @@ enum Cached {
     All { loaded: Vec<u64>, dirty: Vec<u64> },
     /// Fewer entries than pages: an LRU whose value is
     /// `generation << 1 | dirty` (dirty only while the generation is its
-    /// translation page's).
-    Lru(Lru),
+    /// translation page's; 31 bits of generation, so a 16-byte slot: an
+    /// entry cached across 2^31 write-backs of its page could be taken for
+    /// dirty, which no run comes near).
+    Lru(Lru<u32>),
 }
 
 /// The cached mapping table and its translation pages (see the module doc).
@@ -78,7 +109,7 @@ pub(super) struct MappingTable {
     per_tpage: u32,
     /// Per translation page: the slot of the log holding it, or [`NONE`].
     mvpn_loc: Vec<u32>,
-    /// Per translation page: its write-back generation.
+    /// Per translation page: its write-back generation (below 2^31).
     gen: Vec<u32>,
     /// Per translation page: its cached entries dirty in this generation.
     dirty: Vec<u32>,
@@ -271,22 +302,24 @@ impl MappingTable {
 
     /// The cached entries (least recent first), to restore with
     /// [`MappingTable::restore_warm`].
-    pub fn warm_entries(&self) -> WarmEntries {
+    pub fn warm_entries(&self) -> WarmEntriesOf<'_> {
         match &self.cached {
-            _ if self.ideal => WarmEntries::Ideal,
-            Cached::All { loaded, .. } => WarmEntries::Loaded(loaded.clone()),
-            Cached::Lru(l) => WarmEntries::Keys(l.entries().map(|(k, _)| k).collect()),
+            _ if self.ideal => WarmEntriesOf::Ideal,
+            Cached::All { loaded, .. } => WarmEntriesOf::Loaded(loaded),
+            Cached::Lru(l) => WarmEntriesOf::Keys(KeysOf(l)),
         }
     }
 
     /// The entries [`MappingTable::warm_entries`] gave, cached again (clean);
-    /// false if they do not fit this table.
-    pub fn restore_warm(&mut self, w: &WarmEntries) -> bool {
+    /// false if they do not fit this table. The list is dropped once
+    /// stamped, before the table's slots fill (on a whole drive it is a
+    /// tenth of the table).
+    pub fn restore_warm(&mut self, w: WarmEntries) -> bool {
         let logical = self.logical;
         match (&mut self.cached, w) {
-            _ if self.ideal => matches!(w, WarmEntries::Ideal),
+            (_, w) if self.ideal => matches!(w, WarmEntries::Ideal),
             (Cached::All { loaded, .. }, WarmEntries::Loaded(l)) if l.len() == loaded.len() => {
-                loaded.copy_from_slice(l);
+                loaded.copy_from_slice(&l);
                 true
             }
             (Cached::Lru(l), WarmEntries::Keys(keys))
@@ -297,7 +330,9 @@ impl MappingTable {
                 for (i, &k) in keys.iter().enumerate() {
                     l.stamp(k, i as u32);
                 }
-                l.end_stamps(keys.len() as u32, 0);
+                let n = keys.len() as u32;
+                drop(keys);
+                l.end_stamps(n, 0);
                 true
             }
             _ => false,
@@ -375,7 +410,7 @@ impl MappingTable {
                     Some(s) => {
                         if dirty {
                             let m = (lpn / self.per_tpage) as usize;
-                            let mark = (self.gen[m] as u64) << 1 | 1;
+                            let mark = self.gen[m] << 1 | 1;
                             let v = l.val_mut(s);
                             if *v != mark {
                                 *v = mark;
@@ -420,7 +455,7 @@ impl MappingTable {
             Cached::Lru(l) => {
                 let v = if dirty {
                     self.dirty[m as usize] += 1;
-                    (self.gen[m as usize] as u64) << 1 | 1
+                    self.gen[m as usize] << 1 | 1
                 } else {
                     0
                 };
@@ -442,7 +477,7 @@ impl MappingTable {
             });
         if let Some((old, v)) = evicted {
             let mo = old / self.per_tpage;
-            if v & 1 != 0 && (v >> 1) as u32 == self.gen[mo as usize] {
+            if v & 1 != 0 && v >> 1 == self.gen[mo as usize] {
                 self.write_back(mo, flash, q, now);
             }
         }
@@ -479,7 +514,7 @@ impl MappingTable {
         self.write_backs += 1;
         self.entries_written_back += self.dirty[m as usize] as u64;
         self.dirty[m as usize] = 0;
-        self.gen[m as usize] = self.gen[m as usize].wrapping_add(1);
+        self.gen[m as usize] = self.gen[m as usize].wrapping_add(1) & GEN_MASK;
         if self.mqsim {
             // MQSim: the merge read runs, the program never does, and the
             // page is "departing" from then on

@@ -33,6 +33,7 @@ pub mod driver;
 pub mod events;
 pub mod flash;
 pub mod hist;
+pub mod keymap;
 pub mod host;
 mod intake;
 pub mod layout;

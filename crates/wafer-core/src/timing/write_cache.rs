@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use super::cache::Lru;
+use super::keymap::Recent;
 use super::config::{CacheMode, SsdConfig};
 use super::flash::NONE;
 
@@ -36,7 +37,10 @@ pub(super) struct WriteCache {
     pub write: bool,
     /// Reads are cached.
     pub read: bool,
-    lru: Lru,
+    /// The cached pages: a small share of the drive's, so hash-indexed.
+    lru: Lru<u64>,
+    /// Before timing starts: the pages written last ([`WriteCache::stamp_write`]).
+    written: Recent,
     /// Host pages waiting for room: (request, page, sectors).
     pub waiting: VecDeque<(u32, u32, u64)>,
     /// Dirty pages on their way to flash.
@@ -75,7 +79,8 @@ impl WriteCache {
         WriteCache {
             write: write && on,
             read: read && on,
-            lru: Lru::new(if on { logical } else { 0 }, if on { cap } else { 0 }),
+            lru: Lru::hashed(if on { logical } else { 0 }, if on { cap } else { 0 }),
+            written: Recent::new(0),
             waiting: VecDeque::new(),
             flushing: 0,
             flush_limit: if ssd.cache.flush_limit_pages > 0 {
@@ -207,42 +212,52 @@ impl WriteCache {
         self.lru.remove(lpn);
     }
 
-    /// Before timing starts: the cache keeps stamps, not a list
-    /// ([`Lru::begin_stamps`]).
+    /// Before timing starts: the cache keeps the pages written last
+    /// ([`Recent`]), not a list.
     pub fn begin_stamps(&mut self) {
-        self.lru.begin_stamps();
+        self.lru.clear();
+        self.written = Recent::new(self.lru.capacity());
     }
 
-    /// Before timing starts, in stamp mode: a full-page write of `lpn`, the
-    /// `clock`-th write of the preconditioning. Returns whether the cache
-    /// absorbs it: the page was written within the cache's last `capacity`
-    /// writes, so it is still cached dirty and the FTL gets one program for
-    /// both. (A list would also absorb a page last written more writes ago
-    /// when few distinct pages came between; the preconditioning's
-    /// workloads repeat pages rarely inside a cache's span.)
+    /// Before timing starts: a full-page write of `lpn`, the `clock`-th
+    /// write of the preconditioning. Returns whether the cache absorbs it:
+    /// the page was written within the cache's last `capacity` writes, so
+    /// it is still cached dirty and the FTL gets one program for both. (A
+    /// list would also absorb a page last written more writes ago when few
+    /// distinct pages came between; the preconditioning's workloads repeat
+    /// pages rarely inside a cache's span.)
     #[inline]
     pub fn stamp_write(&mut self, lpn: u32, clock: u32) -> bool {
-        let prev = self.lru.stamp(lpn, clock);
+        let prev = self.written.stamp(lpn, clock);
         prev != NONE && clock - prev < self.lru.capacity()
     }
 
-    /// Before timing starts, in stamp mode: `lpn` changed behind the cache.
-    #[inline]
-    pub fn unstamp(&mut self, lpn: u32) {
-        self.lru.unstamp(lpn);
+    /// Hint: `lpn` is written soon, before timing starts.
+    #[inline(always)]
+    pub fn prefetch_stamp(&self, lpn: u32) {
+        self.written.prefetch(lpn);
     }
 
-    /// Stamps move `by` earlier ([`Lru::rebase_stamps`]).
+    /// Before timing starts: `lpn` changed behind the cache.
+    #[inline]
+    pub fn unstamp(&mut self, lpn: u32) {
+        self.written.forget(lpn);
+    }
+
+    /// Stamps move `by` earlier.
     pub fn rebase_stamps(&mut self, by: u32) {
-        self.lru.rebase_stamps(by);
+        self.written.rebase(by);
     }
 
     /// Timing starts: the cache holds the most recently written pages,
     /// clean (`full`: every sector; the preconditioning wrote them to
     /// flash), so the end's flush writes only what the timed requests
     /// wrote.
-    pub fn end_stamps(&mut self, clock: u32, full: u64) {
-        self.lru.end_stamps(clock, full);
+    pub fn end_stamps(&mut self, full: u64) {
+        for k in self.written.newest() {
+            self.lru.insert(k, full);
+        }
+        self.written = Recent::new(0);
     }
 
     /// The cached pages, least recent first.

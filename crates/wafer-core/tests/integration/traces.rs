@@ -299,7 +299,7 @@ fn an_overlong_line_is_named_never_read_whole() {
     let d = TempDir::new("traces");
     let good = b"1,hm,0,Write,0,4096,1\n";
     let mut bytes = good.to_vec();
-    bytes.extend(std::iter::repeat(b'x').take(3 << 20));
+    bytes.extend(std::iter::repeat_n(b'x', 3 << 20));
     bytes.push(b'\n');
     bytes.extend_from_slice(good);
     let p = d.file("long.trace", &bytes);

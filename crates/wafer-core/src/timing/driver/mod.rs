@@ -107,6 +107,16 @@ pub struct WarmState {
     workload: String,
 }
 
+/// A [`WarmState`] as the driver holds it ([`Driver::warm_state`]):
+/// serializes to the same bytes.
+#[derive(serde::Serialize)]
+pub struct WarmStateOf<'a> {
+    cache: Vec<u32>,
+    map: mapping::WarmEntriesOf<'a>,
+    writes: u64,
+    workload: &'a str,
+}
+
 /// What the preconditioning did.
 #[derive(Clone, Debug, Default)]
 struct Preconditioned {
@@ -393,7 +403,7 @@ impl Driver {
                 match feed.next(self.page_bytes) {
                     Ok(Some((req, ext))) => {
                         ftl.prefetch(req.lba as u32, false);
-                        self.cache.prefetch(req.lba as u32);
+                        self.cache.prefetch_stamp(req.lba as u32);
                         self.map.prefetch(req.lba as u32);
                         ring[(head + len) % WARM_AHEAD] = (req, ext);
                         len += 1;
@@ -434,7 +444,7 @@ impl Driver {
     pub fn finish_precondition(&mut self, overwritten: u64) {
         let t0 = Instant::now();
         let w = self.warming.take().expect("a preconditioning in progress");
-        self.cache.end_stamps(w.cache_clock, self.full_mask);
+        self.cache.end_stamps(self.full_mask);
         self.map.end_stamps(w.map_clock);
         self.pre = Preconditioned {
             writes: w.writes + overwritten,
@@ -450,13 +460,15 @@ impl Driver {
     }
 
     /// What the preconditioning left in DRAM, to restore it with the FTL's
-    /// state ([`Driver::restore_precondition`]).
-    pub fn warm_state(&self) -> WarmState {
-        WarmState {
+    /// state ([`Driver::restore_precondition`]): serialized as a
+    /// [`WarmState`], read from the tables as it is written (the mapping
+    /// table's keys are 130 MB on a whole intel750).
+    pub fn warm_state(&self) -> WarmStateOf<'_> {
+        WarmStateOf {
             cache: self.cache.keys(),
             map: self.map.warm_entries(),
             writes: self.pre.writes,
-            workload: self.pre.workload.clone(),
+            workload: &self.pre.workload,
         }
     }
 
@@ -474,14 +486,14 @@ impl Driver {
         {
             return bad("cache");
         }
-        if !self.map.restore_warm(&w.map) {
+        if !self.map.restore_warm(w.map) {
             return bad("mapping table");
         }
         self.cache.begin_stamps();
         for (i, &k) in w.cache.iter().enumerate() {
             self.cache.stamp_write(k, i as u32);
         }
-        self.cache.end_stamps(w.cache.len() as u32, self.full_mask);
+        self.cache.end_stamps(self.full_mask);
         self.pre = Preconditioned {
             writes: w.writes,
             seconds,
