@@ -459,8 +459,7 @@ impl DeviceConfig {
                 format!(
                     "{}; must be at least {} free segments (GC starts with one left for its \
                      first destination)",
-                    self.gc_low,
-                    MIN_RESERVE
+                    self.gc_low, MIN_RESERVE
                 ),
             ));
         }

@@ -318,7 +318,9 @@ impl Engine {
     /// (its annotation is not part of the state).
     pub fn write_state(&self, w: &mut dyn std::io::Write) -> Result<()> {
         if self.future.is_some() || self.flash_log.is_some() {
-            return Err(crate::codec::unsupported("a run with a future or a flash log"));
+            return Err(crate::codec::unsupported(
+                "a run with a future or a flash log",
+            ));
         }
         let parts = (self, self.policy.save_state()?, self.victim.save_state()?);
         bincode::serialize_into(w, &parts).map_err(|e| Error::Checkpoint {

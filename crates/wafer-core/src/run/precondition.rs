@@ -29,7 +29,6 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-
 use super::config::RunConfig;
 use crate::device::Geometry;
 use crate::engine::{Engine, ReadState};

@@ -69,7 +69,11 @@ impl<V: Value> Lru<V> {
     /// no stamp mode.
     pub fn hashed(keys: usize, cap: u32) -> Lru<V> {
         let cap = cap.min(keys as u32);
-        Lru::with_index(Index::Hashed(KeyMap::with_capacity(cap as usize)), keys, cap)
+        Lru::with_index(
+            Index::Hashed(KeyMap::with_capacity(cap as usize)),
+            keys,
+            cap,
+        )
     }
 
     fn with_index(index: Index, keys: usize, cap: u32) -> Lru<V> {

@@ -304,7 +304,10 @@ mod tests {
             }
             let mut exp: Vec<(u32, u32)> = last.into_iter().map(|(k, s)| (s, k)).collect();
             exp.sort_unstable();
-            let exp: Vec<u32> = exp[exp.len() - cap as usize..].iter().map(|x| x.1).collect();
+            let exp: Vec<u32> = exp[exp.len() - cap as usize..]
+                .iter()
+                .map(|x| x.1)
+                .collect();
             assert_eq!(r.newest(), exp, "cap {cap}");
         }
         assert_eq!(Recent::new(0).stamp(5, 1), NONE);

@@ -7,9 +7,9 @@
 use std::collections::VecDeque;
 
 use super::cache::Lru;
-use super::keymap::Recent;
 use super::config::{CacheMode, SsdConfig};
 use super::flash::NONE;
+use super::keymap::Recent;
 
 /// Marks a cached page that flash does not hold yet.
 const DIRTY: u64 = 1 << 63;

@@ -133,6 +133,20 @@ fn column_bytes(b: &RecordBatch) -> [&[u8]; 5] {
 type Identity = (String, u64, Option<SystemTime>);
 static VERIFIED: Mutex<Option<HashSet<Identity>>> = Mutex::new(None);
 
+/// `f`, an Arrow call on the file at `path`: Arrow's IPC reader panics on
+/// some damaged files (a buffer sliced past its end) instead of returning
+/// an error; that panic is this file's error, never the process's.
+fn arrow<T>(path: &str, f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        Error::trace(
+            path,
+            None,
+            "corrupt: Arrow cannot decode it (the file was damaged or edited after `wafer \
+             traces convert` wrote it; convert the source trace again)",
+        )
+    })
+}
+
 /// Check the rows of the native trace at `path` against the checksum its
 /// footer carries (once per process per unchanged file); a file without
 /// one passes.
@@ -160,7 +174,7 @@ fn verify(path: &str, reader: &mut FileReader<BufReader<File>>) -> Result<()> {
         )
     };
     let mut d = RowsDigest::default();
-    for b in reader.by_ref() {
+    while let Some(b) = arrow(path, || reader.next())? {
         let b = b.map_err(|e| corrupt(format!("a batch does not read ({e})")))?;
         d.add(column_bytes(&b), b.num_rows());
     }
@@ -313,8 +327,10 @@ impl NativeRecords {
     pub fn open(path: &str) -> Result<Self> {
         let f =
             File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?;
-        let mut reader = FileReader::try_new(BufReader::with_capacity(1 << 20, f), None)
-            .map_err(|e| Error::trace(path, None, format!("not a readable Arrow IPC file: {e}")))?;
+        let mut reader = arrow(path, || {
+            FileReader::try_new(BufReader::with_capacity(1 << 20, f), None)
+        })?
+        .map_err(|e| Error::trace(path, None, format!("not a readable Arrow IPC file: {e}")))?;
         check_columns(path, reader.schema().as_ref())?;
         verify(path, &mut reader)?;
         Ok(NativeRecords {
@@ -328,7 +344,9 @@ impl NativeRecords {
 
     fn load(&mut self) -> Result<bool> {
         loop {
-            match self.reader.next() {
+            let file = &self.file;
+            let reader = &mut self.reader;
+            match arrow(file, || reader.next())? {
                 None => return Ok(false),
                 Some(Err(e)) => {
                     return Err(Error::trace(

@@ -68,7 +68,13 @@ impl TextRecords {
             let (found, used) = {
                 let chunk = match self.reader.fill_buf() {
                     Ok(c) => c,
-                    Err(e) => return Err(Error::trace(&self.file, Some(self.stats.lines), e.to_string())),
+                    Err(e) => {
+                        return Err(Error::trace(
+                            &self.file,
+                            Some(self.stats.lines),
+                            e.to_string(),
+                        ))
+                    }
                 };
                 if chunk.is_empty() {
                     return Ok(());

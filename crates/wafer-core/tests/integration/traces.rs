@@ -306,7 +306,10 @@ fn an_overlong_line_is_named_never_read_whole() {
     let mut r = TextRecords::open(&p, "msr", false).unwrap();
     assert!(r.next_record().unwrap().is_some());
     let msg = r.next_record().unwrap_err().to_string();
-    assert!(msg.contains("long.trace:2") && msg.contains("without a line break"), "{msg}");
+    assert!(
+        msg.contains("long.trace:2") && msg.contains("without a line break"),
+        "{msg}"
+    );
     // --skip-bad: the line is skipped whole, the next one read.
     let mut r = TextRecords::open(&p, "msr", true).unwrap();
     let mut n = 0;
@@ -604,8 +607,44 @@ fn inspect_reports_the_papers_attributes() {
     );
 }
 
+/// Fuzz cases per property: 256 in the test suite, more on demand
+/// (`WAFER_FUZZ_CASES=100000 cargo test --test integration survive`; the
+/// census, docs/RELIABILITY.md).
+fn fuzz_cases() -> u32 {
+    std::env::var("WAFER_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), ..ProptestConfig::default() })]
+
+    /// A native (Arrow) trace with bytes flipped anywhere reads to an error
+    /// or to the same records (its checksum), never a panic or other rows.
+    #[test]
+    fn native_survives_flipped_bytes(flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..6)) {
+        let d = TempDir::new("traces");
+        let rows: Vec<Record> = (0..300u64)
+            .map(|i| rec(i * 1000, 0, if i % 3 == 0 { Op::Read } else { Op::Write }, (i * 7 % 50) * 4096, 4096))
+            .collect();
+        let out = d.path().join("rows.arrow").display().to_string();
+        let mut it = rows.clone().into_iter();
+        native::write_records(|| Ok(it.next()), &out, "test", "msr").unwrap();
+        let mut bytes = std::fs::read(&out).unwrap();
+        for (at, x) in &flips {
+            let i = at.index(bytes.len());
+            bytes[i] ^= x;
+        }
+        std::fs::write(&out, &bytes).unwrap();
+        let read = (|| -> wafer_core::Result<Vec<Record>> {
+            let (mut s, _) = trace::open_selected(&out, None, &Selection::default())?;
+            std::iter::from_fn(|| s.next_record().transpose()).collect()
+        })();
+        if let Ok(v) = read {
+            prop_assert_eq!(v, rows);
+        }
+    }
 
     /// No input makes a parser panic or hang.
     #[test]
