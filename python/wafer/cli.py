@@ -81,6 +81,27 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _seed(text: str) -> int:
+    """argparse type: a seed, an integer in 0..2^64-1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 0 <= v < 1 << 64:
+        raise argparse.ArgumentTypeError(f"{v} must be an integer from 0 to 2^64-1")
+    return v
+
+
+def _size(text: str) -> int:
+    """argparse type: a size such as 8GiB (see `wafer.parse_size`)."""
+    try:
+        from .api import parse_size
+
+        return parse_size(text)
+    except _core.ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 2)[-1]) from None
+
+
 def _positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
     try:
@@ -187,13 +208,13 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOA
                    help="user blocks to write (default: 4 drive-writes; a trace: all of it)")
     n.add_argument("--drive-writes", type=_positive_float, metavar="K",
                    help="user writes as a multiple of the logical capacity")
-    g.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    g.add_argument("--seed", type=_seed, default=1, help="seed of every random choice (default 1)")
     g.add_argument("--accuracy", action="store_true",
                    help="annotate every block's death time (cached next to a trace) and score the policy's "
                         "lifetime predictions: accuracy, precision, recall, F1, confusion, per window")
     g.add_argument("--cache-dir", metavar="DIR",
                    help="where lifetime annotations of traces are cached (default $WAFER_CACHE_DIR or ~/.cache/wafer)")
-    g.add_argument("--memory-limit", metavar="SIZE",
+    g.add_argument("--memory-limit", metavar="SIZE", type=_size,
                    help="refuse runs estimated to need more memory than this, e.g. 8GiB (default: what is available)")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     g.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
@@ -1196,7 +1217,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--full", action="store_true", help="every registered policy on a 4 GiB device (minutes)")
     size.add_argument("--quick", action="store_true", help="a 64 MiB device (seconds, for tests)")
     d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 64Ki = 256 MiB)")
-    d.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    d.add_argument("--seed", type=_seed, default=1, help="first seed (default 1)")
     d.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds per run (default 1)")
     d.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
     d.add_argument("--json", action="store_true", help="print JSON")
@@ -1230,7 +1251,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="drive-writes of the file written, trace included")
     te.add_argument("-o", "--out", required=True, metavar="FILE", help="the extended trace (native format)")
     te.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES")
-    te.add_argument("--seed", type=int, default=1, help="seed of the continuation's draws (default 1)")
+    te.add_argument("--seed", type=_seed, default=1, help="seed of the continuation's draws (default 1)")
     te.add_argument("--json", action="store_true")
     _add_selection(te)
     te.set_defaults(func=cmd_traces_extend)
@@ -1247,7 +1268,7 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("--logical-blocks", type=_positive_int, default=1 << 16, metavar="N",
                     help="address space of the workload in blocks (default 65536)")
     ts.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES")
-    ts.add_argument("--seed", type=int, default=1)
+    ts.add_argument("--seed", type=_seed, default=1)
     ts.add_argument("--json", action="store_true")
     ts.set_defaults(func=cmd_traces_sample)
     tf = tsub.add_parser("formats", help="list the trace formats, their layouts and units")
@@ -1419,7 +1440,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="logical blocks of a synthetic workload (default 1048576: 4 GiB, larger than the "
                          "reference's data cache)")
     tu.add_argument("--max-requests", type=_positive_int, metavar="N", help="replay at most N requests of a trace")
-    tu.add_argument("--seed", type=int, default=1)
+    tu.add_argument("--seed", type=_seed, default=1)
     tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")
     tu.add_argument("--plot", metavar="FILE.png", help="plot the grade over the iterations")
     tu.add_argument("--json", action="store_true", help="print JSON")
