@@ -17,6 +17,7 @@ from .api import (
     compare,
     composites,
     describe_policy,
+    parse_size,
     policies,
     preset_op,
     presets,
@@ -95,8 +96,6 @@ def _seed(text: str) -> int:
 def _size(text: str) -> int:
     """argparse type: a size such as 8GiB (see `wafer.parse_size`)."""
     try:
-        from .api import parse_size
-
         return parse_size(text)
     except _core.ConfigError as e:
         raise argparse.ArgumentTypeError(str(e).split(": ", 2)[-1]) from None
@@ -861,8 +860,6 @@ def _fmt_num(x: Any) -> str:
 def cmd_traces_inspect(a: argparse.Namespace) -> int:
     cap = a.capacity_blocks
     if a.capacity is not None:
-        from .api import parse_size
-
         cap = parse_size(a.capacity) // a.block_size
     st = traces.inspect(a.file, a.format, block_size=a.block_size, capacity_blocks=cap, selection=_selection(a))
     if a.json:

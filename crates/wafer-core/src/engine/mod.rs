@@ -292,12 +292,15 @@ impl Engine {
     /// Replace this engine's state (built from the same configuration) by
     /// a saved one.
     pub fn load_state(&mut self, s: EngineState) -> Result<()> {
-        let mut e: Engine = crate::codec::decode(&s.core)?;
-        std::mem::swap(&mut e.policy, &mut self.policy);
-        std::mem::swap(&mut e.victim, &mut self.victim);
+        let read = ReadState {
+            core: crate::codec::decode(&s.core)?,
+            policy: s.policy,
+            victim: s.victim,
+        };
+        let policy = std::mem::replace(&mut self.policy, vacant::policy());
+        let victim = std::mem::replace(&mut self.victim, vacant::selector());
+        let mut e = Engine::from_read(read, policy, victim)?;
         e.future = self.future.take();
-        e.policy.load_state(&s.policy)?;
-        e.victim.load_state(&s.victim)?;
         match (&mut e.future, s.future) {
             (Some(f), Some(c)) => f.set_cursor(c)?,
             (None, None) => {}

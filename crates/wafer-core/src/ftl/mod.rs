@@ -301,11 +301,19 @@ impl Ftl {
     /// pages is address space, and a state loaded from a file has other
     /// capacities than one built: the figure must not depend on it).
     pub fn memory_bytes(&self) -> usize {
-        let segs = self.segs.valid.len();
-        self.map.len() * 4
-            + self.rev.len() * 4
-            + segs * (4 + 1 + 2 + 8 + 8 + 8 + 4)
-            + segs * std::mem::size_of::<SegmentId>()
-            + self.groups.len() * std::mem::size_of::<Group>()
+        use std::mem::{size_of, size_of_val};
+        let s = &self.segs;
+        size_of_val(&self.map[..])
+            + size_of_val(&self.rev[..])
+            + size_of_val(&s.valid[..])
+            + size_of_val(&s.state[..])
+            + size_of_val(&s.group[..])
+            + size_of_val(&s.open_time[..])
+            + size_of_val(&s.seal_time[..])
+            + size_of_val(&s.seal_seq[..])
+            + size_of_val(&s.erase_count[..])
+            // The free queue holds at most every segment.
+            + s.valid.len() * size_of::<SegmentId>()
+            + size_of_val(&self.groups[..])
     }
 }

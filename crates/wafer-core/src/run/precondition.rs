@@ -218,28 +218,21 @@ impl Entry {
     fn write(&self, engine: &Engine, warm: &WarmStateOf<'_>) -> std::result::Result<u64, String> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let mut failed = None;
         super::checkpoint::write_atomic_with(&self.path, |f| {
-            let io = |e: String| std::io::Error::other(e);
             f.write_all(MAGIC)?;
             f.write_all(&FORMAT.to_le_bytes())?;
             let mut z = zstd::stream::write::Encoder::new(BufWriter::new(&mut *f), 1)?;
             z.include_checksum(true)?;
             let mut b = BufWriter::with_capacity(BUFFER, z);
-            bincode::serialize_into(&mut b, &self.key).map_err(|e| io(e.to_string()))?;
-            if let Err(e) = engine.write_state(&mut b) {
-                let why = e.to_string();
-                failed = Some(why.clone());
-                return Err(io(why));
-            }
-            bincode::serialize_into(&mut b, warm).map_err(|e| io(e.to_string()))?;
+            bincode::serialize_into(&mut b, &self.key).map_err(std::io::Error::other)?;
+            engine.write_state(&mut b).map_err(std::io::Error::other)?;
+            bincode::serialize_into(&mut b, warm).map_err(std::io::Error::other)?;
             let z = b.into_inner().map_err(|e| e.into_error())?;
             z.finish()?.flush()
         })
-        .map_err(|e| match (failed, e) {
-            (Some(why), _) => why,
-            (None, Error::Checkpoint { reason, .. }) => reason,
-            (None, e) => e.to_string(),
+        .map_err(|e| match e {
+            Error::Checkpoint { reason, .. } => reason,
+            e => e.to_string(),
         })?;
         fs::metadata(&self.path)
             .map(|m| m.len())

@@ -38,6 +38,16 @@ enum Index {
     Hashed(KeyMap),
 }
 
+impl Index {
+    /// The word per key (stamp mode has no other).
+    fn direct(&mut self) -> &mut Vec<u32> {
+        match self {
+            Index::Direct(ix) => ix,
+            Index::Hashed(_) => panic!("stamp mode needs a direct index"),
+        }
+    }
+}
+
 /// An LRU table of up to `cap` keys below `keys`: an index (a word per key,
 /// or a hash table) and one slot (key, list links, value: 16 bytes with a
 /// 32-bit value) per entry, so a lookup touches two cache lines plus its
@@ -321,10 +331,7 @@ impl<V: Value> Lru<V> {
     // (A hashed index has no word per key: its owner keeps [`Recent`].)
 
     fn stamps(&mut self) -> &mut Vec<u32> {
-        match &mut self.index {
-            Index::Direct(ix) => ix,
-            Index::Hashed(_) => panic!("stamp mode needs a direct index"),
-        }
+        self.index.direct()
     }
 
     /// Enter stamp mode: the table is emptied, every key unstamped.
@@ -376,10 +383,7 @@ impl<V: Value> Lru<V> {
         if cap == 0 {
             return;
         }
-        let ix = match &mut self.index {
-            Index::Direct(ix) => ix,
-            Index::Hashed(_) => panic!("stamp mode needs a direct index"),
-        };
+        let ix = self.index.direct();
         // The threshold bucket: stamps in a histogram of BUCKETS over
         // [0, now]; the buckets above it hold fewer than `cap` keys.
         const BUCKETS: usize = 1 << 16;
