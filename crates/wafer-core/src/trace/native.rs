@@ -20,7 +20,10 @@
 //! since `wafer traces convert` wrote it is an error naming the file, never
 //! a silently different replay. The verification reads the file once per
 //! process (later opens of the same unchanged file, e.g. a search's many
-//! replays, reuse it); a file without them (another tool's) is not checked.
+//! replays, reuse it; a file modified in the last seconds is never
+//! remembered). A file whose schema or footer shows wafer wrote it must
+//! carry them; another tool's file (no `wafer.*` keys, no footer metadata)
+//! is not checked.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -128,9 +131,15 @@ fn column_bytes(b: &RecordBatch) -> [&[u8]; 5] {
     ]
 }
 
-/// Native files verified by this process: path, size and modification
-/// time (a file rewritten since is verified again).
-type Identity = (String, u64, Option<SystemTime>);
+/// Native files verified by this process: path, size, inode and
+/// modification time (a file rewritten since is verified again).
+type Identity = (String, u64, u64, Option<SystemTime>);
+
+/// A file modified less than this long before its check is never
+/// remembered as verified: file systems stamp times at a coarse tick
+/// (jiffies, or 2 s on FAT), so a rewrite of the same size within one tick
+/// keeps the same identity (git's "racy clean" problem).
+const RACY: std::time::Duration = std::time::Duration::from_secs(3);
 static VERIFIED: Mutex<Option<HashSet<Identity>>> = Mutex::new(None);
 
 /// `f`, an Arrow call on the file at `path`: Arrow's IPC reader panics on
@@ -152,11 +161,29 @@ fn arrow<T>(path: &str, f: impl FnOnce() -> T) -> Result<T> {
 /// one passes.
 fn verify(path: &str, reader: &mut FileReader<BufReader<File>>) -> Result<()> {
     let meta = reader.custom_metadata();
-    let (Some(want), rows) = (meta.get(DIGEST_KEY).cloned(), meta.get(ROWS_KEY).cloned()) else {
+    let wafers = !meta.is_empty() || reader.schema().metadata().keys().any(|k| wafer_key(k));
+    let (want, rows) = (meta.get(DIGEST_KEY).cloned(), meta.get(ROWS_KEY).cloned());
+    let Some(want) = want else {
+        if wafers {
+            return Err(Error::trace(
+                path,
+                None,
+                format!(
+                    "corrupt: wafer wrote it but its footer has no `{DIGEST_KEY}` checksum \
+                     (the file was damaged, or an older wafer converted it; convert the source \
+                     trace again)"
+                ),
+            ));
+        }
         return Ok(());
     };
     let id: Identity = match std::fs::metadata(path) {
-        Ok(m) => (path.to_string(), m.len(), m.modified().ok()),
+        Ok(m) => (
+            path.to_string(),
+            m.len(),
+            std::os::unix::fs::MetadataExt::ino(&m),
+            m.modified().ok(),
+        ),
         Err(e) => return Err(Error::trace(path, None, format!("cannot read: {e}"))),
     };
     let seen = |v: &Option<HashSet<Identity>>| v.as_ref().is_some_and(|s| s.contains(&id));
@@ -194,12 +221,29 @@ fn verify(path: &str, reader: &mut FileReader<BufReader<File>>) -> Result<()> {
             "the checksum of its rows is {got}, its footer says {want}"
         )));
     }
-    VERIFIED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .insert(id);
+    let settled =
+        id.3.and_then(|m| SystemTime::now().duration_since(m).ok())
+            .is_some_and(|age| age >= RACY);
+    if settled {
+        VERIFIED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashSet::new)
+            .insert(id);
+    }
     Ok(())
+}
+
+/// Whether a schema key looks like one wafer writes (`wafer.version`,
+/// `wafer.source`, ...), also with one byte of its prefix damaged: a file
+/// wafer wrote must carry its checksum, and a flipped key name must not
+/// pass it off as another tool's file that is read unchecked.
+fn wafer_key(k: &str) -> bool {
+    let b = k.as_bytes();
+    let near = b.len() >= 6 && b[..6].iter().zip(b"wafer.").filter(|(x, y)| x != y).count() <= 1;
+    near || [".version", ".source", ".source_format"]
+        .iter()
+        .any(|s| k.ends_with(s))
 }
 
 /// Check that `got` has the native columns with their types.

@@ -448,6 +448,27 @@ fn a_native_trace_changed_after_conversion_is_refused_on_open() {
             && e.to_string().contains("corrupt"),
         "{e}"
     );
+    // The same edit made in place, right after a verified open: the file
+    // keeps its path, size and (within the file system's tick) its
+    // modification time, so only never remembering a freshly written file
+    // catches it.
+    std::fs::write(&out, &edited).unwrap();
+    assert!(read(&out).is_err(), "an in-place edit is verified again");
+    std::fs::write(&out, &bytes).unwrap();
+    // A damaged checksum key does not pass the file off as another tool's.
+    let key = bytes
+        .windows(15)
+        .position(|w| w == b"wafer.rows_xxh3")
+        .expect("the key is in the footer");
+    let mut renamed = bytes.clone();
+    renamed[key + 14] ^= 1;
+    let nokey = d.path().join("nokey.arrow").display().to_string();
+    std::fs::write(&nokey, &renamed).unwrap();
+    let e = read(&nokey).expect_err("a wafer file without its checksum is refused");
+    assert!(
+        e.to_string().contains("no `wafer.rows_xxh3` checksum"),
+        "{e}"
+    );
     // A file another tool wrote (the columns, no checksum) still reads.
     let plain = d.path().join("plain.arrow").display().to_string();
     {
