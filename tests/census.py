@@ -169,7 +169,13 @@ def cases(d: Path, f: dict[str, Path], long: bool) -> list[Case]:
             ["--op", "nan"], ["--op", "inf"], ["--op", "-1"], ["--gc-reserve", "1"], ["--gc-reserve", "0"],
             ["--drive-writes", "nan"], ["--drive-writes", "-2"], ["--warmup-drive-writes", "nan"],
             ["--seed", "-1"], ["--seed", "1e3"], ["--writes", "0"], ["--segment-blocks", "0"],
-            ["--memory-limit", "abc"], ["--memory-limit", "-5GiB"])],
+            ["--memory-limit", "abc"], ["--memory-limit", "-5GiB"], ["--logical-blocks", "-5"],
+            ["--logical-blocks", "0"], ["--block-size", "1000000000000"], ["--block-size", "-4096"],
+            ["--physical-blocks", "-1"], ["--check-every", "-1"])],
+        Case("parameters", "--extend -1", ["replay", "--trace", str(f["good.csv"]), "--extend", "-1"],
+             names=["--extend"]),
+        Case("parameters", "--max-groups -1", ["oracle", "search", "--workload", "zipf:1.0", *SMALL, "--max-groups",
+                                               "-1"], names=["--max-groups"]),
         *[Case("parameters", " ".join(a), [*unsized, *a], names=[n]) for a, n in (
             (["--capacity", "abc"], "--capacity"), (["--capacity", "0"], "--capacity"),
             (["--victim", "nosuch"], "nosuch"), (["--policy", "nosuch"], "nosuch"),
@@ -193,6 +199,38 @@ def cases(d: Path, f: dict[str, Path], long: bool) -> list[Case]:
               "--queue-depth", "1000000000", "--arrival", "closed", "--json"],
              expect="ok", limit_as=4 << 30),
     ]
+    # native traces with flipped bytes: refused, or the same replay
+    native = d / "good.arrow"
+    run(["traces", "convert", str(f["good.csv"]), str(native)], d, 120)
+    rc, out, _ = run(["replay", "--trace", str(native), "--json"], d, 120)
+    if rc == 0:
+        base = _result(out)
+        body = native.read_bytes()
+        rng = random.Random(7)
+        for i in range(40 if long else 6):
+            at = rng.randrange(len(body))
+            p = d / f"flip{i}.arrow"
+            p.write_bytes(body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1:])
+            cs.append(Case("traces", f"native byte {at} flipped", ["replay", "--trace", str(p), "--json"],
+                           expect="same", baseline=base, names=[p.name]))
+    # models: a trained DOGI model, damaged in the ways a file is
+    model = d / "dogi.safetensors"
+    rc, _, _ = run(["train", "dogi", "--workload", "zipf:1.0", *SMALL, "--drive-writes", "2", "-o", str(model),
+                    "--quiet"], d, 300)
+    if rc == 0 and model.exists():
+        other = d / "phftl.safetensors"
+        run(["train", "phftl", "--workload", "zipf:1.0", *SMALL, "--drive-writes", "2", "-o", str(other),
+             "--quiet"], d, 300)
+        for name, data in _damaged_models(model.read_bytes()).items():
+            (d / name).write_bytes(data)
+        (d / "adir.safetensors").mkdir()
+        use = ["replay", "--policy", "dogi", "--workload", "zipf:1.0", *SMALL, "--drive-writes", "1", "--param"]
+        cs += [Case("models", n, [*use, f"model={d / n}"], names=[n]) for n in (
+            "empty.safetensors", "text.safetensors", "half.safetensors", "huge-header.safetensors",
+            "header-flipped.safetensors", "nan.safetensors", "phftl.safetensors", "none.safetensors",
+            "adir.safetensors")]
+        cs.append(Case("models", "a good model", [*use, f"model={model}", "--param", "retrain=0", "--json"],
+                       expect="ok"))
     # A checkpoint, and resume's conflicting flags (also at their default value).
     ck = d / "run.ckpt"
     rc, out, err = run([*rep, "--checkpoint", str(ck), "--checkpoint-every", "0.5", "--json"], d, 300)
@@ -217,6 +255,149 @@ def cases(d: Path, f: dict[str, Path], long: bool) -> list[Case]:
     return cs
 
 
+def _damaged_models(body: bytes) -> dict[str, bytes]:
+    """A safetensors model damaged the ways files are: empty, text, torn,
+    a header length past the end, a flipped header byte, a NaN weight."""
+    import struct
+    n = struct.unpack("<Q", body[:8])[0]
+    head = json.loads(body[8:8 + n])
+    first = next(v for k, v in head.items() if k != "__metadata__")
+    at = 8 + n + first["data_offsets"][0]
+    nan = bytearray(body)
+    nan[at:at + 4] = struct.pack("<f", float("nan"))
+    flipped = bytearray(body)
+    flipped[13] ^= 0x55
+    return {"empty.safetensors": b"", "text.safetensors": b"hello, not a model\n",
+            "half.safetensors": body[: len(body) // 2], "huge-header.safetensors": b"\xff" * 8 + body[8:],
+            "header-flipped.safetensors": bytes(flipped), "nan.safetensors": bytes(nan)}
+
+
+#: The Python API fed wrong input: (name, statement, what the error names).
+#: ``R(**kw)`` replays zipf:1.0 for one drive-write of a small device;
+#: ``dev(**kw)`` is that device.
+API = [
+    ("unknown policy", "R(policy='nosuch')", ["nosuch"]),
+    ("bad workload spec", "R(workload='zipf:abc')", ["zipf:abc"]),
+    ("workload of the wrong type", "R(workload=42)", ["workload"]),
+    ("seed -1", "R(seed=-1)", ["seed"]),
+    ("seed 2**64", "R(seed=2**64)", ["seed"]),
+    ("seed 'x'", "R(seed='x')", ["seed"]),
+    ("seed 1.5", "R(seed=1.5)", ["seed"]),
+    ("drive_writes nan", "R(drive_writes=float('nan'))", ["drive_writes"]),
+    ("drive_writes -1", "R(drive_writes=-1)", ["drive_writes"]),
+    ("writes 0", "R(drive_writes=None, writes=0)", ["writes"]),
+    ("writes 2.5", "R(drive_writes=None, writes=2.5)", ["writes"]),
+    ("unknown victim", "R(victim='nosuch')", ["nosuch"]),
+    ("unknown setup", "R(setup='nosuch')", ["setup", "nosuch"]),
+    ("unknown timing preset", "R(timing='nosuch')", ["nosuch"]),
+    ("queue_depth 0", "T(queue_depth=0)", ["queue_depth"]),
+    ("queue_depth -1", "T(queue_depth=-1)", ["queue_depth"]),
+    ("think_ns -1", "T(think_ns=-1)", ["think"]),
+    ("precondition nan", "T(precondition=float('nan'))", ["precondition"]),
+    ("unknown arrival", "T(arrival='nosuch')", ["arrival"]),
+    ("params not a mapping", "R(params=[1, 2])", ["parameters"]),
+    ("unknown parameter", "R(policy='sepbit', params={'nosuch': 1})", ["nosuch"]),
+    ("parameter of the wrong type", "R(policy='dogi', params={'retrain': 'abc'})", ["abc"]),
+    ("memory_limit 'abc'", "R(memory_limit='abc')", ["memory_limit"]),
+    ("memory_limit -1", "R(memory_limit=-1)", ["memory_limit"]),
+    ("missing trace", "R(trace='/nonexistent.csv')", ["/nonexistent.csv"]),
+    ("unknown trace format", "R(trace=GOOD, format='nosuch')", ["nosuch"]),
+    ("repeat 0", "R(trace=GOOD, repeat=0)", ["repeat"]),
+    ("extend -1", "R(trace=GOOD, extend=-1.0)", ["extend"]),
+    ("extend without a trace", "R(extend=2.0)", ["extend"]),
+    ("checkpoint_every nan", "R(checkpoint=TMP + '/x.ckpt', checkpoint_every=float('nan'))", ["checkpoint_every"]),
+    ("Device op nan", "dev(op=float('nan'))", ["op"]),
+    ("Device op -1", "dev(op=-1)", ["op"]),
+    ("Device op 'x'", "dev(op='x')", ["op"]),
+    ("Device logical_blocks -5", "dev(logical_blocks=-5)", ["logical_blocks"]),
+    ("Device block_size 2**40", "dev(block_size=2**40)", ["block_size"]),
+    ("Device capacity 'abc'", "wafer.Device(capacity='abc')", ["capacity"]),
+    ("Device unknown field", "wafer.Device(nosuch=1)", ["nosuch"]),
+    ("Device gc_low 1", "dev(gc_low=1)", ["gc_low"]),
+    ("parse_size 'abc'", "wafer.parse_size('abc')", ["abc"]),
+    ("parse_size -5", "wafer.parse_size(-5)", ["-5"]),
+    ("parse_size [1]", "wafer.parse_size([1])", ["[1]"]),
+    ("resume a missing file", "wafer.resume('/nonexistent.ckpt')", ["/nonexistent.ckpt"]),
+    ("resume a directory", "wafer.resume(TMP)", [""]),
+    ("compare []", "wafer.compare([], 'zipf:1.0', device=dev(), drive_writes=1)", ["policies"]),
+    ("compare 'base' (a string)", "wafer.compare('base', 'zipf:1.0', device=dev(), drive_writes=1)", ["policies"]),
+    ("compare victims 'greedy'", "wafer.compare(['base'], victims='greedy', device=dev(), drive_writes=1)",
+     ["victims"]),
+    ("describe_policy unknown", "wafer.describe_policy('nosuch')", ["nosuch"]),
+    ("timing_config unknown", "wafer.timing_config('nosuch')", ["nosuch"]),
+    ("kmeans no points", "wafer.kmeans([], k=2)", ["points"]),
+    ("kmeans k 0", "wafer.kmeans([[1.0], [2.0]], k=0)", ["k"]),
+    ("kmeans nan", "wafer.kmeans([[float('nan')], [1.0]], k=1)", ["finite"]),
+    ("kmeans ragged", "wafer.kmeans([[1.0, 2.0], [1.0]], k=1)", ["point 1"]),
+    ("kmeans weights", "wafer.kmeans([[1.0], [2.0]], weights=[1.0], k=1)", ["weights"]),
+    ("train a rule policy", "wafer.train('base', 'zipf:1.0', out=TMP + '/m.st', device=dev(), drive_writes=1)",
+     ["base"]),
+    ("train into a missing directory",
+     "wafer.train('dogi', 'zipf:1.0', out='/nonexistent/m.st', device=dev(), drive_writes=1)", ["/nonexistent"]),
+    ("replay_volumes a string", "wafer.replay_volumes('base', '/nonexistent.csv')", ["traces"]),
+    ("replay_volumes a missing file", "wafer.replay_volumes('base', ['/nonexistent.csv'])", ["/nonexistent.csv"]),
+]
+API_OK = [
+    ("a good run", "R()"),
+    ("a good trace", "R(trace=GOOD, device=None)"),
+    ("compare", "wafer.compare(['base', 'two-r'], 'zipf:1.0', device=dev(), drive_writes=1)"),
+]
+
+API_DRIVER = """
+import json, sys, wafer
+TMP, GOOD = sys.argv[1], sys.argv[2]
+D = dict(logical_blocks=65536, segment_blocks=64, op=0.15)
+dev = lambda **k: wafer.Device(**{**D, **k})
+R = lambda **k: wafer.replay(**{"policy": "base", "workload": "zipf:1.0", "drive_writes": 1, "device": dev(), **k})
+T = lambda **k: wafer.replay(**{"policy": "base", "workload": "uniform", "writes": 2000, "timing": "intel750",
+                               "fit_device": True, "precondition": 0, **k})
+for name, code in json.load(sys.stdin):
+    try:
+        exec(code)
+        out = {"name": name, "raised": None}
+    except Exception as e:
+        kind = "wafer" if isinstance(e, wafer.WaferError) else type(e).__name__
+        if isinstance(e, wafer.InternalError) or type(e).__name__ == "PanicException":
+            kind = "panic"
+        out = {"name": name, "raised": kind, "message": str(e)[:300]}
+    print(json.dumps(out), flush=True)
+"""
+
+
+def api_cases(d: Path, f: dict[str, Path], timeout: float) -> list[dict]:
+    """The API class: every statement of :data:`API` and :data:`API_OK` in
+    one Python process. Clear: a wafer error, or a ``TypeError`` /
+    ``ValueError`` of the call itself, naming what the case names."""
+    todo = [(n, c) for n, c, _ in API] + list(API_OK)
+    try:
+        p = subprocess.run([sys.executable, "-c", API_DRIVER, str(d), str(f["good.csv"])], input=json.dumps(todo),
+                           capture_output=True, text=True, timeout=timeout * 4, cwd=d, errors="replace")
+        lines, died = p.stdout.splitlines(), p.returncode != 0
+    except subprocess.TimeoutExpired as e:
+        lines, died = (e.stdout or b"").decode(errors="replace").splitlines(), True
+    got = {r["name"]: r for r in map(json.loads, lines)}
+    names = {n: w for n, _, w in API}
+    rows = []
+    for n, _ in todo:
+        r = got.get(n)
+        if r is None:
+            outcome, msg = ("hang" if not died else "signal"), ""
+        else:
+            msg, raised = r.get("message", ""), r["raised"]
+            if n not in names:
+                outcome = "ok" if raised is None else "refused-good"
+            elif raised is None:
+                outcome = "silent-wrong"
+            elif raised == "panic":
+                outcome = "panic"
+            elif raised in ("wafer", "TypeError", "ValueError"):
+                outcome = "clear" if all(w in msg for w in names[n]) else "unclear"
+            else:
+                outcome = "traceback"
+        rows.append({"class": "api", "case": n, "outcome": outcome, "rc": None, "message": msg[:160]})
+    return rows
+
+
 def census(long: bool = False, timeout: float = 120.0, log=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="wafer-census-") as tmp:
         d = Path(tmp)
@@ -229,6 +410,10 @@ def census(long: bool = False, timeout: float = 120.0, log=None) -> dict:
             rows.append({"class": c.cls, "case": c.name, "outcome": outcome, "rc": rc, "message": last})
             if log:
                 log(f"{outcome:13} {c.cls:12} {c.name}: {last}")
+        for r in api_cases(d, f, timeout):
+            rows.append(r)
+            if log:
+                log(f"{r['outcome']:13} {'api':12} {r['case']}: {r['message']}")
     table = defaultdict(Counter)
     for r in rows:
         table[r["class"]][r["outcome"]] += 1

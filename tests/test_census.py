@@ -18,4 +18,5 @@ def test_census_quick_set_meets_the_goal():
     unclear = [r for r in rows if r["outcome"] == "unclear"]
     assert len(unclear) < 0.05 * len(rows), unclear
     assert len(rows) >= 60 and {r["class"] for r in rows} >= {"traces", "checkpoints", "studies", "stores",
-                                                                "parameters", "limits"}
+                                                                "parameters", "limits",
+                                                                "models", "api"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -26,26 +27,73 @@ _SIZE_UNITS = {
 }
 
 
-def parse_size(size: int | str) -> int:
+def parse_size(size: int | str, name: str = "size") -> int:
     """Bytes in a size such as ``4096``, ``"64k"``, ``"4GiB"``, ``"1.5 TB"``.
 
     Bare ``K/M/G/T`` and ``KiB/MiB/...`` are powers of 1024; ``KB/MB/...`` powers of 1000.
+    An error (:class:`ConfigError`) says ``invalid NAME: ...``; callers name
+    the setting (``"device configuration: capacity"``).
     """
+    if isinstance(size, bool) or not isinstance(size, (int, float, str)):
+        raise _core.ConfigError(f"invalid {name}: {size!r} is not a size (bytes, or a string such as '4GiB')")
     if isinstance(size, int):
         if size <= 0:
-            raise _core.ConfigError(f"invalid device configuration: capacity: {size} must be > 0 bytes")
+            raise _core.ConfigError(f"invalid {name}: {size} must be > 0 bytes")
         return size
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(size))
     unit = m.group(2).lower() if m else None
     if not m or unit not in _SIZE_UNITS:
         raise _core.ConfigError(
-            f"invalid device configuration: capacity: cannot read size '{size}'; "
+            f"invalid {name}: cannot read size '{size}'; "
             "use bytes or a number with K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB, TB"
         )
     value = int(float(m.group(1)) * _SIZE_UNITS[unit])
     if value <= 0:
-        raise _core.ConfigError(f"invalid device configuration: capacity: '{size}' must be > 0 bytes")
+        raise _core.ConfigError(f"invalid {name}: '{size}' must be > 0 bytes")
     return value
+
+
+def _whole(name: str, v: Any, lo: int = 0, hi: int = (1 << 64) - 1) -> int:
+    """``v`` as an integer in ``lo..=hi`` (an integral float such as ``1e6``
+    counts); anything else is a :class:`ConfigError` naming ``name``, never a
+    silently truncated value."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise _core.ConfigError(f"invalid run configuration: {name}: {v!r} is not a whole number")
+    if not lo <= v <= hi:
+        raise _core.ConfigError(f"invalid run configuration: {name}: {v!r}; must be from {lo} to {hi}")
+    return int(v)
+
+
+def _names(name: str, v: Any) -> list[str]:
+    """A list of names given as ``name``: a string where the list belongs is
+    an error (it would be read letter by letter), as is an empty list."""
+    if isinstance(v, (str, bytes)):
+        raise _core.ConfigError(f"invalid run configuration: {name}: a list of names, got the string {v!r} "
+                                f"(write [{v!r}])")
+    out = [str(x) if isinstance(x, os.PathLike) else x for x in v]
+    if not out:
+        raise _core.ConfigError(f"invalid run configuration: {name}: the list is empty")
+    return out
+
+
+def _finite(x: Any, what: str, path: str = "") -> None:
+    """Refuse NaN and infinities anywhere in a ``what`` configuration, naming
+    the field (JSON has no spelling for them: the engine would only see a
+    syntax error)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        raise _core.ConfigError(f"invalid {what} configuration: {path or 'value'}: {x}; must be a finite number")
+    if isinstance(x, dict):
+        for k, v in x.items():
+            _finite(v, what, f"{path}.{k}" if path else str(k))
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _finite(v, what, path)
+
+
+def _dumps(config: dict[str, Any], what: str) -> str:
+    """``config`` as JSON for the engine, NaN and infinities refused by name."""
+    _finite(config, what)
+    return json.dumps(config)
 
 
 #: Every field of the engine's device configuration (``_core.device_fields_json``): name, type, optional, unit,
@@ -80,7 +128,7 @@ class _DeviceMethods:
         cfg = self.to_config()
         if not self.size_given():
             cfg["logical_blocks"] = _DEFAULT_DEVICE["logical_blocks"]
-        _core.check_device(json.dumps(cfg))
+        _core.check_device(_dumps(cfg, "device"))
 
     def segment_given(self) -> bool:
         """Whether the segment size was set (else the engine may fit it)."""
@@ -96,7 +144,7 @@ class _DeviceMethods:
                 "invalid device configuration: capacity: give logical_blocks or capacity, not both"
             )
         if self.capacity is not None:
-            return parse_size(self.capacity) // self.block_size
+            return parse_size(self.capacity, "device configuration: capacity") // self.block_size
         if self.logical_blocks is not None:
             return int(self.logical_blocks)
         return _DEFAULT_DEVICE["logical_blocks"]
@@ -108,7 +156,8 @@ class _DeviceMethods:
         d.pop("segment_size")
         d["logical_blocks"] = self.resolved_logical_blocks()
         if self.segment_size is not None:
-            d["segment_blocks"] = max(1, -(-parse_size(self.segment_size) // self.block_size))
+            seg = parse_size(self.segment_size, "device configuration: segment_size")
+            d["segment_blocks"] = max(1, -(-seg // self.block_size))
         elif self.segment_blocks is None:
             d["segment_blocks"] = _DEFAULT_DEVICE["segment_blocks"]
         return d
@@ -301,8 +350,12 @@ def run_config(
         raise _core.ConfigError(f"invalid run configuration: drive_writes: {drive_writes}; must be a number > 0")
     if writes is not None and drive_writes is not None:
         raise _core.ConfigError("invalid run configuration: drive_writes: give writes or drive_writes, not both")
+    if trace is None and (extend is not None or repeat != 1):
+        name = "extend" if extend is not None else "repeat"
+        raise _core.ConfigError(f"invalid run configuration: {name}: only a trace is extended or repeated "
+                                "(a workload runs as long as writes or drive_writes say)")
     if trace is not None:
-        total = int(writes) if writes is not None else ALL
+        total = _whole("writes", writes) if writes is not None else ALL
         trace_cfg: dict[str, Any] | None = {
             "path": str(trace),
             "format": format,
@@ -310,7 +363,7 @@ def run_config(
             "remap": bool(remap),
             "capacity_from_trace": not device.size_given(),
             "address_space": bool(address_space),
-            "repeat": int(repeat),
+            "repeat": _whole("repeat", repeat),
             "extend": None if extend is None else float(extend),
         }
         # A device sized from a small footprint gets segments that fit it,
@@ -318,7 +371,7 @@ def run_config(
         dev["fit_segments"] = not device.size_given() and not device.segment_given() and not address_space
         workload = str(trace)
     else:
-        total = int(writes) if writes is not None else 4 * dev["logical_blocks"]
+        total = _whole("writes", writes) if writes is not None else 4 * dev["logical_blocks"]
         trace_cfg = None
     return {
         "device": dev,
@@ -328,11 +381,12 @@ def run_config(
         "workload": workload,
         "writes": total,
         "drive_writes": None if drive_writes is None else float(drive_writes),
-        "seed": int(seed),
+        "seed": _whole("seed", seed),
         "trace": trace_cfg,
         "accuracy": bool(accuracy),
         "cache_dir": None if cache_dir is None else str(cache_dir),
-        "memory_limit": None if memory_limit is None else parse_size(memory_limit),
+        "memory_limit": None if memory_limit is None else parse_size(memory_limit,
+                                                                      "run configuration: memory_limit"),
         "setup": setup,
         "cost_benefit": {"form": cost_benefit, "clock": cost_benefit_clock},
         "waf_counts_prefill": bool(waf_counts_prefill),
@@ -539,7 +593,13 @@ def replay(
     if checkpoint is not None and config.get("timing") is not None:
         # Said before the run is built (a timed device may not even fit).
         raise _core.CheckpointError(f"checkpoint {checkpoint}: a timed replay cannot be checkpointed")
-    sim = _core.Simulation(json.dumps(config))
+    if save_model is not None:
+        # Said before the run: a training run is not lost to a bad path.
+        where = os.path.dirname(os.path.abspath(save_model))
+        if os.path.isdir(save_model) or not os.path.isdir(where) or not os.access(where, os.W_OK):
+            why = "a directory" if os.path.isdir(save_model) else f"{where} is not a writable directory"
+            raise _core.ConfigError(f"invalid run configuration: save_model: cannot write {save_model} ({why})")
+    sim = _core.Simulation(_dumps(config, "run"))
     r = _drive(sim, config, f"{policy}/{victim}", progress=progress, on_step=on_step, checkpoint=checkpoint,
                checkpoint_every=checkpoint_every)
     if save_model is not None and not sim.save_model(str(save_model)):
@@ -584,9 +644,9 @@ def compare(
     parameter) becomes a row whose ``error`` says why; the others still run.
     The result is a :class:`ResultSet`: a list of :class:`RunResult` with
     ``to_pandas()`` / ``to_arrow()`` of the summary, one row per run."""
-    names = list(policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
+    names = _names("policies", policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
     params = kwargs.pop("params", None) or {}
-    victims = list(victims)
+    victims = _names("victims", victims)
     out = ResultSet()
     # Off a terminal: a line per finished run (and a long run's own lines);
     # on a terminal each run draws its bar.
@@ -758,9 +818,7 @@ def replay_volumes(
     WAF and every volume's own result."""
     if (traces is None) == (all_devices is None):
         raise _core.ConfigError("invalid run configuration: volumes: give traces or all_devices, not both or neither")
-    paths = [str(t) for t in traces] if traces is not None else [str(all_devices)]
-    if not paths:
-        raise _core.ConfigError("invalid run configuration: volumes: no trace given")
+    paths = [str(t) for t in _names("traces", traces)] if traces is not None else [str(all_devices)]
     base = run_config(policy, paths[0], trace=paths[0], format=format, selection=selection, **kwargs)
     vols = []
     for p in paths:
@@ -769,7 +827,7 @@ def replay_volumes(
         vols.append(t)
     config = {"run": base, "volumes": [] if all_devices is not None else vols,
               "all_devices": all_devices is not None}
-    sim = _core.MultiSimulation(json.dumps(config))
+    sim = _core.MultiSimulation(_dumps(config, "run"))
     label = f"{policy}/{base['victim']} x{len(paths)}" if traces is not None else f"{policy}/{base['victim']}"
     bar = Progress(None, label, enabled=progress)
     try:

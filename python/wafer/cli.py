@@ -82,6 +82,17 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 0")
+    return v
+
+
 def _seed(text: str) -> int:
     """argparse type: a seed, an integer in 0..2^64-1."""
     try:
@@ -145,12 +156,14 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                                   for x in presets())
                         + "; flags given explicitly win over it (--gc-reserve/--gc-high over its GC fractions)")
     size = g.add_mutually_exclusive_group()
-    size.add_argument("--logical-blocks", type=int, metavar="N", help="logical capacity in blocks (default 1Mi = 4 GiB)")
+    size.add_argument("--logical-blocks", type=_positive_int, metavar="N",
+                      help="logical capacity in blocks (default 1Mi = 4 GiB)")
     size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
-    g.add_argument("--physical-blocks", type=int, metavar="N", help="exact physical capacity in blocks (overrides --op)")
+    g.add_argument("--physical-blocks", type=_positive_int, metavar="N",
+                   help="exact physical capacity in blocks (overrides --op)")
     g.add_argument("--op", type=_positive_float, metavar="RATIO",
                    help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
-    g.add_argument("--block-size", type=int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
+    g.add_argument("--block-size", type=_positive_int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
     seg = g.add_mutually_exclusive_group()
     seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
                      help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
@@ -187,7 +200,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
     g.add_argument("--window-drive-writes", type=_positive_float, metavar="W",
                    help=f"time-series window length (default {d.window_drive_writes})")
-    g.add_argument("--check-every", type=int, metavar="N",
+    g.add_argument("--check-every", type=_nonneg_int, metavar="N",
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
 
 
@@ -1213,10 +1226,11 @@ def build_parser() -> argparse.ArgumentParser:
     size = d.add_mutually_exclusive_group()
     size.add_argument("--full", action="store_true", help="every registered policy on a 4 GiB device (minutes)")
     size.add_argument("--quick", action="store_true", help="a 64 MiB device (seconds, for tests)")
-    d.add_argument("--logical-blocks", type=int, metavar="N", help="device size in blocks (default 64Ki = 256 MiB)")
+    d.add_argument("--logical-blocks", type=_positive_int, metavar="N",
+                   help="device size in blocks (default 64Ki = 256 MiB)")
     d.add_argument("--seed", type=_seed, default=1, help="first seed (default 1)")
     d.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds per run (default 1)")
-    d.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    d.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: all cores)")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     d.set_defaults(func=cmd_demo)
@@ -1225,10 +1239,10 @@ def build_parser() -> argparse.ArgumentParser:
     tsub = t.add_subparsers(dest="traces_command", metavar="SUBCOMMAND", required=True)
     ti = tsub.add_parser("inspect", help="workload statistics of a trace (FIOS attributes, lifetimes ...)")
     ti.add_argument("file")
-    ti.add_argument("--block-size", type=int, default=4096, metavar="BYTES", help="block size for block figures")
+    ti.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES", help="block size for block figures")
     cap = ti.add_mutually_exclusive_group()
     cap.add_argument("--capacity", metavar="SIZE", help="capacity for drive-writes (default: the footprint)")
-    cap.add_argument("--capacity-blocks", type=int, metavar="N", help="capacity for drive-writes, in blocks")
+    cap.add_argument("--capacity-blocks", type=_positive_int, metavar="N", help="capacity for drive-writes, in blocks")
     ti.add_argument("--json", action="store_true", help="print one JSON object")
     _add_selection(ti)
     ti.set_defaults(func=cmd_traces_inspect)
@@ -1284,7 +1298,7 @@ def build_parser() -> argparse.ArgumentParser:
     os_.add_argument("--victim", default="greedy", help="fallback victim selector (default greedy)")
     os_.add_argument("--min-gain", type=_nonneg_float, default=0.05, metavar="F",
                      help="stop when one more group lowers WAF by less than F (default 0.05)")
-    os_.add_argument("--max-groups", type=int, default=10, metavar="N", help="most groups tried (default 10)")
+    os_.add_argument("--max-groups", type=_positive_int, default=10, metavar="N", help="most groups tried (default 10)")
     os_.add_argument("--out", "-o", metavar="FILE.json", help="write the result; nodap reads it with --param config=FILE")
     _add_run(os_)
     _add_device(os_)
@@ -1336,7 +1350,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds 1..N per cell (default 3)")
     rp.add_argument("--quick", action="store_true", help="a small device (seconds; for tests)")
     rp.add_argument("--store", metavar="FILE", help="results store (default reproduce-NAME.sqlite; reruns resume)")
-    rp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    rp.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: all cores)")
     rp.add_argument("--report", metavar="DIR", help="also write the HTML report and figures into DIR")
     rp.add_argument("--out", metavar="FILE.json", help="also write the cells and claims as JSON")
     rp.add_argument("--json", action="store_true", help="print JSON instead of Markdown tables")
@@ -1371,7 +1385,7 @@ def build_parser() -> argparse.ArgumentParser:
     gp.add_argument("--seeds", type=_positive_int, default=1, metavar="N", help="seeds --seed .. --seed+N-1 (default 1)")
     gp.add_argument("--nodap-ladder", action="store_true",
                     help="NoDaP with DOGI's BIR ladder instead of its offline search (faster, a little worse)")
-    gp.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    gp.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: all cores)")
     gp.add_argument("--store", metavar="FILE", help="keep the runs in this store (rerun: reused); default: in memory")
     gp.add_argument("--report", metavar="DIR", help="write the report (stacked bars, the runs' figures) into DIR")
     _add_run(gp)
@@ -1446,7 +1460,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="measure engine and workload-generator speed")
     b.add_argument("--quick", action="store_true", help="skip the 32M-block device")
-    b.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported (default 3)")
+    b.add_argument("--repeat", type=_positive_int, default=3, help="runs per measurement; the best is reported (default 3)")
     b.add_argument("--json", action="store_true", help="print JSON")
     b.set_defaults(func=cmd_bench)
     return p

@@ -415,6 +415,12 @@ pub fn resolve(
             "must be at least 1 (passes over the trace)",
         ));
     }
+    if let Some(k) = t.extend.filter(|k| !(k.is_finite() && *k > 0.0)) {
+        return Err(Error::config(
+            "extend",
+            format!("{k}; must be a number of drive-writes > 0"),
+        ));
+    }
     if t.extend.is_some() && t.repeat > 1 {
         return Err(Error::config(
             "extend",

@@ -182,8 +182,7 @@ impl Simulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
         shielded(|| {
-            let cfg: RunConfig = serde_json::from_str(config_json)
-                .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))?;
+            let cfg: RunConfig = from_json("run", config_json)?;
             wafer_core::interrupt::clear();
             let inner = py
                 .detach(|| wafer_core::Simulation::new(cfg))
@@ -311,10 +310,7 @@ impl MultiSimulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
         shielded(|| {
-            let cfg: wafer_core::run::multi::MultiConfig = serde_json::from_str(config_json)
-                .map_err(|e| {
-                    ConfigError::new_err(format!("bad multi-volume configuration: {e}"))
-                })?;
+            let cfg: wafer_core::run::multi::MultiConfig = from_json("multi-volume", config_json)?;
             let inner = py
                 .detach(|| wafer_core::run::multi::MultiSimulation::new(cfg))
                 .map_err(to_py)?;
@@ -443,8 +439,7 @@ fn remove_stale_checkpoint_temps(path: &str) -> PyResult<Vec<String>> {
 #[pyfunction]
 fn check_device(device_json: &str) -> PyResult<String> {
     shielded(|| {
-        let d: wafer_core::DeviceConfig = serde_json::from_str(device_json)
-            .map_err(|e| ConfigError::new_err(format!("bad device configuration: {e}")))?;
+        let d: wafer_core::DeviceConfig = from_json("device", device_json)?;
         let g = d.geometry().map_err(to_py)?;
         Ok(serde_json::to_string(&g).expect("geometry serialises"))
     })
@@ -543,8 +538,7 @@ fn bench_workload(
 }
 
 fn selection(json: &str) -> PyResult<Selection> {
-    serde_json::from_str(json)
-        .map_err(|e| ConfigError::new_err(format!("bad trace selection: {e}")))
+    from_json("trace selection", json)
 }
 
 /// Registered trace formats, as JSON.
@@ -727,10 +721,44 @@ fn kmeans_json(
 ) -> PyResult<String> {
     shielded(|| {
         let d = points.first().map_or(1, |p| p.len());
-        if k == 0 || points.iter().any(|p| p.len() != d) || weights.len() != points.len() {
-            return Err(ConfigError::new_err(
-                "kmeans: k >= 1, points of one dimension, one weight per point",
+        let bad = |why: String| Err(ConfigError::new_err(format!("kmeans: {why}")));
+        if k == 0 {
+            return bad("k = 0; must be at least 1".into());
+        }
+        if points.is_empty() || d == 0 {
+            return bad("no points (or points of no dimension) to cluster".into());
+        }
+        if let Some(i) = points.iter().position(|p| p.len() != d) {
+            return bad(format!(
+                "point {i} has {} coordinates, point 0 has {d}",
+                points[i].len()
             ));
+        }
+        if weights.len() != points.len() {
+            return bad(format!(
+                "{} weights for {} points",
+                weights.len(),
+                points.len()
+            ));
+        }
+        if let Some(i) = points.iter().position(|p| p.iter().any(|x| !x.is_finite())) {
+            return bad(format!("point {i} is not finite ({:?})", points[i]));
+        }
+        if let Some(i) = weights.iter().position(|w| !w.is_finite() || *w < 0.0) {
+            return bad(format!(
+                "weight {i} is {}; weights are finite and >= 0",
+                weights[i]
+            ));
+        }
+        if let Some(c) = &init {
+            if c.len() != k
+                || c.iter()
+                    .any(|p| p.len() != d || p.iter().any(|x| !x.is_finite()))
+            {
+                return bad(format!(
+                    "init: {k} finite centres of {d} coordinates expected"
+                ));
+            }
         }
         let flat: Vec<f64> = points.into_iter().flatten().collect();
         let how = match init {
@@ -757,8 +785,34 @@ fn presets_json() -> PyResult<String> {
 }
 
 fn run_config(json: &str) -> PyResult<RunConfig> {
-    serde_json::from_str(json)
-        .map_err(|e| ConfigError::new_err(format!("bad run configuration: {e}")))
+    from_json("run", json)
+}
+
+/// `json` as a `what` configuration; an error names the field it is about
+/// (`invalid device configuration: logical_blocks: invalid value: integer
+/// \`-5\`, expected u64`), never the JSON's line and column, which a user of
+/// the CLI or the Python API never saw (the CLI adds the flag's name).
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> PyResult<T> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let plain = |e: serde_json::Error| {
+        let e = e.to_string();
+        match e.rsplit_once(" at line ") {
+            Some((w, _)) => w.to_string(),
+            None => e,
+        }
+    };
+    let v: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let why = plain(e.into_inner());
+        ConfigError::new_err(if path == "." || path.is_empty() {
+            format!("invalid {what} configuration: {why}")
+        } else {
+            format!("invalid {what} configuration: {path}: {why}")
+        })
+    })?;
+    de.end()
+        .map_err(|e| ConfigError::new_err(format!("invalid {what} configuration: {}", plain(e))))?;
+    Ok(v)
 }
 
 /// The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`

@@ -221,7 +221,12 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, workers: int | None = None):
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+        if workers and workers > cores:
+            # More CPU-bound simulations than cores only share the cores and
+            # multiply the memory in use: a run can use at most one per core.
+            print(f"wafer: note: --jobs {workers} runs as {cores} (this machine's cores)", file=sys.stderr)
+        self.workers = max(1, min(workers or cores, cores))
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def _ensure(self) -> cf.ProcessPoolExecutor:
