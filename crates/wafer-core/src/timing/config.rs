@@ -645,10 +645,18 @@ impl SsdConfig {
         }
         let pages = planes * f.blocks_per_plane as u64 * f.pages_per_block as u64;
         if pages > crate::device::MAX_BLOCKS {
+            // The geometry's product is too large: name every factor.
             return Err(bad(
-                "flash.blocks_per_plane",
+                "flash",
                 format!(
-                    "{pages} pages in all exceed the engine's limit of {} blocks",
+                    "{} channels x {} chips x {} dies x {} planes x {} blocks x {} pages = {pages} \
+                     pages, more than the engine's limit of {} blocks",
+                    f.channels,
+                    f.chips_per_channel,
+                    f.dies_per_chip,
+                    f.planes_per_die,
+                    f.blocks_per_plane,
+                    f.pages_per_block,
                     crate::device::MAX_BLOCKS
                 ),
             ));
