@@ -45,7 +45,11 @@ def test_no_more_points_than_clusters_and_bad_input():
     assert sorted(ours["labels"]) == [0, 1] and ours["inertia"] == 0
     import wafer
 
-    with pytest.raises(wafer.ConfigError, match="one dimension"):
+    with pytest.raises(wafer.ConfigError, match="point 1 has 2 coordinates, point 0 has 1"):
         kmeans([[0.0], [1.0, 2.0]], None, 2)
-    with pytest.raises(wafer.ConfigError, match="k >= 1"):
+    with pytest.raises(wafer.ConfigError, match="k = 0; must be at least 1"):
         kmeans([[0.0]], None, 0)
+    with pytest.raises(wafer.ConfigError, match="no points"):
+        kmeans([], None, 2)
+    with pytest.raises(wafer.ConfigError, match="not finite"):
+        kmeans([[float("nan")], [1.0]], None, 1)
