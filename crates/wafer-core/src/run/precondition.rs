@@ -110,6 +110,7 @@ pub(super) fn entry(
     t.arrival = timing::Arrival::Closed;
     t.queue_depth = 1;
     t.think_ns = 0;
+    t.think = None;
     t.flush = true;
     t.idle_ns = 0;
     t.precondition_cache = PreconditionCache::default();

@@ -10,7 +10,7 @@ use super::config::{Interface, SsdConfig};
 use super::events::{Event, EventQueue};
 use super::host::Host;
 use super::port::RequestFeed;
-use super::{Arrival, TimingRun};
+use super::{Arrival, Think, TimingRun};
 use crate::error::Error;
 use crate::request::{Op, Request};
 use crate::trace::Extent;
@@ -87,6 +87,9 @@ pub(super) struct Intake {
     pub idle_until: u64,
     arrival: Arrival,
     think_ns: u64,
+    /// AutoBlox's think time, and the first request's timestamp it counts from.
+    think: Option<Think>,
+    think_base: Option<u64>,
     /// Requests arrived.
     pub arrived: u64,
     /// Requests admitted to the submission queue.
@@ -127,6 +130,8 @@ impl Intake {
             idle_until: 0,
             arrival: run.arrival,
             think_ns: run.think_ns,
+            think: run.think.clone(),
+            think_base: None,
             arrived: 0,
             admitted: 0,
             wait_sum: 0,
@@ -192,6 +197,9 @@ impl Intake {
             }
         }
         let (r, ext) = self.next.take().expect("an arrival");
+        if self.think.is_some() {
+            self.think_base.get_or_insert(r.time_ns);
+        }
         let req = Req {
             arrival: now,
             submitted: now,
@@ -271,7 +279,17 @@ impl Intake {
             }
         }
         if self.arrival != Arrival::Trace {
-            self.issue_times.push_back(now + self.think_ns);
+            let think = match &self.think {
+                Some(t) => {
+                    let r = &self.reqs[id as usize];
+                    t.delay(
+                        r.time_ns.saturating_sub(self.think_base.unwrap_or(0)),
+                        r.bytes,
+                    )
+                }
+                None => self.think_ns,
+            };
+            self.issue_times.push_back(now + think);
         }
     }
 }

@@ -78,6 +78,10 @@ pub struct TimingRun {
     pub queue_depth: u32,
     /// Closed loop: host time between a completion and the next request [ns].
     pub think_ns: u64,
+    /// Closed loop: AutoBlox's think time from the trace's own rate
+    /// instead of `think_ns` ([`Think`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think: Option<Think>,
     /// Drive-writes of preconditioning before the first timed request
     /// (a sequential fill counts as the first, then overwrites by
     /// `precondition_workload`; WAF mode, never the trace's requests);
@@ -111,6 +115,73 @@ pub struct TimingRun {
     pub precondition_cache: PreconditionCache,
 }
 
+/// AutoBlox's arrival model (its patched MQSim's trace flow,
+/// `IO_Flow_Trace_Based.cpp`): a closed loop in which a completed request
+/// of `b` bytes issues the next after `max(0, b / window_rate - b /
+/// peak_rate)`: the time the trace spent on those bytes, less the time the
+/// category's busiest second would have. The trace is cut into windows of
+/// 5 s of trace time, each starting at its first request, whose rate is
+/// their bytes over 5 s; `peak_rate` is the category's busiest 1-s slice.
+/// A window is looked up by the completed request's own timestamp (MQSim
+/// uses the window its generator is reading, the same one or the next at
+/// its queue depth of 3). A window without bytes issues at once (MQSim
+/// divides by zero there).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Think {
+    /// The category's peak rate [bytes/ns].
+    pub peak_bytes_per_ns: f64,
+    /// The trace's windows: (start [ns after the first request], rate
+    /// [bytes/ns]), by start.
+    pub windows: Vec<(u64, f64)>,
+}
+
+impl Think {
+    /// The think time after a request of `bytes` with timestamp `at` [ns
+    /// after the first request] completes [ns].
+    pub fn delay(&self, at: u64, bytes: u64) -> u64 {
+        let i = self
+            .windows
+            .partition_point(|w| w.0 <= at)
+            .saturating_sub(1);
+        let rate = self.windows.get(i).map_or(0.0, |w| w.1);
+        if rate <= 0.0 {
+            return 0;
+        }
+        let b = bytes as f64;
+        (b / rate - b / self.peak_bytes_per_ns).max(0.0).ceil() as u64
+    }
+
+    fn validate(&self) -> Result<()> {
+        if !(self.peak_bytes_per_ns.is_finite() && self.peak_bytes_per_ns > 0.0) {
+            return Err(Error::config(
+                "timing.think.peak_bytes_per_ns",
+                format!("{}; must be a rate > 0", self.peak_bytes_per_ns),
+            ));
+        }
+        if self.windows.is_empty() {
+            return Err(Error::config("timing.think.windows", "no window"));
+        }
+        if let Some(w) = self
+            .windows
+            .iter()
+            .find(|w| !(w.1.is_finite() && w.1 >= 0.0))
+        {
+            return Err(Error::config(
+                "timing.think.windows",
+                format!("window at {} ns has rate {}; rates are >= 0", w.0, w.1),
+            ));
+        }
+        if self.windows.windows(2).any(|w| w[1].0 <= w[0].0) {
+            return Err(Error::config(
+                "timing.think.windows",
+                "starts must increase",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Where a timed run's preconditioned drive is kept
 /// ([`TimingRun::precondition_cache`]): JSON `true`, `false` or a folder.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +206,7 @@ impl Default for TimingRun {
             arrival: Arrival::Closed,
             queue_depth: 32,
             think_ns: 0,
+            think: None,
             precondition_drive_writes: None,
             precondition_workload: None,
             fit_device: false,
@@ -175,6 +247,15 @@ impl TimingRun {
                 "timing.queue_depth",
                 "must be at least 1 request",
             ));
+        }
+        if let Some(t) = &self.think {
+            if self.arrival != Arrival::Closed {
+                return Err(Error::config(
+                    "timing.think",
+                    "a think time from the trace's rate needs a closed loop (arrival closed)",
+                ));
+            }
+            t.validate()?;
         }
         if let Some(p) = self.precondition_drive_writes {
             if !(p.is_finite() && p >= 0.0) {

@@ -1082,3 +1082,76 @@ fn every_preset_runs_as_a_whole_drive() {
         assert_eq!(dev.physical_blocks, Some(ssd.raw_pages()), "{name}");
     }
 }
+
+/// AutoBlox's think time: at queue depth 1 every completion waits
+/// `b / window_rate - b / peak_rate` before the next request (4 KiB at 4
+/// and 16 bytes/ns: 1024 - 256 = 768 ns), so the run lasts that much
+/// longer per request; a window at the peak rate adds nothing.
+#[test]
+fn the_think_time_follows_the_trace_rate() {
+    let dev = DeviceConfig {
+        logical_blocks: 4096,
+        op: 0.25,
+        ..Default::default()
+    };
+    let run = |think: Option<wafer_core::timing::Think>| {
+        let mut cfg = run_with(
+            tiny(),
+            Arrival::Closed,
+            1,
+            dev.clone(),
+            "uniform,reads=0.5",
+            400,
+        );
+        cfg.timing.as_mut().unwrap().think = think;
+        cfg.timing.as_mut().unwrap().precondition_drive_writes = Some(1.0);
+        timed(cfg)
+    };
+    let slow = wafer_core::timing::Think {
+        peak_bytes_per_ns: 16.0,
+        windows: vec![(0, 4.0)],
+    };
+    let (plain, thought) = (run(None), run(Some(slow)));
+    assert_eq!(plain.requests, thought.requests);
+    let added = (thought.simulated_seconds - plain.simulated_seconds) * 1e9;
+    let want = (plain.requests - 1) as f64 * 768.0;
+    assert!(
+        (added - want).abs() < 1e-6 * want + 1.0,
+        "added {added} ns, want {want}"
+    );
+    let at_peak = run(Some(wafer_core::timing::Think {
+        peak_bytes_per_ns: 16.0,
+        windows: vec![(0, 16.0)],
+    }));
+    assert_eq!(at_peak.simulated_seconds, plain.simulated_seconds);
+}
+
+#[test]
+fn a_think_time_is_checked() {
+    let t = |peak: f64, windows: Vec<(u64, f64)>| wafer_core::timing::TimingRun {
+        ssd: tiny(),
+        think: Some(wafer_core::timing::Think {
+            peak_bytes_per_ns: peak,
+            windows,
+        }),
+        ..Default::default()
+    };
+    assert!(t(1.0, vec![(0, 1.0)]).validate().is_ok());
+    for bad in [
+        t(0.0, vec![(0, 1.0)]),
+        t(f64::NAN, vec![(0, 1.0)]),
+        t(1.0, vec![]),
+        t(1.0, vec![(5, 1.0), (5, 2.0)]),
+        t(1.0, vec![(0, -1.0)]),
+    ] {
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("timing.think"), "{e}");
+    }
+    let mut open = t(1.0, vec![(0, 1.0)]);
+    open.arrival = Arrival::Trace;
+    assert!(open
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("closed loop"));
+}
