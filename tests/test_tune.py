@@ -86,6 +86,11 @@ def test_a_killed_search_resumes_where_it_stopped(tmp_path):
         calls.append(t)
         return analytic(c, t)
 
+    # The same evaluator, counted: it says so by its key (AutoDB keeps
+    # validations per evaluator; another one would validate everything again).
+    from wafer.tune.search import evaluator_key
+
+    counting.key = lambda: evaluator_key(analytic)
     again = tune(study(max_iterations=5), db, counting, preset, order=ORDER)
     assert len(again.history) == 5 and again.history[:3] == short.history
     assert len(calls) <= 2 * 4, "only the two new configurations were validated"
@@ -101,7 +106,7 @@ def test_power_budget_binds(tmp_path):
     db = AutoDB(tmp_path / "b.sqlite")
     bound = tune(study(constraints=Constraints(power_watts=budget)), db, analytic, preset, order=ORDER)
     assert analytic(bound.best, "light:1")["power_w"] <= budget
-    assert db.db.execute("SELECT count(*) FROM validations WHERE status = 'invalid'").fetchone()[0] > 0
+    assert db.db.execute("SELECT count(*) FROM runs WHERE status = 'invalid'").fetchone()[0] > 0
 
 
 def test_crashed_configurations_are_recorded(tmp_path):
@@ -112,7 +117,7 @@ def test_crashed_configurations_are_recorded(tmp_path):
 
     db = AutoDB(tmp_path / "c.sqlite")
     out = tune(study(max_iterations=6), db, flaky, preset, order=[["channels", "chips_per_channel"]])
-    crashed = db.db.execute("SELECT count(*), min(error) FROM validations WHERE status = 'crashed'").fetchone()
+    crashed = db.db.execute("SELECT count(*), min(error) FROM runs WHERE status = 'crashed'").fetchone()
     assert crashed[0] > 0 and "refused the layout" in crashed[1]
     assert out.best["channels"] == reference()["channels"]
 
@@ -226,11 +231,15 @@ def test_wafer_tune_cli_on_the_timing_model(tmp_path):
 
     args = [sys.executable, "-m", "wafer", "tune", "--workload", "uniform,reads=0.5", "--max-iterations", "2",
             "--writes", "3000", "--logical-blocks", "32768", "--db", str(tmp_path / "t.sqlite"), "--jobs", "1",
-            "-o", str(tmp_path / "best.toml"), "--json", "-q"]
+            "-o", str(tmp_path / "best.toml"), "--json", "-q", "--fit-device", "--seeds", "2"]
     p = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     ref = out["metrics"]["reference"]
+    assert out["scores"]["seeds"] == 2 and isinstance(out["significant"], bool)
+    lo, hi = out["scores"]["grade_ci95"]
+    assert lo <= out["scores"]["grade"] <= hi or math.isclose(lo, hi)
+    assert out["validation"]["flash_programs"] > 0
     assert ref["latency_us"] > 0 and ref["throughput_bps"] > 0 and ref["power_w"] > 0 and ref["energy_j"] > 0
     assert out["validations"] >= 3
     ssd = wafer.timing_config(tmp_path / "best.toml")
@@ -240,11 +249,14 @@ def test_wafer_tune_cli_on_the_timing_model(tmp_path):
     other = [x if x != "uniform,reads=0.5" else "seq,reads=0.5" for x in args]
     other[other.index("--max-iterations") + 1] = "1"
     assert not json.loads(subprocess.run(other, capture_output=True, text=True, timeout=600).stdout)["from_database"]
+    # Another seed count is another evaluator: AutoDB does not answer with the other's search.
+    more = [x if x != "2" else "1" for x in args]
+    assert not json.loads(subprocess.run(more, capture_output=True, text=True, timeout=600).stdout)["from_database"]
     bad = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--max-iterations", "0", "--db",
                                      str(tmp_path / "x.sqlite")], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "max-iterations" in bad.stderr
     small = subprocess.run(args[:3] + ["tune", "--workload", "uniform", "--logical-blocks", "8192", "--max-iterations",
-                                       "1", "--db", str(tmp_path / "s.sqlite"), "-q"],
+                                       "1", "--db", str(tmp_path / "s.sqlite"), "-q", "--fit-device", "--seeds", "1"],
                            capture_output=True, text=True, timeout=300)
     assert small.returncode == 2 and "too small for the reference's superblocks" in small.stderr
 
@@ -260,7 +272,8 @@ def test_wafer_tune_on_a_trace_file(tmp_path):
     subprocess.run(run + ["traces", "sample", str(trace), "--workload", "zipf:0.9,size=1-4,reads=0.5",
                           "--requests", "60000"], check=True, capture_output=True, timeout=120)
     p = subprocess.run(run + ["tune", str(trace), "--max-iterations", "1", "--db", str(tmp_path / "t.sqlite"),
-                              "--jobs", "1", "--json", "-q"], capture_output=True, text=True, timeout=600)
+                              "--jobs", "1", "--json", "-q", "--fit-device", "--seeds", "1"],
+                       capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["target"] == str(trace) and out["metrics"]["reference"]["latency_us"] > 0
@@ -275,7 +288,7 @@ def test_tune_validates_on_a_ray_cluster_as_on_the_process_pool(tmp_path_factory
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     tmp = tmp_path_factory.mktemp("t")  # short: Ray's socket paths must fit in 107 bytes
-    ev = TimingEvaluator(writes=2000, logical_blocks=32768)
+    ev = TimingEvaluator(writes=2000, logical_blocks=32768, whole_drive=False, seeds=1)
     kw = dict(max_iterations=2, evaluator=ev, progress=False, jobs=2)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp))
     try:
@@ -285,3 +298,109 @@ def test_tune_validates_on_a_ray_cluster_as_on_the_process_pool(tmp_path_factory
     local = wafer.tune("uniform,reads=0.5", {"seq": ["seq"]}, db=tmp / "local.sqlite", **kw)
     assert on_ray.validations == local.validations > 2
     assert on_ray.best == local.best and on_ray.scores == local.scores
+
+
+def test_what_if_flags_and_another_evaluator_are_never_answered_from_the_database(tmp_path):
+    """Issue 44 item 4: --goal, --widen, the evaluator: each searches again."""
+    import wafer
+
+    db = tmp_path / "a.sqlite"
+    kw = dict(db=db, max_iterations=3, progress=False, jobs=1)
+    first = wafer.tune("zipf:1.0", {"seq": ["seq"]}, evaluator=toy, **kw)
+    assert wafer.tune("zipf:1.0", {"seq": ["seq"]}, evaluator=toy, **kw).from_database
+    assert not wafer.tune("zipf:1.0", {"seq": ["seq"]}, evaluator=toy, goal=("latency", 1.01), **kw).from_database
+    assert not wafer.tune("zipf:1.0", {"seq": ["seq"]}, evaluator=toy, widen=2, **kw).from_database
+
+    def toy_again(c, trace):
+        return toy(c, trace)
+
+    other = wafer.tune("zipf:1.0", {"seq": ["seq"]}, evaluator=toy_again, **kw)
+    assert not other.from_database and other.validations > 0
+    assert other.best == first.best  # the same device, validated again under its own key
+
+
+def _seeded(c, trace):
+    """The analytic device with three seeds that move the target's latency
+    ±30%, the reference's one way and every other configuration's the other."""
+    m = toy(c, trace)
+    noise = (0.3 if c == reference() else -0.3) if trace == "zipf:1.0" else 0.0
+    samples = [dict(m, latency_us=m["latency_us"] * (1 + noise * k)) for k in (-1, 0, 1)]
+    return dict(m, samples=samples)
+
+
+def test_a_gain_inside_the_seeds_spread_is_not_significant(tmp_path):
+    """Issue 44 item 3: the grade's interval over seeds and the verdict."""
+    import wafer
+
+    r = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=tmp_path / "n.sqlite", max_iterations=4, evaluator=_seeded,
+                   progress=False, jobs=1)
+    s = r.scores
+    assert s["seeds"] == 3 and s["grade_ci95"][0] <= s["grade"] <= s["grade_ci95"][1]
+    assert not r.changed() or s["grade_ci95"][0] < s["grade_ci95"][1]
+    # The reference's own seeds differ by ±30%: no search step here beats that.
+    assert s["reference_spread"] > 0.05 and not r.significant and r.to_json()["significant"] is False
+    assert "no significant improvement" in r.table()
+    quiet = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=tmp_path / "q.sqlite", max_iterations=4, evaluator=toy,
+                       progress=False, jobs=1)
+    assert quiet.scores["seeds"] == 1 and not quiet.significant and "one seed" in quiet.table()
+
+
+def test_a_validation_whose_writes_never_reached_flash_is_not_a_gain(tmp_path):
+    """Issue 44 item 1: validation.flash_programs / gc_ran flag a run; a flagged one never counts."""
+    import wafer
+
+    def cached(c, trace):
+        m = toy(c, trace)
+        # Every configuration but the reference keeps its writes in DRAM.
+        held = c != reference()
+        return dict(m, flash_programs=0 if held else 100, gc_ran=not held, write_share=0.6)
+
+    r = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=tmp_path / "f.sqlite", max_iterations=4, evaluator=cached,
+                   progress=False, jobs=1)
+    assert r.best == reference() and not r.changed()
+    assert r.to_json()["validation"] == {"flash_programs": 100, "gc_ran": True}
+
+
+def test_think_time_model_of_a_trace(tmp_path):
+    """The artifact's rates: 5-s windows from each window's first request,
+    the busiest 1-s slice of at least 100 requests as the peak."""
+    from wafer.tune.evaluate import peak_rate, think_model
+
+    lines = []
+    t0 = 128166372003061629  # MSR times are 100 ns units
+    # 200 requests of 4 KiB in the first second (a burst), then 10 a second for 9 s.
+    times = [i * 5_000_000 // 200 for i in range(200)] + [10_000_000 + k * 1_000_000 for k in range(90)]
+    for i, t in enumerate(times):
+        lines.append(f"{t0 + t},hm,0,Write,{(i % 512) * 4096},4096,1\n")
+    trace = tmp_path / "burst.csv"
+    trace.write_text("".join(lines))
+    peak = peak_rate(str(trace))
+    burst_s = (times[199] - times[0]) * 100 / 1e9  # 0.5 s: counted as 1 s
+    assert burst_s < 0.8 and peak == pytest.approx(200 * 4096 / 1e9, rel=1e-9)
+    m = think_model(str(trace), peak)
+    assert m["peak_bytes_per_ns"] == peak and m["windows"][0][0] == 0
+    # The first window (0-5 s) holds the burst and the 10/s requests that follow it.
+    in_first = sum(1 for t in times if t * 100 < 5e9)
+    assert m["windows"][0][1] == pytest.approx(in_first * 4096 / 5e9)
+    assert all(b[0] > a[0] for a, b in zip(m["windows"], m["windows"][1:]))
+
+
+def test_the_think_arrival_waits_where_the_trace_was_idle(tmp_path):
+    """Validations under think time run slower than back to back on a trace
+    far below its peak, as AutoBlox's MQSim does."""
+    import subprocess
+    import sys
+
+    from wafer.tune.evaluate import TimingEvaluator
+
+    trace = tmp_path / "t.csv"
+    subprocess.run([sys.executable, "-m", "wafer", "traces", "sample", str(trace), "--workload",
+                    "zipf:0.9,size=1-4,reads=0.5", "--requests", "20000"], check=True, capture_output=True, timeout=120)
+    kw = dict(whole_drive=False, seeds=1, precondition=1.0)
+    closed = TimingEvaluator(arrival="closed", **kw)(reference(), str(trace))
+    think = TimingEvaluator(arrival="think", **kw)(reference(), str(trace))
+    assert think["arrival_used"] == "think" and closed["arrival_used"] == "closed"
+    assert think["simulated_seconds"] > closed["simulated_seconds"]
+    assert think["flash_programs"] > 0 and 0 < think["write_share"] < 1
+    with pytest.raises(ValueError, match="arrival"):
+        TimingEvaluator(arrival="nosuch")

@@ -305,7 +305,7 @@ def run_config(
     timing: str | os.PathLike | dict[str, Any] | None = None,
     arrival: str | None = None,
     queue_depth: int = 32,
-    think_ns: int = 0,
+    think_ns: int | dict[str, Any] = 0,
     precondition: float | None = None,
     precondition_workload: str | None = None,
     fit_device: bool = False,
@@ -418,7 +418,8 @@ def preset_op(ssd: dict[str, Any]) -> float:
 _ARRIVALS = ("trace", "closed", "afap")
 
 
-def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int, precondition: float | None,
+def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int | dict[str, Any],
+                   precondition: float | None,
                    is_trace: bool, precondition_workload: str | None = None, fit_device: bool = False,
                    flush: bool = True, precondition_cache: bool | str | os.PathLike = True) -> dict[str, Any] | None:
     if timing is None:
@@ -430,11 +431,16 @@ def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns:
     if arrival not in _ARRIVALS:
         raise _core.ConfigError(f"invalid device configuration: timing.arrival: '{arrival}'; one of {', '.join(_ARRIVALS)}")
     defaults = json.loads(_core.timing_defaults_json())
-    return {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": int(think_ns),
+    # A dict is AutoBlox's think time from the trace's rate (the engine's `timing.think`).
+    think = dict(think_ns) if isinstance(think_ns, dict) else None
+    out = {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": 0 if think else int(think_ns),
             "precondition_drive_writes": None if precondition is None else float(precondition),
             "precondition_workload": precondition_workload, "fit_device": bool(fit_device),
             "flush": bool(flush), "idle_ns": defaults["idle_ns"],
             "precondition_cache": precondition_cache if isinstance(precondition_cache, bool) else str(precondition_cache)}
+    if think:
+        out["think"] = think
+    return out
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
@@ -472,7 +478,7 @@ def replay(
     timing: str | os.PathLike | dict[str, Any] | None = None,
     arrival: str | None = None,
     queue_depth: int = 32,
-    think_ns: int = 0,
+    think_ns: int | dict[str, Any] = 0,
     precondition: float | None = None,
     precondition_workload: str | None = None,
     fit_device: bool = False,
@@ -535,7 +541,10 @@ def replay(
     footprint or ``device``): quicker, not the preset's drive.
     ``arrival`` is ``"trace"`` (open loop at the timestamps; the default
     for traces), ``"closed"`` (``queue_depth`` outstanding requests, each
-    completion issues the next after ``think_ns``; the default otherwise)
+    completion issues the next after ``think_ns``; the default otherwise;
+    ``think_ns`` may instead be AutoBlox's think time from a trace's rate,
+    ``{"peak_bytes_per_ns": P, "windows": [[start_ns, bytes_per_ns], ...]}``,
+    see :func:`wafer.tune.evaluate.think_model`)
     or ``"afap"`` (as fast as the device admits). The page size is the
     block size.
     ``result.timing`` holds latency percentiles, IOPS, bandwidth,

@@ -1106,7 +1106,8 @@ def cmd_tune(a: argparse.Namespace) -> int:
                      target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
                      backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
                      prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
-                     logical_blocks=a.logical_blocks, requests=a.max_requests, progress=not a.quiet)
+                     logical_blocks=a.logical_blocks, requests=a.max_requests, arrival=a.arrival, seeds=a.seeds,
+                     whole_drive=not a.fit_device, precondition=a.precondition, progress=not a.quiet)
     except ValueError as e:
         raise _core.ConfigError(f"tune: {e}") from None
     if a.out:
@@ -1451,7 +1452,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="logical blocks of a synthetic workload (default 1048576: 4 GiB, larger than the "
                          "reference's data cache)")
     tu.add_argument("--max-requests", type=_positive_int, metavar="N", help="replay at most N requests of a trace")
-    tu.add_argument("--seed", type=_seed, default=1)
+    tu.add_argument("--arrival", choices=["think", "trace", "closed"], default="think",
+                    help="how a validation issues a trace's requests: think (default; AutoBlox's: 3 outstanding, "
+                         "each completion waits the time the trace's 5-s window spent on its bytes less what the "
+                         "category's busiest second would), trace (its timestamps), closed (back to back)")
+    tu.add_argument("--seeds", type=_positive_int, default=3, metavar="N",
+                    help="seeds per validation (default 3): the grade gets a 95%% interval and a verdict")
+    tu.add_argument("--fit-device", action="store_true",
+                    help="validate on a device sized to the run instead of the candidate's whole drive (quick; "
+                         "not the paper's validation)")
+    tu.add_argument("--precondition", type=_nonneg_float, metavar="K",
+                    help="drive-writes of preconditioning before each validation (default: the preset's, 2: "
+                         "GC's steady state; each preconditioned drive is reused by later validations)")
+    tu.add_argument("--seed", type=_seed, default=1, help="first seed (default 1)")
     tu.add_argument("--out", "-o", metavar="FILE.toml", help="write the best configuration as a timing preset")
     tu.add_argument("--plot", metavar="FILE.png", help="plot the grade over the iterations")
     tu.add_argument("--json", action="store_true", help="print JSON")

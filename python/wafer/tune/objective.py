@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
 ALPHA = 0.5
 BETA = 0.1
 
@@ -55,3 +57,20 @@ def grade(target: float, others: list[float], beta: float = BETA) -> float:
 def alpha_for(target: str | None, alpha: float = ALPHA) -> float:
     """alpha for an optimisation target: latency only (0), throughput only (1), or the balance."""
     return {"latency": 0.0, "throughput": 1.0, None: alpha, "balanced": alpha}[target]
+
+
+def half_width(xs: list[float]) -> float:
+    """Half the width of the 95% t-interval of the mean of ``xs`` (0 for one value)."""
+    if len(xs) < 2:
+        return 0.0
+    from scipy.stats import t
+
+    sd = float(np.std(xs, ddof=1))
+    return float(t.ppf(0.975, len(xs) - 1)) * sd / math.sqrt(len(xs))
+
+
+def interval(xs: list[float]) -> tuple[float, float]:
+    """The 95% t-interval of the mean of ``xs`` (a point for one value)."""
+    m = float(np.mean(xs))
+    h = half_width(xs)
+    return m - h, m + h

@@ -33,7 +33,7 @@ from . import space as S
 from .autodb import AutoDB
 from .evaluate import TimingEvaluator, ssd_of, to_toml
 from .objective import alpha_for
-from .search import Study, default_order, prune, tune
+from .search import Study, default_order, evaluator_key, prune, tune
 
 #: Requests of a synthetic workload used to place it in a cluster.
 CLUSTER_REQUESTS = 30_000
@@ -67,8 +67,15 @@ class TuneReport:
         """Parameters the tuned configuration changed: (name, reference, tuned)."""
         return [(k, self.reference_params[k], v) for k, v in self.best.items() if self.reference_params.get(k) != v]
 
+    @property
+    def significant(self) -> bool:
+        """Whether the tuned configuration's gain is beyond the seeds' spread."""
+        return bool(self.scores.get("significant"))
+
     def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
+        d["significant"] = self.significant
+        d["validation"] = self.scores.get("validation")
         d["changed"] = [{"parameter": n, "reference": a, "tuned": b} for n, a, b in self.changed()]
         return d
 
@@ -91,7 +98,15 @@ class TuneReport:
             lines += [f"{n:<{w}}  {_fmt(a):>14}  {_fmt(b):>14}" for n, a, b in ch]
         else:
             lines.append("no parameter changed: the reference is the best configuration found")
-        lines += ["", f"grade {s['grade']:+.4f} (Eq. 2; the reference's is 0)",
+        ci = s.get("grade_ci95")
+        spread = (f", 95% interval [{ci[0]:+.4f}, {ci[1]:+.4f}] over {s['seeds']} seeds, the reference's own "
+                  f"spread ±{s['reference_spread']:.4f}" if ci and s.get("seeds", 1) > 1 else " (one seed: no interval)")
+        verdict = ("a significant improvement" if self.significant else
+                   "no significant improvement" + ("" if self.changed() else " (the reference is best)"))
+        lines += ["", f"grade {s['grade']:+.4f} (Eq. 2; the reference's is 0){spread}", f"verdict: {verdict}"]
+        for why in s.get("flagged") or []:
+            lines.append(f"not counted: {why}")
+        lines += ["",
                   f"target:     latency speedup {s['target_latency_speedup']:.3f}x, "
                   f"throughput speedup {s['target_throughput_speedup']:.3f}x",
                   f"non-target: latency speedup {s['nontarget_latency_speedup']:.3f}x, "
@@ -180,7 +195,8 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         backend: str = "local", address: str | None = None, jobs: int | None = None,
         goal: tuple[str, float] | None = None, widen: int | None = None, prune_first: bool = False,
         seed: int = 1, evaluator: Any = None, policy: str = "base", writes: int = 200_000,
-        logical_blocks: int = 1 << 20, requests: int | None = None, progress: bool = True) -> TuneReport:
+        logical_blocks: int = 1 << 20, requests: int | None = None, arrival: str = "think", seeds: int = 3,
+        whole_drive: bool = True, precondition: float | None = None, progress: bool = True) -> TuneReport:
     """Tune an SSD configuration for ``target`` (a trace path or a workload
     spec, or a list of them: one category) against ``reference`` (a timing
     preset), with ``others`` as the non-target categories (a dict name ->
@@ -189,7 +205,16 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
     0 / 1. ``goal=("latency", 3.0)`` stops once the target's latency speedup
     reaches 3x (what-if, §4.5; ``widen=4`` extends the value ranges 4x).
     Every validation goes to AutoDB ``db``; rerunning resumes. Returns a
-    :class:`TuneReport`."""
+    :class:`TuneReport`.
+
+    Validations are AutoBlox's (:class:`.evaluate.TimingEvaluator`): the
+    candidate's whole drive (``whole_drive=False``: sized to the run,
+    quick, not the paper's), preconditioned to GC's steady state, the
+    traces replayed with ``arrival`` ``"think"`` (the artifact's think time
+    from each category's peak rate), ``"trace"`` or ``"closed"``, on
+    ``seeds`` seeds; the grade has a 95% interval and ``significant`` says
+    whether the gain is beyond the seeds' spread. A database answer is
+    given only for the very same settings (flags included)."""
     from ..progress import Progress
 
     t0 = time.perf_counter()
@@ -204,8 +229,22 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         cats = {str(k): _as_list(v) for k, v in others.items()}
     else:
         cats = {f"other{i + 1}": [str(o)] for i, o in enumerate(others or [])}
-    ev = evaluator or TimingEvaluator(reference=reference, policy=policy, writes=writes,
-                                      logical_blocks=logical_blocks, requests=requests, seed=seed)
+    if evaluator is None:
+        from .evaluate import peak_rate
+
+        peaks: dict[str, float] = {}
+        if arrival == "think":
+            # Each trace thinks against its category's busiest second.
+            for traces in [tgt, *cats.values()]:
+                files = [t for t in traces if os.path.exists(t)]
+                if files:
+                    peak = max(peak_rate(t, requests) for t in files)
+                    peaks.update({t: peak for t in files})
+        ev = TimingEvaluator(reference=reference, policy=policy, writes=writes, logical_blocks=logical_blocks,
+                             requests=requests, seed=seed, arrival=arrival, seeds=seeds, whole_drive=whole_drive,
+                             precondition=precondition, peaks=peaks)
+    else:
+        ev = evaluator
     from .. import api
 
     ref_ssd = api.timing_config(reference) if evaluator is None else None
@@ -223,7 +262,19 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
             # second centre to set the distance rule): the database answers
             # only for the very same traces or workload specs.
             name = next((k for k, v in known.items() if v == tgt), None)
-        if name and name in finished and finished[name]["reference"] == reference:
+        params = widened(S.PARAMS, widen) if widen else S.PARAMS
+        cons = S.Constraints(power_watts=power_budget)
+
+        def study_of(cluster: str) -> Study:
+            return Study(target=cluster, workloads={cluster: tgt, **cats}, constraints=cons,
+                         alpha=alpha_for(target_metric, alpha), beta=beta, max_iterations=max_iterations, seed=seed,
+                         goal=goal, params=params, evaluator=evaluator_key(ev),
+                         extra={"reference": reference, "prune": prune_first})
+
+        # AutoDB answers for a cluster only what a search with these very
+        # settings found (a what-if flag, another arrival or seed count
+        # searches again).
+        if name and name in finished and finished[name].get("search") == study_of(name).search_id():
             f = finished[name]
             cfg = adb.config(f["config_id"])
             return TuneReport(target=", ".join(tgt), cluster=name, reference=reference, best=cfg["params"],
@@ -244,11 +295,7 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         adb.set_meta("categories", known)
 
         # 2. Search.
-        params = widened(S.PARAMS, widen) if widen else S.PARAMS
-        cons = S.Constraints(power_watts=power_budget)
-        study = Study(target=name, workloads={name: tgt, **cats}, constraints=cons,
-                      alpha=alpha_for(target_metric, alpha), beta=beta, max_iterations=max_iterations, seed=seed,
-                      goal=goal, params=params)
+        study = study_of(name)
 
         def preset(c: dict[str, Any]) -> str:
             if ref_ssd is None:
@@ -274,9 +321,9 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         metrics = {"reference": _mean_metrics(adb, out.reference_id, tgt),
                    "tuned": _mean_metrics(adb, out.best_id, tgt)}
         finished[name] = {"config_id": out.best_id, "scores": out.scores, "reference": reference,
-                          "metrics": metrics}
+                          "metrics": metrics, "search": study.search_id()}
         adb.set_meta("finished", finished)
-        validations = adb.db.execute("SELECT count(*) FROM validations").fetchone()[0]
+        validations = adb.count()
         return TuneReport(target=", ".join(tgt), cluster=name, reference=reference, best=out.best,
                           reference_params=S.reference(), scores=out.scores, metrics=metrics, history=out.history,
                           groups=out.groups, stopped=out.stopped, from_database=False, classification=cls,

@@ -74,12 +74,20 @@ class Study:
     #: Stop as soon as the target's latency (or throughput) speedup reaches this (what-if, §4.5).
     goal: tuple[str, float] | None = None
     params: tuple[S.Param, ...] = S.PARAMS
+    #: The evaluator's key (its settings; :meth:`AutoDB` scopes validations by it).
+    evaluator: str = ""
+    #: Anything else that changes the search (the tuning order, pruning).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def search_id(self) -> str:
-        """The key of this search in AutoDB."""
+        """The key of this search in AutoDB: every setting that changes what
+        the search does or finds (a what-if flag included), so a cached
+        answer is never one found under other settings."""
         d = json.dumps({"target": self.target, "workloads": self.workloads, "alpha": self.alpha,
-                        "beta": self.beta, "power": self.constraints.power_watts, "seed": self.seed,
-                        "goal": self.goal}, sort_keys=True)
+                        "beta": self.beta, "constraints": self.constraints.__dict__, "seed": self.seed,
+                        "goal": self.goal, "max_iterations": self.max_iterations, "evaluator": self.evaluator,
+                        "params": [[p.name, list(p.values)] for p in self.params], "extra": self.extra},
+                       sort_keys=True, default=str)
         return f"{self.target}:{hashlib.sha1(d.encode()).hexdigest()[:12]}"
 
 
@@ -91,6 +99,7 @@ class Validator:
                  jobs: int = 1, backend: str = "local", address: str | None = None):
         self.study, self.db, self.evaluate, self.preset = study, db, evaluate, preset
         self.jobs, self.backend, self.address = jobs, backend, address
+        db.evaluator = evaluator_key(evaluate)
         self.reference = S.reference()
         self.seconds: list[float] = []
 
@@ -128,8 +137,16 @@ class Validator:
 
     def scores(self, cid: int, ref: int) -> dict[str, Any] | None:
         """Grade and speedups of a validated configuration against the
-        reference, or None if it was rejected on any trace."""
-        per_cat: dict[str, tuple[float, float]] = {}
+        reference, or None if it was rejected on any trace.
+
+        Besides the grade of the mean metrics (Eq. 2): the grade of each
+        seed's runs against the reference's runs of the same seed, their
+        95% interval (``grade_ci95``), the reference's own spread (its
+        seeds graded against its mean), and ``significant``: the interval
+        is above 0 and the grade above that spread (never with one seed).
+        ``flagged`` lists why the validation does not count (writes that
+        never reached flash; a write-heavy category on which GC never ran)."""
+        runs_of: dict[str, list[tuple[dict, dict]]] = {}
         for cat, traces in self.study.workloads.items():
             runs = []
             for t in traces:
@@ -137,19 +154,62 @@ class Validator:
                 if a is None or b is None or a["status"] != "ok" or b["status"] != "ok":
                     return None
                 runs.append((a, b))
-            per_cat[cat] = G.speedups(runs)
-        perf = {cat: G.performance(lat, thpt, self.study.alpha) for cat, (lat, thpt) in per_cat.items()}
-        others = [cat for cat in per_cat if cat != self.study.target]
+            runs_of[cat] = runs
+        target, alpha, beta = self.study.target, self.study.alpha, self.study.beta
+        others = [cat for cat in runs_of if cat != target]
+
+        def graded(pairs: dict[str, list[tuple[dict, dict]]]) -> tuple[float, dict[str, tuple[float, float]]]:
+            sp = {cat: G.speedups(r) for cat, r in pairs.items()}
+            perf = {cat: G.performance(lat, thpt, alpha) for cat, (lat, thpt) in sp.items()}
+            return G.grade(perf[target], [perf[o] for o in others], beta), sp
+
+        grade, per_cat = graded(runs_of)
+        n = min(len(x["samples"] or [x]) for runs in runs_of.values() for pair in runs for x in pair)
+        seed_grades = [graded({cat: [(_sample(a, k), _sample(b, k)) for a, b in runs]
+                               for cat, runs in runs_of.items()})[0] for k in range(n)]
+        ref_grades = [graded({cat: [(_sample(b, k), b) for _, b in runs] for cat, runs in runs_of.items()})[0]
+                      for k in range(n)]
+        lo, hi = G.interval(seed_grades)
+        spread = G.half_width(ref_grades)
+        flagged = []
+        for cat, runs in runs_of.items():
+            for (a, _), t in zip(runs, self.study.workloads[cat]):
+                if a.get("flash_programs") == 0 and (a.get("write_share") or 0) > 0:
+                    flagged.append(f"{t}: its writes never reached flash (all stayed in the cache)")
+                elif a.get("gc_ran") is False and (a.get("write_share") or 0) >= 0.5:
+                    flagged.append(f"{t}: GC never ran on a write-heavy trace (the drive was not in steady state)")
         non_lat = G.geomean(per_cat[o][0] for o in others) if others else 1.0
         non_thpt = G.geomean(per_cat[o][1] for o in others) if others else 1.0
+        tgt_runs = [a for a, _ in runs_of[target]]
         return {
-            "grade": G.grade(perf[self.study.target], [perf[o] for o in others], self.study.beta),
-            "target_latency_speedup": per_cat[self.study.target][0],
-            "target_throughput_speedup": per_cat[self.study.target][1],
+            "grade": grade,
+            "grade_ci95": [lo, hi],
+            "seeds": n,
+            "reference_spread": spread,
+            "significant": bool(n >= 2 and lo > 0 and grade > spread and not flagged),
+            "flagged": flagged,
+            "validation": {"flash_programs": sum(a.get("flash_programs") or 0 for a in tgt_runs),
+                           "gc_ran": all(a.get("gc_ran") is not False for a in tgt_runs)},
+            "target_latency_speedup": per_cat[target][0],
+            "target_throughput_speedup": per_cat[target][1],
             "nontarget_latency_speedup": non_lat,
             "nontarget_throughput_speedup": non_thpt,
             "per_category": {k: {"latency_speedup": v[0], "throughput_speedup": v[1]} for k, v in per_cat.items()},
         }
+
+
+def _sample(m: dict[str, Any], k: int) -> dict[str, Any]:
+    """Seed ``k``'s metrics of a validation (the validation itself when it has one seed)."""
+    return m["samples"][k] if m.get("samples") else m
+
+
+def evaluator_key(evaluate: Evaluator) -> str:
+    """The key AutoDB scopes an evaluator's validations by: its own
+    ``key()``, else its qualified name (a plain function)."""
+    key = getattr(evaluate, "key", None)
+    if callable(key):
+        return str(key())
+    return f"{getattr(evaluate, '__module__', '')}.{getattr(evaluate, '__qualname__', type(evaluate).__name__)}"
 
 
 def _validate_one(evaluate: Evaluator, c: dict[str, Any], trace: str) -> tuple:
@@ -245,7 +305,7 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
     n = len(hist)
     g_idx = hist[-1]["group"] if hist else 0
     stall = hist[-1]["stall"] if hist else 0
-    best_grade = max(s["grade"] for s in graded.values())
+    best_grade = max(s["grade"] for c, s in graded.items() if c == ref or not s["flagged"])
     stopped = "iteration cap"
     while n < study.max_iterations:
         if g_idx >= len(groups):
@@ -256,7 +316,7 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
             break
         group = groups[g_idx]
         rng = random.Random(f"{study.seed}:{n}")
-        eligible = [(cid, s) for cid, s in graded.items()
+        eligible = [(cid, s) for cid, s in graded.items() if not s["flagged"]
                     if s["nontarget_latency_speedup"] >= 0.9 and s["nontarget_throughput_speedup"] >= 0.9]
         top = sorted(eligible or graded.items(), key=lambda kv: -kv[1]["grade"])[:3]
         root = explored[rng.choice(top)[0]]
@@ -274,8 +334,11 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
         s = None if cid in rejected else val.scores(cid, ref)
         if s is not None:
             graded[cid] = s
-        improved = s is not None and s["grade"] > best_grade + 0.01 * abs(best_grade)
-        if s is not None:
+        # A flagged validation (writes that never reached flash, no GC on a
+        # write-heavy trace) never counts as a gain.
+        counts = s is not None and not s["flagged"]
+        improved = counts and s["grade"] > best_grade + 0.01 * abs(best_grade)
+        if counts:
             best_grade = max(best_grade, s["grade"])
         stall = 0 if improved else stall + 1
         near = sum(1 for x in graded.values() if x["grade"] >= best_grade - 0.01 * abs(best_grade))
@@ -286,9 +349,10 @@ def tune(study: Study, db: AutoDB, evaluate: Evaluator, preset: Callable[[dict],
                       "best": best_grade, "stall": stall})
         if stall > max(15, 4 * len(group)) or near > 20:
             g_idx, stall = g_idx + 1, 0
-    final = [(cid, s) for cid, s in graded.items()
+    fair = {cid: s for cid, s in graded.items() if cid == ref or not s["flagged"]}
+    final = [(cid, s) for cid, s in fair.items()
              if s["nontarget_latency_speedup"] >= 1.0 and s["nontarget_throughput_speedup"] >= 1.0] or \
-        list(graded.items())
+        list(fair.items())
     best_id, best_scores = max(final, key=lambda kv: kv[1]["grade"])
     sec = sum(val.seconds) / len(val.seconds) if val.seconds else None
     return Outcome(best=explored[best_id], best_id=best_id, scores=best_scores, reference_id=ref,
