@@ -404,3 +404,64 @@ def test_the_think_arrival_waits_where_the_trace_was_idle(tmp_path):
     assert think["flash_programs"] > 0 and 0 < think["write_share"] < 1
     with pytest.raises(ValueError, match="arrival"):
         TimingEvaluator(arrival="nosuch")
+
+
+def test_realistic_constraints_keep_to_shipped_parts(tmp_path):
+    """Issue 44 item 2: --constraints realistic (the default), none, a file."""
+    real = Constraints.of("realistic")
+    ref = reference()
+    assert real.violations(ref) == []
+    for name, v in (("channel_width_bytes", 2), ("planes_per_die", 4), ("dies_per_chip", 16), ("pcie_lanes", 16),
+                    ("pages_per_block", 384), ("channels", 32)):
+        assert any(name in w for w in real.violations(dict(ref, **{name: v}))), name
+    # Over-provisioning cannot buy speed by shrinking the drive.
+    assert any("user capacity" in w for w in real.violations(dict(ref, op=0.3)))
+    assert Constraints.of("none").violations(dict(ref, channel_width_bytes=2)) == []
+    for n in S.neighbours(ref, list(S.LAYOUT), real):
+        assert real.violations(n) == []
+    assert all(h["source"] for h in real.held())
+    f = tmp_path / "c.toml"
+    f.write_text('extends = "realistic"\nchannels = { max = 12, source = "my board" }\n')
+    mine = Constraints.of(str(f))
+    assert any("channels" in w for w in mine.violations(dict(ref, channels=14)))
+    assert mine.rules["planes_per_die"] == S.REALISTIC["planes_per_die"]
+    for text, why in (('nosuch = { max = 1 }', "not a parameter"), ('channels = { max = 8 }', "the reference's 12"),
+                      ('channels = { min = 40 }', "no value"), ('user_capacity = [2, 1]', "user_capacity"),
+                      ('channels = 3', "a table"), ('extends = "x"', "extends")):
+        f.write_text(text + "\n")
+        with pytest.raises(ValueError, match=why):
+            Constraints.of(str(f))
+    with pytest.raises(ValueError, match="cannot read"):
+        Constraints.of(str(tmp_path / "none.toml"))
+
+
+def test_power_budget_relative_to_the_reference(tmp_path):
+    """--power-budget W|+P%|none; +10% (the default) compares each
+    validation with the reference's on the same trace."""
+    from wafer.tune.runner import power_of
+
+    assert power_of("+10%") == {"power_watts": None, "power_ratio": pytest.approx(1.1)}
+    assert power_of("none") == {"power_watts": None, "power_ratio": None}
+    assert power_of("12W", "intel750") == {"power_watts": 12.0, "power_ratio": None}
+    with pytest.raises(ValueError, match="idle power"):
+        power_of(1.0, "intel750")
+    for bad in ("abc", "-5", "-150%", "x%"):
+        with pytest.raises(ValueError, match="--power-budget"):
+            power_of(bad)
+    cons = Constraints(power_ratio=1.1)
+    assert cons.power_violation(10.0, 10.0) is None and "1.10x" in cons.power_violation(11.5, 10.0)
+    db = AutoDB(tmp_path / "p.sqlite")
+    out = tune(study(constraints=Constraints(power_ratio=1.05), max_iterations=10), db, analytic, preset, order=ORDER)
+    ref_power = analytic(reference(), "light:1")["power_w"]
+    assert analytic(out.best, "light:1")["power_w"] <= 1.05 * ref_power + 1e-9
+
+
+def test_tune_cli_names_a_bad_budget_or_constraints_file(tmp_path):
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "wafer", "tune", "--workload", "uniform", "--db", str(tmp_path / "x.sqlite"), "-q"]
+    for extra, flag in ((["--power-budget", "1"], "--power-budget"), (["--power-budget", "abc"], "--power-budget"),
+                        (["--constraints", str(tmp_path / "none.toml")], "--constraints")):
+        p = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and flag in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -1104,6 +1104,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
     try:
         r = tune.run(target, others, reference=a.reference, db=a.db, max_iterations=a.max_iterations,
                      target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
+                     constraints=a.constraints,
                      backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
                      prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
                      logical_blocks=a.logical_blocks, requests=a.max_requests, arrival=a.arrival, seeds=a.seeds,
@@ -1436,8 +1437,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="optimise latency only (alpha 0), throughput only (alpha 1), or both (default, alpha 0.5)")
     tu.add_argument("--alpha", type=_nonneg_float, default=0.5, help="Eq. 1's weight of throughput (default 0.5)")
     tu.add_argument("--beta", type=_nonneg_float, default=0.1, help="Eq. 2's weight of the other categories (default 0.1)")
-    tu.add_argument("--power-budget", type=_positive_float, metavar="W",
-                    help="reject configurations above this average power")
+    tu.add_argument("--power-budget", default="+10%", metavar="W|+P%|none",
+                    help="reject configurations above this average power: watts, a share over the reference's "
+                         "power on the same trace (default +10%%), or none")
+    tu.add_argument("--constraints", default="realistic", metavar="realistic|none|FILE.toml",
+                    help="the space's limits: realistic (default; values shipped parts have, each with its source, "
+                         "and the reference's user capacity), none (the paper's space), or a TOML file of rules "
+                         "(extends = \"realistic\" starts from it)")
     tu.add_argument("--goal", type=_goal, metavar="latency:F|throughput:F",
                     help="what-if: stop once the target's speedup reaches F (e.g. latency:3)")
     tu.add_argument("--widen", type=_positive_int, metavar="F", help="what-if: extend value ranges Fx beyond both ends")

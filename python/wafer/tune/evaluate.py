@@ -89,8 +89,9 @@ def ssd_of(c: dict[str, Any], reference: dict[str, Any]) -> dict[str, Any]:
     return ssd
 
 
-def to_toml(ssd: dict[str, Any], name: str, description: str) -> str:
-    """``ssd`` as a timing preset file (the layout of wafer's ``presets/*.toml``)."""
+def to_toml(ssd: dict[str, Any], name: str, description: str, notes: list[str] | tuple[str, ...] = ()) -> str:
+    """``ssd`` as a timing preset file (the layout of wafer's ``presets/*.toml``),
+    ``notes`` as comments at its top (e.g. the constraints it was tuned under)."""
     def value(v: Any) -> str:
         if isinstance(v, bool):
             return "true" if v else "false"
@@ -100,7 +101,7 @@ def to_toml(ssd: dict[str, Any], name: str, description: str) -> str:
             return "[" + ", ".join(value(x) for x in v) + "]"
         return repr(v)
 
-    lines = [f"name = {value(name)}", f"description = {value(description)}"]
+    lines = [f"# {n}" for n in notes] + [f"name = {value(name)}", f"description = {value(description)}"]
     for sec, body in ssd.items():
         if isinstance(body, dict):
             lines += ["", f"[{sec}]"] + [f"{k} = {value(v)}" for k, v in body.items() if v is not None]

@@ -20,6 +20,7 @@ synthetic workload.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -86,7 +87,11 @@ class TuneReport:
 
     def table(self) -> str:
         s = self.scores
+        c = self.constraints
+        budget = (f"{c['power_watts']} W" if c.get("power_watts") else
+                  f"+{(c['power_ratio'] - 1) * 100:.0f}% of the reference's" if c.get("power_ratio") else "none")
         lines = [f"wafer tune: target {self.target} (cluster {self.cluster}), reference {self.reference}",
+                 f"constraints {c.get('name', '?')}, power budget {budget}" if c else "",
                  ("the cluster's configuration from AutoDB (no search)" if self.from_database else
                   f"{len(self.history)} iterations, {self.validations} validations, {self.seconds:.0f} s; "
                   f"stopped: {self.stopped}"), ""]
@@ -191,7 +196,8 @@ def widened(params: tuple[S.Param, ...], factor: int = 4) -> tuple[S.Param, ...]
 
 def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[str] | None = None, *,
         reference: str = "intel750", db: str | os.PathLike = "autoblox.sqlite", max_iterations: int = 100,
-        target_metric: str | None = None, alpha: float = 0.5, beta: float = 0.1, power_budget: float | None = None,
+        target_metric: str | None = None, alpha: float = 0.5, beta: float = 0.1,
+        power_budget: float | str | None = "+10%", constraints: str | None = "realistic",
         backend: str = "local", address: str | None = None, jobs: int | None = None,
         goal: tuple[str, float] | None = None, widen: int | None = None, prune_first: bool = False,
         seed: int = 1, evaluator: Any = None, policy: str = "base", writes: int = 200_000,
@@ -263,7 +269,7 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
             # only for the very same traces or workload specs.
             name = next((k for k, v in known.items() if v == tgt), None)
         params = widened(S.PARAMS, widen) if widen else S.PARAMS
-        cons = S.Constraints(power_watts=power_budget)
+        cons = S.Constraints.of(constraints, **power_of(power_budget, reference if evaluator is None else None))
 
         def study_of(cluster: str) -> Study:
             return Study(target=cluster, workloads={cluster: tgt, **cats}, constraints=cons,
@@ -300,7 +306,12 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         def preset(c: dict[str, Any]) -> str:
             if ref_ssd is None:
                 return json.dumps(c)
-            return to_toml(ssd_of(c, ref_ssd), f"autoblox-{name}", f"AutoBlox-tuned for {name} from {reference}")
+            budget = (f"{cons.power_watts} W" if cons.power_watts else
+                      f"{cons.power_ratio:.2f}x the reference's power" if cons.power_ratio else "none")
+            notes = [f"wafer tune: constraints {cons.name}, power budget {budget}; every rule held:"]
+            notes += [f"  {h['parameter']}: {h['rule']} ({h['source']})" for h in cons.held()]
+            return to_toml(ssd_of(c, ref_ssd), f"autoblox-{name}", f"AutoBlox-tuned for {name} from {reference}",
+                           notes)
 
         n_jobs = jobs or os.cpu_count() or 1
         pruning = None
@@ -331,10 +342,45 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
                           seconds_per_validation=out.seconds_per_validation,
                           seconds_per_step=(time.perf_counter() - steps_t0) / steps if steps else None,
                           validations=validations, pruning=pruning,
-                          constraints={"power_watts": power_budget, "capacity_pages": cons.capacity_pages,
-                                       "dram_bytes": cons.dram_bytes})
+                          constraints={"name": cons.name, "power_watts": cons.power_watts,
+                                       "power_ratio": cons.power_ratio, "dram_bytes": cons.dram_bytes,
+                                       "held": cons.held()})
     finally:
         adb.close()
+
+
+def power_of(budget: float | str | None, reference: str | None = None) -> dict[str, float | None]:
+    """``--power-budget``: watts (``12``, ``"12W"``), a share over the
+    reference's power on the same trace (``"+10%"``, the default), or
+    ``"none"``. A budget in watts below the ``reference`` preset's idle
+    power (its chips, DRAM and controller at rest) can admit nothing."""
+    if budget is None or (isinstance(budget, str) and budget.strip().lower() == "none"):
+        return {"power_watts": None, "power_ratio": None}
+    if isinstance(budget, str) and budget.strip().endswith("%"):
+        try:
+            pct = float(budget.strip().rstrip("%"))
+        except ValueError:
+            raise ValueError(f"--power-budget {budget}: a share is like +10%") from None
+        if not (math.isfinite(pct) and pct > -100):
+            raise ValueError(f"--power-budget {budget}: the share must be above -100%")
+        return {"power_watts": None, "power_ratio": 1 + pct / 100}
+    try:
+        watts = float(str(budget).strip().rstrip("Ww"))
+    except ValueError:
+        raise ValueError(f"--power-budget {budget}: watts (12), a share (+10%) or none") from None
+    if not (math.isfinite(watts) and watts > 0):
+        raise ValueError(f"--power-budget {budget}: watts must be > 0")
+    if reference is not None:
+        from .. import api
+
+        ssd = api.timing_config(reference)
+        e, f = ssd["energy"], ssd["flash"]
+        idle = (f["channels"] * f["chips_per_channel"] * e["idle_mw_per_chip"] + e["dram_mw"]
+                + e["controller_mw"]) / 1000
+        if watts < idle:
+            raise ValueError(f"--power-budget {budget}: below {reference}'s idle power of {idle:.2f} W (its chips, "
+                             "DRAM and controller at rest): no configuration could meet it")
+    return {"power_watts": watts, "power_ratio": None}
 
 
 def _mean_metrics(adb: AutoDB, cid: int, traces: list[str]) -> dict[str, Any]:
@@ -342,4 +388,5 @@ def _mean_metrics(adb: AutoDB, cid: int, traces: list[str]) -> dict[str, Any]:
     rows = [r for r in rows if r and r["status"] == "ok"]
     if not rows:
         return {}
-    return {k: float(np.mean([r[k] for r in rows])) for k in ("latency_us", "throughput_bps", "energy_j", "power_w")}
+    keys = ("latency_us", "throughput_bps", "energy_j", "power_w", "p99_us", "endurance")
+    return {k: float(np.mean([r[k] for r in rows])) for k in keys if all(r.get(k) is not None for r in rows)}

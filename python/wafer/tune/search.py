@@ -112,9 +112,12 @@ class Validator:
         cid = self.db.config_id(S.key(c), c, self.preset(c))
         todo = self._pending(cid)
         t0 = time.perf_counter()
+        ref_id = None if c == self.reference else self.db.config_id(S.key(self.reference), self.reference,
+                                                                      self.preset(self.reference))
         for (cat, trace), (status, metrics, error, secs) in zip(todo, self._map(c, [t for _, t in todo])):
             if status == "ok":
-                why = self.study.constraints.power_violation(metrics.get("power_w"))
+                ref = self.db.validation(ref_id, trace) if ref_id is not None else None
+                why = self.study.constraints.power_violation(metrics.get("power_w"), (ref or {}).get("power_w"))
                 if why:
                     status, error = "invalid", why
             self.db.record(cid, cat, trace, status, metrics, error, secs)

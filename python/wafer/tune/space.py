@@ -100,10 +100,47 @@ DRAM = tuple(p.name for p in PARAMS if p.group == "dram")
 PAGE_BYTES = 4096
 
 
+#: ``--constraints realistic`` (issue 44): values shipped parts have, each
+#: with its source; a rule is ``values`` (allowed), ``max``/``min``, or
+#: ``fixed`` (the reference's value). ``ssd-presets.md`` is
+#: ``../shared/specs/ssd-presets.md`` (SimpleSSD's drive files).
+REALISTIC: dict[str, dict[str, Any]] = {
+    "channel_width_bytes": {"values": [1], "source": "NAND buses are x8: every drive in ssd-presets.md "
+                            "(channel rate x width), Micron MLC NAND datasheets (device width x8)"},
+    "dies_per_chip": {"values": [1, 2, 4, 8], "source": "packages of 1, 2, 4 or 8 dies (Micron MLC datasheets); "
+                      "8 is the most in ssd-presets.md"},
+    "planes_per_die": {"values": [1, 2], "source": "MLC dies have 1 or 2 planes (ssd-presets.md's MLC drives; "
+                       "Micron MLC two-plane commands)"},
+    "channels": {"max": 18, "source": "8 to 18 channels in shipped NVMe controllers (ssd-presets.md: 2-16; the "
+                 "Intel 750 1.2 TB: 18)"},
+    "pages_per_block": {"values": [128, 256, 512], "source": "MLC blocks of 128-512 pages, powers of two (Micron "
+                        "MLC datasheets; ssd-presets.md's MLC drives: 512)"},
+    "blocks_per_plane": {"min": 512, "source": "512 to 2048 blocks per plane (ssd-presets.md: 512, 1364; Micron "
+                         "MLC: 2048)"},
+    "pcie_lanes": {"fixed": True, "source": "the reference's interface (Intel 750: PCIe 3 x4); the paper fixes "
+                   "the interface"},
+    "pcie_lane_gbps": {"fixed": True, "source": "the reference's interface (PCIe 3: ~1 GB/s per lane)"},
+}
+#: The user capacity window of ``realistic``, as fractions of the
+#: reference's (raw x (1 - op)): a drive sold at the reference's size holds
+#: it, and over-provisioning cannot buy speed by shrinking it.
+USER_CAPACITY = (1.0, 1.05)
+
+
+def _user_pages(c: dict[str, Any]) -> float:
+    return (c["channels"] * c["chips_per_channel"] * c["dies_per_chip"] * c["planes_per_die"]
+            * c["blocks_per_plane"] * c["pages_per_block"]) * (1 - c["op"])
+
+
 @dataclass
 class Constraints:
     """What a configuration must satisfy (§3.4). ``power_watts``: the budget on
-    the simulated average power (None: unconstrained)."""
+    the simulated average power (None: unconstrained); ``power_ratio``: a
+    budget relative to the reference's power on the same trace (1.1: +10%).
+    ``rules`` (``--constraints``): per parameter, the values shipped parts
+    have (:data:`REALISTIC`); ``user_capacity``: the window of the user
+    capacity relative to the reference's, instead of the artifact's raw
+    capacity window."""
 
     capacity_pages: int = 12 * 5 * 8 * 1 * 512 * 512
     dram_bytes: int = (800 + 256) * MIB
@@ -112,6 +149,82 @@ class Constraints:
     #: Bounds of the capacity window as fractions of the next power of two.
     capacity_window: tuple[float, float] = (0.9, 1.0)
     extra: dict[str, Any] = field(default_factory=dict)
+    power_ratio: float | None = None
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    user_capacity: tuple[float, float] | None = None
+    #: What the constraints are called in reports (``realistic``, ``none``, a file).
+    name: str = "none"
+
+    @classmethod
+    def of(cls, spec: str | None, **kw: Any) -> Constraints:
+        """``--constraints``: ``realistic`` (default), ``none`` (the
+        artifact's space and limits), or a TOML file of rules (the layout of
+        :data:`REALISTIC`; ``extends = "realistic"`` starts from it;
+        ``user_capacity = [lo, hi]``). A rule the reference breaks, an
+        unknown parameter or an empty range is an error naming the flag."""
+        spec = spec or "realistic"
+        if spec == "none":
+            return cls(**kw)
+        if spec == "realistic":
+            return cls(rules=dict(REALISTIC), user_capacity=USER_CAPACITY, name="realistic", **kw)
+        import tomllib
+
+        try:
+            with open(spec, "rb") as f:
+                d = tomllib.load(f)
+        except OSError as e:
+            raise ValueError(f"--constraints {spec}: cannot read it ({e.strerror})") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"--constraints {spec}: not TOML ({e})") from None
+        extends = d.pop("extends", None)
+        if extends not in (None, "realistic"):
+            raise ValueError(f"--constraints {spec}: extends = {extends!r}; only 'realistic'")
+        rules = dict(REALISTIC) if extends else {}
+        window = d.pop("user_capacity", USER_CAPACITY if extends else None)
+        for name, rule in d.items():
+            if name not in BY_NAME:
+                raise ValueError(f"--constraints {spec}: {name}: not a parameter of the space")
+            if not isinstance(rule, dict) or not set(rule) <= {"values", "min", "max", "fixed", "source"}:
+                raise ValueError(f"--constraints {spec}: {name}: a table of values / min / max / fixed / source")
+            num = (int, float)
+            if (("min" in rule and not isinstance(rule["min"], num)) or ("max" in rule and not isinstance(rule["max"], num))
+                    or ("values" in rule and not (isinstance(rule["values"], list) and rule["values"]))):
+                raise ValueError(f"--constraints {spec}: {name}: min and max are numbers, values a non-empty list")
+            rules[name] = rule
+        if window is not None:
+            if not (isinstance(window, (list, tuple)) and len(window) == 2
+                    and all(isinstance(x, (int, float)) for x in window) and 0 < window[0] <= window[1]):
+                raise ValueError(f"--constraints {spec}: user_capacity = {window!r}; [lo, hi] with 0 < lo <= hi")
+            window = (float(window[0]), float(window[1]))
+        out = cls(rules=rules, user_capacity=window, name=spec, **kw)
+        ref = reference()
+        for name, rule in rules.items():
+            p = BY_NAME[name]
+            allowed = [v for v in p.values if out._allows(name, rule, v)]
+            if not allowed:
+                raise ValueError(f"--constraints {spec}: {name}: no value of the space {list(p.values)} is allowed")
+            if not out._allows(name, rule, ref[name]):
+                raise ValueError(f"--constraints {spec}: {name}: the reference's {ref[name]!r} breaks it")
+        return out
+
+    @staticmethod
+    def _allows(name: str, rule: dict[str, Any], v: Any) -> bool:
+        if rule.get("fixed"):
+            return v == BY_NAME[name].base
+        if "values" in rule and v not in rule["values"]:
+            return False
+        if "min" in rule and v < rule["min"]:
+            return False
+        return not ("max" in rule and v > rule["max"])
+
+    def held(self) -> list[dict[str, Any]]:
+        """The rules as a report lists them: parameter, rule, source."""
+        out = [{"parameter": n, "rule": {k: v for k, v in r.items() if k != "source"}, "source": r.get("source")}
+               for n, r in self.rules.items()]
+        if self.user_capacity:
+            out.append({"parameter": "user capacity", "rule": {"of_reference": list(self.user_capacity)},
+                        "source": "the reference drive's user capacity (raw x (1 - op))"})
+        return out
 
     def capacity_bounds(self) -> tuple[int, int]:
         top = 1 << (self.capacity_pages - 1).bit_length()
@@ -123,9 +236,20 @@ class Constraints:
         out = []
         pages = (c["channels"] * c["chips_per_channel"] * c["dies_per_chip"] * c["planes_per_die"]
                  * c["blocks_per_plane"] * c["pages_per_block"])
-        lo, hi = self.capacity_bounds()
-        if not lo <= pages <= hi:
-            out.append(f"capacity {pages} pages outside [{lo}, {hi}]")
+        if self.user_capacity:
+            want = _user_pages(reference())
+            lo_u, hi_u = self.user_capacity
+            got = _user_pages(c)
+            if not lo_u * want <= got <= hi_u * want:
+                out.append(f"user capacity {got / want:.3f}x the reference's, outside [{lo_u}, {hi_u}]")
+        else:
+            lo, hi = self.capacity_bounds()
+            if not lo <= pages <= hi:
+                out.append(f"capacity {pages} pages outside [{lo}, {hi}]")
+        for name, rule in self.rules.items():
+            if not self._allows(name, rule, c[name]):
+                out.append(f"{name} = {c[name]!r} breaks {self.name}: "
+                           + ", ".join(f"{k} {v}" for k, v in rule.items() if k != "source"))
         if c["cache_bytes"] + c["cmt_bytes"] != self.dram_bytes:
             out.append(f"cache + CMT = {(c['cache_bytes'] + c['cmt_bytes']) // MIB} MiB, "
                        f"must be {self.dram_bytes // MIB} MiB")
@@ -142,9 +266,15 @@ class Constraints:
                 out.append("more than 64 chips with more than 8 planes per chip")
         return out
 
-    def power_violation(self, watts: float | None) -> str | None:
-        if self.power_watts is not None and watts is not None and watts > self.power_watts:
+    def power_violation(self, watts: float | None, reference_watts: float | None = None) -> str | None:
+        """Why a validation's average power breaks the budget (None: it does not)."""
+        if watts is None:
+            return None
+        if self.power_watts is not None and watts > self.power_watts:
             return f"average power {watts:.2f} W over the budget of {self.power_watts:.2f} W"
+        if self.power_ratio is not None and reference_watts and watts > self.power_ratio * reference_watts:
+            return (f"average power {watts:.2f} W over the budget of {self.power_ratio:.2f}x the reference's "
+                    f"{reference_watts:.2f} W on the same trace")
         return None
 
 
