@@ -465,3 +465,37 @@ def test_tune_cli_names_a_bad_budget_or_constraints_file(tmp_path):
                         (["--constraints", str(tmp_path / "none.toml")], "--constraints")):
         p = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
         assert p.returncode == 2 and flag in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_objective_terms_and_weights(tmp_path):
+    """Issue 44 item 3: --objective latency,p99,throughput,endurance with weights."""
+    import wafer
+    from wafer.tune.objective import parse_objective, ratios, weighted
+
+    assert parse_objective("latency=0.25,p99=0.25,throughput=0.5") == {"latency": 0.25, "p99": 0.25,
+                                                                       "throughput": 0.5}
+    assert parse_objective("latency,throughput") == {"latency": 0.5, "throughput": 0.5}
+    assert parse_objective(None) is None
+    for bad, why in (("iops", "not a term"), ("latency=x", "not a number"), ("latency=-1", ">= 0"),
+                     ("latency=0", "every weight")):
+        with pytest.raises(ValueError, match=why):
+            parse_objective(bad)
+    c = {"latency_us": 50.0, "throughput_bps": 2e6, "p99_us": 100.0, "endurance": 0.1}
+    r = {"latency_us": 100.0, "throughput_bps": 1e6, "p99_us": 100.0, "endurance": 0.2}
+    g = ratios([(c, r)], {"latency": 1, "throughput": 1, "p99": 1, "endurance": 1})
+    assert g == {"latency": 2.0, "throughput": 2.0, "p99": 1.0, "endurance": 2.0}
+    assert weighted(g, {"latency": 0.5, "p99": 0.5}) == pytest.approx(0.5 * math.log(2))
+
+    def with_p99(c, trace):
+        m = toy(c, trace)
+        return dict(m, p99_us=m["latency_us"] * 3, endurance=0.01)
+
+    r = wafer.tune("zipf:1.0", {"seq": ["seq"]}, db=tmp_path / "o.sqlite", max_iterations=3, evaluator=with_p99,
+                   progress=False, jobs=1, objective="latency=0.5,p99=0.5")
+    assert set(r.scores["target_gains"]) >= {"latency", "p99", "throughput", "endurance"}
+    with pytest.raises(ValueError, match="writes nothing"):
+        wafer.tune("uniform,reads=1.0", db=tmp_path / "w.sqlite", max_iterations=1, evaluator=with_p99,
+                   progress=False, objective="write_latency")
+    with pytest.raises(ValueError, match="do not report"):
+        wafer.tune("zipf:1.0", db=tmp_path / "e.sqlite", max_iterations=1, evaluator=toy, progress=False,
+                   objective="endurance")

@@ -1104,7 +1104,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
     try:
         r = tune.run(target, others, reference=a.reference, db=a.db, max_iterations=a.max_iterations,
                      target_metric=a.target, alpha=a.alpha, beta=a.beta, power_budget=a.power_budget,
-                     constraints=a.constraints,
+                     constraints=a.constraints, objective=a.objective,
                      backend=a.backend, address=a.address, jobs=a.jobs, goal=a.goal, widen=a.widen,
                      prune_first=a.prune, seed=a.seed, policy=a.policy, writes=a.writes,
                      logical_blocks=a.logical_blocks, requests=a.max_requests, arrival=a.arrival, seeds=a.seeds,
@@ -1444,6 +1444,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the space's limits: realistic (default; values shipped parts have, each with its source, "
                          "and the reference's user capacity), none (the paper's space), or a TOML file of rules "
                          "(extends = \"realistic\" starts from it)")
+    tu.add_argument("--objective", metavar="TERM[=W],...",
+                    help="grade by these terms instead of --alpha: latency, read_latency, write_latency, p99, "
+                         "throughput, endurance (erases per host write), with weights (e.g. "
+                         "latency=0.25,p99=0.25,throughput=0.5; names alone weigh equally)")
     tu.add_argument("--goal", type=_goal, metavar="latency:F|throughput:F",
                     help="what-if: stop once the target's speedup reaches F (e.g. latency:3)")
     tu.add_argument("--widen", type=_positive_int, metavar="F", help="what-if: extend value ranges Fx beyond both ends")

@@ -42,6 +42,60 @@ def speedups(runs: list[tuple[dict, dict]]) -> tuple[float, float]:
     return lat, thpt
 
 
+#: ``--objective`` terms: metric of a validation, and whether higher is better.
+TERMS: dict[str, tuple[str, bool]] = {
+    "latency": ("latency_us", False),
+    "read_latency": ("read_latency_us", False),
+    "write_latency": ("write_latency_us", False),
+    "p99": ("p99_us", False),
+    "throughput": ("throughput_bps", True),
+    "endurance": ("endurance", False),
+}
+
+
+def parse_objective(spec: str | dict[str, float] | None) -> dict[str, float] | None:
+    """``--objective``: terms with weights (``latency=0.25,p99=0.25,
+    throughput=0.5``), or names alone (equal weights); the weights are
+    normalised to sum 1. None: Eq. 1 (alpha)."""
+    if spec is None or spec == "":
+        return None
+    items = spec.items() if isinstance(spec, dict) else (
+        (p.partition("=")[0].strip(), p.partition("=")[2].strip() or "1") for p in str(spec).split(","))
+    out: dict[str, float] = {}
+    for name, w in items:
+        if name not in TERMS:
+            raise ValueError(f"--objective: '{name}' is not a term; terms: {', '.join(TERMS)}")
+        try:
+            w = float(w)
+        except ValueError:
+            raise ValueError(f"--objective: {name}={w}: the weight is not a number") from None
+        if not (math.isfinite(w) and w >= 0):
+            raise ValueError(f"--objective: {name}={w}: a weight is a finite number >= 0")
+        out[name] = out.get(name, 0.0) + w
+    total = sum(out.values())
+    if total <= 0:
+        raise ValueError("--objective: every weight is 0")
+    return {k: v / total for k, v in out.items() if v > 0}
+
+
+def ratios(runs: list[tuple[dict, dict]], terms: dict[str, float]) -> dict[str, float]:
+    """Each term's geomean gain over ``(candidate, reference)`` pairs (> 1: better)."""
+    out = {}
+    for name in terms:
+        key, higher = TERMS[name]
+        if any(c.get(key) is None or r.get(key) is None for c, r in runs):
+            raise ValueError(f"--objective {name}: the validations do not report {key}")
+        # A metric at 0 on both sides (no erase at all) is no change.
+        out[name] = geomean((c[key] / r[key] if higher else r[key] / c[key]) if c[key] and r[key] else 1.0
+                            for c, r in runs)
+    return out
+
+
+def weighted(gains: dict[str, float], terms: dict[str, float]) -> float:
+    """Eq. 1 over the objective's terms: sum of weight x log(gain)."""
+    return sum(w * math.log(gains[k]) for k, w in terms.items())
+
+
 def performance(lat_speedup: float, thpt_speedup: float, alpha: float = ALPHA) -> float:
     """Eq. 1."""
     return (1 - alpha) * math.log(lat_speedup) + alpha * math.log(thpt_speedup)

@@ -33,7 +33,7 @@ from . import clustering as C
 from . import space as S
 from .autodb import AutoDB
 from .evaluate import TimingEvaluator, ssd_of, to_toml
-from .objective import alpha_for
+from .objective import alpha_for, parse_objective
 from .search import Study, default_order, evaluator_key, prune, tune
 
 #: Requests of a synthetic workload used to place it in a cluster.
@@ -198,6 +198,7 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         reference: str = "intel750", db: str | os.PathLike = "autoblox.sqlite", max_iterations: int = 100,
         target_metric: str | None = None, alpha: float = 0.5, beta: float = 0.1,
         power_budget: float | str | None = "+10%", constraints: str | None = "realistic",
+        objective: str | dict[str, float] | None = None,
         backend: str = "local", address: str | None = None, jobs: int | None = None,
         goal: tuple[str, float] | None = None, widen: int | None = None, prune_first: bool = False,
         seed: int = 1, evaluator: Any = None, policy: str = "base", writes: int = 200_000,
@@ -270,11 +271,15 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
             name = next((k for k, v in known.items() if v == tgt), None)
         params = widened(S.PARAMS, widen) if widen else S.PARAMS
         cons = S.Constraints.of(constraints, **power_of(power_budget, reference if evaluator is None else None))
+        terms = parse_objective(objective)
+        if terms and {"write_latency", "endurance"} & set(terms) and not any(_writes(t) for t in tgt):
+            raise ValueError(f"--objective {','.join(terms)}: the target ({', '.join(tgt)}) writes nothing, so "
+                             "its write latency and endurance say nothing")
 
         def study_of(cluster: str) -> Study:
             return Study(target=cluster, workloads={cluster: tgt, **cats}, constraints=cons,
                          alpha=alpha_for(target_metric, alpha), beta=beta, max_iterations=max_iterations, seed=seed,
-                         goal=goal, params=params, evaluator=evaluator_key(ev),
+                         goal=goal, params=params, evaluator=evaluator_key(ev), objective=terms,
                          extra={"reference": reference, "prune": prune_first})
 
         # AutoDB answers for a cluster only what a search with these very
@@ -347,6 +352,18 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
                                        "held": cons.held()})
     finally:
         adb.close()
+
+
+def _writes(spec: str) -> bool:
+    """Whether a trace file or workload spec writes anything."""
+    from .. import _core
+
+    if os.path.exists(spec):
+        ops = _core.trace_columns(str(spec), None, None)[3]
+    else:
+        ops = _core.workload_requests(spec, 1 << 16, 4096, 4096, 1)[3]
+    ops = np.frombuffer(ops, dtype=np.uint8) if isinstance(ops, (bytes, bytearray)) else np.asarray(ops)
+    return bool((ops == 1).any())
 
 
 def power_of(budget: float | str | None, reference: str | None = None) -> dict[str, float | None]:

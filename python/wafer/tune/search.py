@@ -74,6 +74,8 @@ class Study:
     #: Stop as soon as the target's latency (or throughput) speedup reaches this (what-if, §4.5).
     goal: tuple[str, float] | None = None
     params: tuple[S.Param, ...] = S.PARAMS
+    #: ``--objective``'s terms and weights instead of Eq. 1's alpha (:func:`.objective.parse_objective`).
+    objective: dict[str, float] | None = None
     #: The evaluator's key (its settings; :meth:`AutoDB` scopes validations by it).
     evaluator: str = ""
     #: Anything else that changes the search (the tuning order, pruning).
@@ -85,6 +87,7 @@ class Study:
         answer is never one found under other settings."""
         d = json.dumps({"target": self.target, "workloads": self.workloads, "alpha": self.alpha,
                         "beta": self.beta, "constraints": self.constraints.__dict__, "seed": self.seed,
+                        "objective": self.objective,
                         "goal": self.goal, "max_iterations": self.max_iterations, "evaluator": self.evaluator,
                         "params": [[p.name, list(p.values)] for p in self.params], "extra": self.extra},
                        sort_keys=True, default=str)
@@ -161,9 +164,14 @@ class Validator:
         target, alpha, beta = self.study.target, self.study.alpha, self.study.beta
         others = [cat for cat in runs_of if cat != target]
 
+        terms = self.study.objective
+
         def graded(pairs: dict[str, list[tuple[dict, dict]]]) -> tuple[float, dict[str, tuple[float, float]]]:
             sp = {cat: G.speedups(r) for cat, r in pairs.items()}
-            perf = {cat: G.performance(lat, thpt, alpha) for cat, (lat, thpt) in sp.items()}
+            if terms:
+                perf = {cat: G.weighted(G.ratios(r, terms), terms) for cat, r in pairs.items()}
+            else:
+                perf = {cat: G.performance(lat, thpt, alpha) for cat, (lat, thpt) in sp.items()}
             return G.grade(perf[target], [perf[o] for o in others], beta), sp
 
         grade, per_cat = graded(runs_of)
@@ -198,7 +206,17 @@ class Validator:
             "nontarget_latency_speedup": non_lat,
             "nontarget_throughput_speedup": non_thpt,
             "per_category": {k: {"latency_speedup": v[0], "throughput_speedup": v[1]} for k, v in per_cat.items()},
+            "target_gains": _gains(runs_of[target]),
         }
+
+
+def _gains(runs: list[tuple[dict, dict]]) -> dict[str, float]:
+    """Every objective term's gain on these runs that the validations report."""
+    out = {}
+    for name, (key, _) in G.TERMS.items():
+        if all(c.get(key) is not None and r.get(key) is not None for c, r in runs):
+            out[name] = G.ratios(runs, {name: 1.0})[name]
+    return out
 
 
 def _sample(m: dict[str, Any], k: int) -> dict[str, Any]:
