@@ -324,7 +324,16 @@ def run(target: str | os.PathLike | list, others: dict[str, list[str]] | list[st
         if prune_first:
             pruning = prune(study, adb, ev, preset, jobs=n_jobs)
             order = pruning["order"]
-        bar = Progress(max_iterations, f"wafer tune {name}", enabled=progress)
+        if progress and isinstance(ev, TimingEvaluator):
+            n_runs = sum(len(v) for v in study.workloads.values()) * ev.seeds
+            import sys
+
+            print(f"wafer tune: each configuration is validated {n_runs} times ({ev.seeds} seeds x "
+                  f"{n_runs // ev.seeds} traces), "
+                  + ("on its whole drive, preconditioned (the first of each drive takes ~30 s; "
+                     "then it is reused)" if ev.whole_drive else "on a device sized to the run")
+                  + f"; arrival {ev.arrival}", file=sys.stderr)
+        bar = Progress(max_iterations, f"wafer tune {name}", enabled=progress, unit="iterations")
 
         def tick(p: dict[str, Any]) -> None:
             bar.update(p["iteration"])
