@@ -197,3 +197,29 @@ def test_inspect_and_replay_count_drive_writes_alike(short):
     assert st.address_space_drive_writes < st.drive_writes
     human = cli("traces", "inspect", str(short)).stdout
     assert "footprint (the device `wafer replay` sizes from it)" in human and "address space" in human
+
+
+def test_long_trace_reads_report_their_progress(tmp_path, monkeypatch, capsys):
+    """Issue 48 item 5: inspect, convert and extend count the bytes they read
+    (as stored), which a progress line compares with the file's size; errors
+    of the read still reach the caller."""
+    import gzip
+
+    from wafer import _core, progress, traces
+
+    p = tmp_path / "t.csv.gz"
+    with gzip.open(p, "wt") as f:
+        for i in range(20000):
+            f.write(f"{128166372003061629 + i * 1000},hm,0,Write,{(i * 7919 % 4096) * 4096},4096,1\n")
+    before = _core.trace_bytes_read()
+    traces.inspect(str(p), progress=True)
+    assert _core.trace_bytes_read() - before >= p.stat().st_size
+    # Lines at once (no delay): the progress line names the command and the bytes.
+    monkeypatch.setattr(progress, "LINE_DELAY", 0.0)
+    monkeypatch.setattr(progress, "LINE_SECONDS", 0.0)
+    monkeypatch.setattr(progress.Progress.__init__, "__defaults__", (True, 0.0, None, "blocks", None))
+    traces.convert(str(p), str(tmp_path / "t.arrow"), progress=True)
+    err = capsys.readouterr().err
+    assert "convert t.csv.gz" in err and "bytes" in err, err
+    with pytest.raises(wafer.TraceError, match="nope"):
+        traces.inspect(str(tmp_path / "nope.csv"), progress=True)

@@ -217,6 +217,12 @@ def timing_import_toml(path: str) -> str:
 def timing_preset_toml(name: str) -> str:
     """The TOML text of timing preset `name` (to copy and edit)."""
 
+def trace_bytes_read() -> int:
+    """Bytes this process has read from trace files so far (as stored): a
+    progress line compares it with the file's size while a long read runs on
+    another thread.
+    """
+
 def trace_columns(path: str, format: str | None = None, max_requests: int | None = None) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
     """The selected requests of a trace as columns `(time_ns, offset_bytes,
     size_bytes, op, device)` with op 0 read, 1 write, 2 trim; at most

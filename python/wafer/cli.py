@@ -874,7 +874,8 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
     cap = a.capacity_blocks
     if a.capacity is not None:
         cap = parse_size(a.capacity) // a.block_size
-    st = traces.inspect(a.file, a.format, block_size=a.block_size, capacity_blocks=cap, selection=_selection(a))
+    st = traces.inspect(a.file, a.format, block_size=a.block_size, capacity_blocks=cap, selection=_selection(a),
+                        progress=not a.quiet)
     if a.json:
         print(json.dumps(st.to_dict()))
         return 0
@@ -916,7 +917,7 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
 
 
 def cmd_traces_convert(a: argparse.Namespace) -> int:
-    st = traces.convert(a.src, a.dst, a.format, selection=_selection(a))
+    st = traces.convert(a.src, a.dst, a.format, selection=_selection(a), progress=not a.quiet)
     if a.json:
         print(json.dumps(st))
     else:
@@ -927,7 +928,7 @@ def cmd_traces_convert(a: argparse.Namespace) -> int:
 
 def cmd_traces_extend(a: argparse.Namespace) -> int:
     w = traces.extend(a.src, a.out, a.drive_writes, a.format, block_size=a.block_size, seed=a.seed,
-                      selection=_selection(a))
+                      selection=_selection(a), progress=not a.quiet)
     if a.json:
         print(json.dumps(w))
     else:
@@ -1247,12 +1248,14 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--capacity-blocks", type=_positive_int, metavar="N", help="capacity for drive-writes, in blocks")
     ti.add_argument("--json", action="store_true", help="print one JSON object")
     _add_selection(ti)
+    ti.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     ti.set_defaults(func=cmd_traces_inspect)
     tc = tsub.add_parser("convert", help="convert a trace to the native columnar format (Arrow IPC)")
     tc.add_argument("src")
     tc.add_argument("dst")
     tc.add_argument("--json", action="store_true", help="print the read counts as JSON")
     _add_selection(tc)
+    tc.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     tc.set_defaults(func=cmd_traces_convert)
     te = tsub.add_parser("extend", help="continue a short trace with its own lifetimes, sizes, mix and locality",
                          description="Write the trace and a continuation to --drive-writes in all (of its footprint) "
@@ -1267,6 +1270,7 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--seed", type=_seed, default=1, help="seed of the continuation's draws (default 1)")
     te.add_argument("--json", action="store_true")
     _add_selection(te)
+    te.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     te.set_defaults(func=cmd_traces_extend)
     ts = tsub.add_parser("sample", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
                          help="write a synthetic workload as a trace file in a real layout (to try readers and replays)",

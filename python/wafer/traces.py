@@ -7,6 +7,8 @@ in Rust; see ``wafer traces formats`` for the layouts and units.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,23 +71,64 @@ class TraceStats:
         return dict(self.raw)
 
 
+def _watched(label: str, path: str, call: Callable[[], str], progress: bool, passes: int = 1) -> str:
+    """``call()`` (a Rust call that reads ``path`` ``passes`` times, the GIL
+    released) on a worker thread while this one draws its progress: the
+    bytes read from the file against its size (compressed as stored). Quick
+    calls stay quiet (the bar shows after 2 s, plain lines after 5 s)."""
+    if not progress:
+        return call()
+    import threading
+
+    from .progress import Progress
+
+    try:
+        total = os.path.getsize(path) * passes
+    except OSError:
+        return call()  # the call names the file
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = call()
+        except BaseException as e:  # re-raised on the caller's thread
+            out["error"] = e
+
+    start = _core.trace_bytes_read()
+    bar = Progress(total, label, unit="bytes")
+    t = threading.Thread(target=run, name="wafer-trace-read", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.25)
+        bar.update(min(_core.trace_bytes_read() - start, total))
+    bar.close()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 def inspect(path: str, format: str | None = None, *, block_size: int = 4096, capacity_blocks: int | None = None,
-            selection: Selection | None = None) -> TraceStats:
-    """Statistics of ``path`` (format detected when not given)."""
-    raw = json.loads(_core.inspect_json(str(path), format, (selection or Selection()).to_json(), block_size,
-                                        capacity_blocks))
+            selection: Selection | None = None, progress: bool = False) -> TraceStats:
+    """Statistics of ``path`` (format detected when not given); ``progress``
+    draws a progress line on stderr for a long read."""
+    raw = json.loads(_watched(f"inspect {os.path.basename(path)}", str(path),
+                              lambda: _core.inspect_json(str(path), format, (selection or Selection()).to_json(),
+                                                         block_size, capacity_blocks), progress))
     keys = ("requests", "reads", "writes", "trims", "write_blocks", "footprint_blocks", "drive_writes", "fios")
     return TraceStats(**{k: raw[k] for k in keys}, raw=raw)
 
 
-def convert(src: str, dst: str, format: str | None = None, *, selection: Selection | None = None) -> dict[str, Any]:
+def convert(src: str, dst: str, format: str | None = None, *, selection: Selection | None = None,
+            progress: bool = False) -> dict[str, Any]:
     """Write the selected requests of ``src`` to ``dst`` in the native format
     (an Arrow IPC file). Returns the read counts (lines, requests, skipped ...)."""
-    return json.loads(_core.convert_json(str(src), str(dst), format, (selection or Selection()).to_json()))
+    return json.loads(_watched(f"convert {os.path.basename(src)}", str(src),
+                               lambda: _core.convert_json(str(src), str(dst), format,
+                                                          (selection or Selection()).to_json()), progress))
 
 
 def extend(path: str, out: str, drive_writes: float, format: str | None = None, *, block_size: int = 4096,
-           seed: int = 1, selection: Selection | None = None) -> dict[str, Any]:
+           seed: int = 1, selection: Selection | None = None, progress: bool = False) -> dict[str, Any]:
     """Write the selected requests of ``path`` and a continuation to ``drive_writes``
     in all (of its footprint in ``block_size`` blocks) to ``out``, a native trace.
     The continuation keeps the trace's lifetimes (each block class's update
@@ -93,8 +136,11 @@ def extend(path: str, out: str, drive_writes: float, format: str | None = None, 
     mix and locality; the model is documented in ``crates/wafer-core/src/trace/extend.rs``.
     Returns the format, footprint, drive-writes of the trace and of the file, and
     the continuation's counts."""
-    return json.loads(_core.extend_json(str(path), str(out), format, (selection or Selection()).to_json(),
-                                        block_size, float(drive_writes), seed))
+    # The trace is read twice: to learn its lifetimes, then to copy it.
+    return json.loads(_watched(f"extend {os.path.basename(path)}", str(path),
+                               lambda: _core.extend_json(str(path), str(out), format,
+                                                         (selection or Selection()).to_json(), block_size,
+                                                         float(drive_writes), seed), progress, passes=2))
 
 
 #: Layouts ``sample`` can write: one line of text per request (see ``wafer traces formats``).

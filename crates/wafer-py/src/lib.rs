@@ -562,6 +562,14 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<String> {
     shielded(|| py.detach(|| trace::detect(path)).map_err(to_py))
 }
 
+/// Bytes this process has read from trace files so far (as stored): a
+/// progress line compares it with the file's size while a long read runs on
+/// another thread.
+#[pyfunction]
+fn trace_bytes_read() -> u64 {
+    trace::bytes_read()
+}
+
 /// Statistics of a trace (see `wafer.TraceStats`), as JSON.
 #[pyfunction]
 #[pyo3(signature = (path, format, selection_json, block_size, capacity_blocks=None))]
@@ -896,6 +904,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_formats_json, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_bytes_read, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(extend_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;

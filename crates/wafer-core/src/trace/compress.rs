@@ -3,8 +3,37 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
+
+/// Bytes read from trace files by this process so far (as stored: a
+/// compressed file counts its compressed bytes). A progress line compares
+/// it with the file's size while a long read runs on another thread.
+static READ: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes read from trace files by this process so far (see [`Counted`]).
+pub fn bytes_read() -> u64 {
+    READ.load(Ordering::Relaxed)
+}
+
+/// A file whose reads add to [`bytes_read`] (one relaxed add per read
+/// call, i.e. per buffer refill: nothing per line).
+pub struct Counted(pub File);
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        READ.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl Seek for Counted {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
 
 const GZIP: &[u8] = &[0x1f, 0x8b];
 const XZ: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
@@ -71,9 +100,10 @@ pub fn open_at(path: &str, skip: u64, capacity: usize) -> Result<Box<dyn BufRead
 }
 
 /// The file, buffered, and whether its first bytes are a compression magic.
-fn raw(path: &str, capacity: usize) -> Result<(BufReader<File>, bool)> {
-    let file =
-        File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?;
+fn raw(path: &str, capacity: usize) -> Result<(BufReader<Counted>, bool)> {
+    let file = Counted(
+        File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?,
+    );
     let mut reader = BufReader::with_capacity(capacity, file);
     let head = reader
         .fill_buf()

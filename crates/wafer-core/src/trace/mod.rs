@@ -55,6 +55,7 @@ mod text;
 mod vscsi;
 mod wiscsee;
 
+pub use compress::bytes_read;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

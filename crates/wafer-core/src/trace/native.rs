@@ -40,6 +40,7 @@ use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
+use super::compress::Counted;
 use super::{ReadStats, Record, RecordSource, Selected};
 use crate::error::{Error, Result};
 use crate::request::Op;
@@ -159,7 +160,7 @@ fn arrow<T>(path: &str, f: impl FnOnce() -> T) -> Result<T> {
 /// Check the rows of the native trace at `path` against the checksum its
 /// footer carries (once per process per unchanged file); a file without
 /// one passes.
-fn verify(path: &str, reader: &mut FileReader<BufReader<File>>) -> Result<()> {
+fn verify(path: &str, reader: &mut FileReader<BufReader<Counted>>) -> Result<()> {
     let meta = reader.custom_metadata();
     let wafers = !meta.is_empty() || reader.schema().metadata().keys().any(|k| wafer_key(k));
     let (want, rows) = (meta.get(DIGEST_KEY).cloned(), meta.get(ROWS_KEY).cloned());
@@ -359,7 +360,7 @@ struct Columns {
 /// Records from a native file, batch by batch.
 pub struct NativeRecords {
     file: String,
-    reader: FileReader<BufReader<File>>,
+    reader: FileReader<BufReader<Counted>>,
     cols: Option<Columns>,
     row: usize,
     stats: ReadStats,
@@ -372,7 +373,7 @@ impl NativeRecords {
         let f =
             File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?;
         let mut reader = arrow(path, || {
-            FileReader::try_new(BufReader::with_capacity(1 << 20, f), None)
+            FileReader::try_new(BufReader::with_capacity(1 << 20, Counted(f)), None)
         })?
         .map_err(|e| Error::trace(path, None, format!("not a readable Arrow IPC file: {e}")))?;
         check_columns(path, reader.schema().as_ref())?;
