@@ -168,6 +168,13 @@ impl Placement for Sfs {
         true
     }
 
+    /// GC's and the user's writes read the LBA's count and time: start
+    /// loading them early (they are far larger than the caches).
+    fn prefetch(&self, lba: u32) {
+        crate::prefetch::prefetch(&self.h.count, lba as usize);
+        crate::prefetch::prefetch(&self.h.last_us, lba as usize);
+    }
+
     fn on_block(&mut self, lba: u32, seg: SegmentId, ev: BlockEvent, ftl: &Ftl) {
         self.h.on_block(lba, seg, ev, ftl);
     }

@@ -196,6 +196,13 @@ impl Placement for Warcip {
         }
     }
 
+    /// Both writes read the LBA's last time and penalty: start loading
+    /// them early (they are far larger than the caches).
+    fn prefetch(&self, lba: u32) {
+        crate::prefetch::prefetch(&self.last_us, lba as usize);
+        crate::prefetch::prefetch(&self.penalty_us, lba as usize);
+    }
+
     fn place_gc(&mut self, ctx: &Ctx, b: &GcBlock) -> GroupId {
         let l = b.lba as usize;
         if self.last_us[l] != NEVER {
