@@ -81,3 +81,28 @@ def test_api_setups_and_replay_volumes(two_volume_trace):
     r = wafer.replay("base", "zipf:1.0", writes=20000, device=wafer.Device(logical_blocks=8192, segment_blocks=64),
                      setup="midas-sim")
     assert r.raw["conventions"]["waf_counts_prefill"] and r.waf < r.raw["workload_waf"]
+
+
+def test_a_volume_too_small_for_a_log_is_skipped_with_a_note(tmp_path):
+    """Issue 47 item 4: --all-devices over volumes of very different sizes
+    runs every volume that can hold a log and names the ones it left out
+    (a fitted segment bigger than the tiny device used to end the run)."""
+    import random
+
+    rng = random.Random(1)
+    sizes = [40, 6000, 9000]
+    lines = []
+    for i in range(30000):
+        v = rng.randrange(3)
+        lines.append(f"{128166372003061629 + i * 1000},hm,{v},Write,{int(sizes[v] * rng.random()) * 4096},4096,1\n")
+    path = tmp_path / "fleet.csv"
+    path.write_text("".join(lines))
+    m = json.loads(cli("replay", "--trace", str(path), "--all-devices", "--policy", "base", "--json").stdout)
+    assert sorted(v["workload"].rsplit("#", 1)[1] for v in m["volumes"]) == ["1", "2"]
+    assert [s["volume"].rsplit("#", 1)[1] for s in m["skipped"]] == ["0"]
+    assert "over-provisioning too small" in m["skipped"][0]["why"]
+    text = cli("replay", "--trace", str(path), "--all-devices", "--policy", "base").stdout
+    assert "skipped 1 volume(s)" in text and "fleet.csv#0" in text
+    # A single volume that small is still an error, naming what would fit.
+    p = cli("replay", "--trace", str(path), "--device", "0", ok=False)
+    assert p.returncode == 2 and "--op" in p.stderr and "Traceback" not in p.stderr

@@ -680,7 +680,9 @@ class MultiResult:
     """What a multi-volume replay measured: ``waf`` over all volumes
     ((Σ user + Σ GC) / Σ user writes), the totals, and each volume's own
     :class:`RunResult` in ``volumes`` (its ``workload`` names the trace, and
-    for ``all_devices`` the device after ``#``)."""
+    for ``all_devices`` the device after ``#``). ``skipped`` lists the
+    volumes that could not run (a footprint too small for any working log),
+    each with why: they are in no figure."""
 
     waf: float | None
     user_writes: int
@@ -688,17 +690,19 @@ class MultiResult:
     elapsed_seconds: float
     volumes: list[RunResult]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, text: str, config: dict[str, Any]) -> MultiResult:
         raw = json.loads(text)
         vols = [RunResult.from_json(json.dumps(v), config["run"]) for v in raw["volumes"]]
         return cls(waf=raw["waf"], user_writes=raw["user_writes"], gc_writes=raw["gc_writes"],
-                   elapsed_seconds=raw["elapsed_seconds"], volumes=vols, raw=raw)
+                   elapsed_seconds=raw["elapsed_seconds"], volumes=vols, raw=raw, skipped=raw.get("skipped", []))
 
     def to_dict(self) -> dict[str, Any]:
         return {"waf": self.waf, "user_writes": self.user_writes, "gc_writes": self.gc_writes,
-                "elapsed_seconds": self.elapsed_seconds, "volumes": [v.to_dict() for v in self.volumes]}
+                "elapsed_seconds": self.elapsed_seconds, "volumes": [v.to_dict() for v in self.volumes],
+                "skipped": self.skipped}
 
 
 #: Wall time between checkpoints when no drive-write interval is given [s]: a

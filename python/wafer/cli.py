@@ -728,6 +728,10 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
     for v in m.volumes:
         waf = f"{v.waf:.4f}" if v.waf else "-"
         print(f"  {v.workload:<{w}}  WAF {waf}  user {v.user_writes}  GC {v.gc_writes}")
+    if m.skipped:
+        print(f"skipped {len(m.skipped)} volume(s) that could not run (in no figure above):")
+        for s in m.skipped:
+            print(f"  {s['volume']}: {s['why']}")
     return 0
 
 

@@ -442,7 +442,8 @@ impl DeviceConfig {
         if self.segment_blocks == 0 {
             return Err(Error::config("segment_blocks", "must be at least 1"));
         }
-        if self.segment_blocks as u64 > physical {
+        // A fitted device's segments are checked once fitted (below).
+        if !self.fit_segments && self.segment_blocks as u64 > physical {
             return Err(Error::config(
                 "segment_blocks",
                 format!(
@@ -547,6 +548,16 @@ impl DeviceConfig {
                 && spare / (segment_blocks as u64) < FIT_SPARE_SEGMENTS
             {
                 segment_blocks = (segment_blocks / 2).max(FIT_MIN_SEGMENT_BLOCKS);
+            }
+            if segment_blocks as u64 > physical {
+                return Err(Error::config(
+                    "segment_blocks",
+                    format!(
+                        "even the smallest fitted segment ({segment_blocks} blocks) is larger than \
+                         the device ({physical} physical blocks): the trace's footprint is too small \
+                         for a log (give --capacity, or more --op)"
+                    ),
+                ));
             }
         }
         let segments = physical / segment_blocks as u64;

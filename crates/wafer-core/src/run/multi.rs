@@ -51,6 +51,18 @@ pub struct MultiResult {
     /// Each volume's own result, in list order (its `workload` names the
     /// trace and, for `all_devices`, the device).
     pub volumes: Vec<RunResult>,
+    /// Volumes that could not run (a device too small for any working
+    /// log, ...): each with why. The others ran; none of these counts.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A volume a multi-volume run left out, and why.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The volume (its trace and, for `all_devices`, `#device`).
+    pub volume: String,
+    /// The engine's reason.
+    pub why: String,
 }
 
 /// A multi-volume replay in progress.
@@ -63,6 +75,7 @@ pub struct MultiSimulation {
     started: bool,
     elapsed: f64,
     written: u64,
+    skipped: Vec<Skipped>,
 }
 
 impl MultiSimulation {
@@ -103,16 +116,37 @@ impl MultiSimulation {
         }
         let mut sims = Vec::with_capacity(volumes.len());
         let mut origin = Vec::with_capacity(volumes.len());
+        let mut skipped = Vec::new();
+        let mut first_error = None;
         for (t, name) in volumes {
-            origin.push(
-                trace::first_time(&t.path, t.format.as_deref(), &t.selection)?.unwrap_or(u64::MAX),
-            );
+            let start =
+                trace::first_time(&t.path, t.format.as_deref(), &t.selection)?.unwrap_or(u64::MAX);
             let mut run = cfg.run.clone();
-            run.workload = name;
+            run.workload = name.clone();
             run.writes = u64::MAX;
             run.drive_writes = None;
             run.trace = Some(t);
-            sims.push(Simulation::new(run)?);
+            match Simulation::new(run) {
+                Ok(sim) => {
+                    sims.push(sim);
+                    origin.push(start);
+                }
+                // A volume whose device cannot hold a working log (too
+                // small for its segments and reserve) is left out with a
+                // note, never the end of the others' run.
+                Err(e @ Error::Config { .. }) => {
+                    skipped.push(Skipped {
+                        volume: name,
+                        why: e.to_string(),
+                    });
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if sims.is_empty() {
+            // Every volume refused: the configuration, not the volumes.
+            return Err(first_error.expect("a volume was refused"));
         }
         let first = origin.iter().copied().min().unwrap_or(0);
         let offset = origin.iter().map(|&o| o.saturating_sub(first)).collect();
@@ -123,6 +157,7 @@ impl MultiSimulation {
             started: false,
             elapsed: 0.0,
             written: 0,
+            skipped,
         })
     }
 
@@ -215,6 +250,7 @@ impl MultiSimulation {
             gc_writes: volumes.iter().map(|r| r.gc_writes).sum(),
             elapsed_seconds: self.elapsed,
             volumes,
+            skipped: self.skipped.clone(),
         }
     }
 }
