@@ -223,3 +223,66 @@ def test_long_trace_reads_report_their_progress(tmp_path, monkeypatch, capsys):
     assert "convert t.csv.gz" in err and "bytes" in err, err
     with pytest.raises(wafer.TraceError, match="nope"):
         traces.inspect(str(tmp_path / "nope.csv"), progress=True)
+
+
+def _fleet(path, volumes=5, requests=20000, seed=3):
+    """An MSR trace of ``volumes`` volumes of skewed sizes (volume v writes ~1/(v+1) of the share)."""
+    import random
+
+    rng = random.Random(seed)
+    weights = [1 / (v + 1) for v in range(volumes)]
+    lines = []
+    for i in range(requests):
+        v = rng.choices(range(volumes), weights)[0]
+        op = "Write" if rng.random() < 0.7 else "Read"
+        lines.append(f"{128166372003061629 + i * 1000},hm,{v},{op},{rng.randrange(2000 + 500 * v) * 4096},"
+                     f"{4096 * rng.randint(1, 4)},1\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def test_split_a_fleet_into_volumes(tmp_path):
+    """Issue 47 item 2: one pass writes each volume's native trace; a split
+    volume replays as --device ID of the source, and reports its counts."""
+    from wafer import traces
+
+    src = _fleet(tmp_path / "fleet.csv")
+    vols = traces.split(str(src), str(tmp_path / "out"))
+    assert [v["device"] for v in vols] == ["0", "1", "2", "3", "4"] or len(vols) == 5
+    assert sum(v["requests"] for v in vols) == 20000
+    assert not list((tmp_path / "out").glob(".wafer-split-*")), "spill files removed"
+    for v in vols[:2]:
+        sel = traces.Selection(device=v["device"])
+        st = traces.inspect(str(src), selection=sel)
+        assert (st.requests, st.writes, st.footprint_blocks) == (v["requests"], v["writes"], v["footprint_blocks"])
+        a = wafer.replay("base", trace=v["path"], device=wafer.Device(logical_blocks=8192, segment_blocks=64))
+        b = wafer.replay("base", trace=str(src), selection=sel,
+                         device=wafer.Device(logical_blocks=8192, segment_blocks=64))
+        assert (a.user_writes, a.gc_writes) == (b.user_writes, b.gc_writes)
+    top = traces.split(str(src), str(tmp_path / "top"), "top:2")
+    by_bytes = sorted(vols, key=lambda v: -v["write_bytes"])[:2]
+    assert [v["device"] for v in top] == [v["device"] for v in by_bytes]
+    some = traces.split(str(src), str(tmp_path / "some"), ["3", "1"])
+    assert [v["device"] for v in some] == ["3", "1"]
+    with pytest.raises(wafer.TraceError, match="no volume 9 in it .its volumes: 0, 1"):
+        traces.split(str(src), str(tmp_path / "x"), ["9"])
+    for bad in ("top:0", "abc", ""):
+        with pytest.raises(wafer.ConfigError, match="volumes"):
+            traces.split(str(src), str(tmp_path / "x"), bad)
+    with pytest.raises(wafer.ConfigError, match="empty"):
+        traces.split(str(src), str(tmp_path / "x"), [])
+
+
+def test_split_on_the_command_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    src = _fleet(tmp_path / "fleet.csv", volumes=3, requests=3000)
+    p = subprocess.run([sys.executable, "-m", "wafer", "traces", "split", str(src), "-o", str(tmp_path / "o"),
+                        "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert len(json.loads(p.stdout)) == 3
+    p = subprocess.run([sys.executable, "-m", "wafer", "traces", "split", str(src), "-o", str(tmp_path / "o"),
+                        "--volumes", "7"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "no volume 7" in p.stderr and "Traceback" not in p.stderr

@@ -200,6 +200,12 @@ def remove_stale_checkpoint_temps(path: str) -> list[str]:
     their paths. A run checkpointing to `path` calls it when it starts.
     """
 
+def split_json(src: str, out_dir: str, format: str | None, selection_json: str, volumes: str, block_size: int) -> str:
+    """Split a multi-volume trace into one native trace per volume in
+    `out_dir`; `volumes` is `all`, `top:N` or comma-separated device ids.
+    Returns the volumes written (device, path, counts, footprint) as JSON.
+    """
+
 def timing_config_json(spec: str) -> str:
     """The SSD of timing preset (or TOML file, or MQSim `.xml` file) `spec`, as JSON; `ConfigError`
     naming the key when it is invalid.

@@ -943,6 +943,20 @@ def cmd_traces_extend(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_traces_split(a: argparse.Namespace) -> int:
+    vols = traces.split(a.src, a.out, a.volumes, a.format, block_size=a.block_size,
+                        selection=traces.Selection(skip_bad=a.skip_bad), progress=not a.quiet)
+    if a.json:
+        print(json.dumps(vols))
+        return 0
+    print(f"{a.src}: {len(vols)} volume(s) in {a.out}")
+    w = max(len(v["device"]) for v in vols)
+    for v in vols:
+        print(f"  {v['device']:>{w}}  {v['requests']:>10} requests ({v['writes']} writes, "
+              f"{v['write_bytes'] / 2**20:.1f} MiB written), footprint {v['footprint_blocks']} blocks  {v['path']}")
+    return 0
+
+
 def cmd_traces_sample(a: argparse.Namespace) -> int:
     n = traces.sample(a.out, a.workload, format=a.format, requests=a.requests, logical_blocks=a.logical_blocks,
                       block_size=a.block_size, seed=a.seed)
@@ -1276,6 +1290,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(te)
     te.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     te.set_defaults(func=cmd_traces_extend)
+    tp = tsub.add_parser("split", help="split a multi-volume trace into one native trace per volume",
+                         description="One pass over the file writes each volume (device id) to "
+                                     "DIR/STEM.devID.arrow, checksummed, with the source's timestamps and ids "
+                                     "(a split volume replays as --device ID of the source does); reports each "
+                                     "volume's requests, bytes written and footprint.")
+    tp.add_argument("src")
+    tp.add_argument("-o", "--out", required=True, metavar="DIR", help="folder of the volumes' files")
+    tp.add_argument("--volumes", default="all", metavar="all|top:N|ID[+ID...]",
+                    help="which volumes: all (default), the N that write the most bytes, or device ids")
+    tp.add_argument("--format", metavar="NAME", help="the trace's format (default: detected)")
+    tp.add_argument("--block-size", type=_positive_int, default=4096, metavar="BYTES",
+                    help="block size of the footprint (default 4096)")
+    tp.add_argument("--skip-bad", action="store_true", help="skip malformed lines (counted) instead of failing")
+    tp.add_argument("--json", action="store_true")
+    tp.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    tp.set_defaults(func=cmd_traces_split)
     ts = tsub.add_parser("sample", formatter_class=fmt, epilog=EPILOG_WORKLOADS,
                          help="write a synthetic workload as a trace file in a real layout (to try readers and replays)",
                          description="Write the first N requests of a synthetic workload as a text trace in one of "

@@ -127,6 +127,27 @@ def convert(src: str, dst: str, format: str | None = None, *, selection: Selecti
                                                           (selection or Selection()).to_json()), progress))
 
 
+def split(path: str, out_dir: str, volumes: str | list | None = None, format: str | None = None, *,
+          block_size: int = 4096, selection: Selection | None = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Split the multi-volume trace ``path`` into one native trace per volume
+    (device id) in ``out_dir``: ``volumes`` ``"all"`` (default), ``"top:N"``
+    (the N that write the most bytes) or a list of device ids. Returns each
+    volume's device, path, requests, reads, writes, bytes written and
+    footprint (blocks of ``block_size``); a device the file does not hold is
+    a :class:`TraceError` naming it. One pass over the file; each volume
+    costs a small buffer, however many there are."""
+    if volumes is None:
+        volumes = "all"
+    elif isinstance(volumes, (list, tuple)):
+        if not volumes:
+            raise _core.ConfigError("invalid trace selection: volumes: the list is empty")
+        volumes = "+".join(str(v) for v in volumes)
+    return json.loads(_watched(f"split {os.path.basename(path)}", str(path),
+                               lambda: _core.split_json(str(path), str(out_dir), format,
+                                                        (selection or Selection()).to_json(), str(volumes),
+                                                        block_size), progress))
+
+
 def extend(path: str, out: str, drive_writes: float, format: str | None = None, *, block_size: int = 4096,
            seed: int = 1, selection: Selection | None = None, progress: bool = False) -> dict[str, Any]:
     """Write the selected requests of ``path`` and a continuation to ``drive_writes``

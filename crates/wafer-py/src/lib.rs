@@ -617,6 +617,69 @@ fn convert_json(
     })
 }
 
+/// Split a multi-volume trace into one native trace per volume in
+/// `out_dir`; `volumes` is `all`, `top:N` or comma-separated device ids.
+/// Returns the volumes written (device, path, counts, footprint) as JSON.
+#[pyfunction]
+fn split_json(
+    py: Python<'_>,
+    src: &str,
+    out_dir: &str,
+    format: Option<&str>,
+    selection_json: &str,
+    volumes: &str,
+    block_size: u32,
+) -> PyResult<String> {
+    shielded(|| {
+        let sel = selection(selection_json)?;
+        let which = parse_volumes(volumes)?;
+        py.detach(|| {
+            let (mut s, fmt) = trace::open_selected(src, format, &sel)?;
+            trace::split::split(&mut s, src, &fmt, out_dir, &which, block_size)
+        })
+        .map(|v| serde_json::to_string(&v).expect("volumes serialise"))
+        .map_err(to_py)
+    })
+}
+
+/// `--volumes`: `all`, `top:N`, or device ids (`N` or `MAJ,MIN`) joined by
+/// spaces or `+`.
+fn parse_volumes(text: &str) -> PyResult<trace::split::Volumes> {
+    use trace::split::Volumes;
+    let t = text.trim();
+    let bad =
+        |why: String| ConfigError::new_err(format!("invalid trace selection: volumes: {why}"));
+    if t == "all" {
+        return Ok(Volumes::All);
+    }
+    if let Some(n) = t.strip_prefix("top:") {
+        return match n.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Volumes::Top(n)),
+            _ => Err(bad(format!("'{t}': top:N takes a count N >= 1"))),
+        };
+    }
+    let mut ids = Vec::new();
+    for part in t
+        .split(|c: char| c == '+' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+    {
+        let id = match part.split_once(',') {
+            Some((a, b)) => match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Ok(a), Ok(b)) if a < 1 << 32 && b < 1 << 32 => (a << 32) | b,
+                _ => return Err(bad(format!("'{part}' is not a device id (N or MAJ,MIN)"))),
+            },
+            None => part
+                .parse::<u64>()
+                .map_err(|_| bad(format!("'{part}' is not a device id (N or MAJ,MIN)")))?,
+        };
+        ids.push(id);
+    }
+    if ids.is_empty() {
+        return Err(bad("empty; give all, top:N or device ids".into()));
+    }
+    Ok(Volumes::Ids(ids))
+}
+
 /// Write a trace and a continuation that keeps its lifetimes to `dst` (a
 /// native trace) up to `drive_writes` in all; returns what it wrote as JSON.
 #[pyfunction]
@@ -905,6 +968,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(trace_bytes_read, m)?)?;
+    m.add_function(wrap_pyfunction!(split_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(extend_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench_trace, m)?)?;

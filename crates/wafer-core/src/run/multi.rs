@@ -21,6 +21,7 @@ use super::{RunConfig, RunResult, Simulation};
 use crate::error::{Error, Result};
 use crate::source::TraceConfig;
 use crate::trace;
+use crate::trace::device_name;
 
 /// A multi-volume run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -252,14 +253,5 @@ impl MultiSimulation {
             volumes,
             skipped: self.skipped.clone(),
         }
-    }
-}
-
-/// A device id as the selection names it (`N`, or `MAJ,MIN`).
-fn device_name(d: u64) -> String {
-    if d >> 32 != 0 {
-        format!("{},{}", d >> 32, d & 0xffff_ffff)
-    } else {
-        d.to_string()
     }
 }

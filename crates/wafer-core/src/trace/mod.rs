@@ -48,6 +48,7 @@ pub mod native;
 pub mod rate;
 mod remap;
 mod spc;
+pub mod split;
 pub mod stats;
 mod tartext;
 mod tencent;
@@ -56,6 +57,16 @@ mod vscsi;
 mod wiscsee;
 
 pub use compress::bytes_read;
+
+/// A device id as a selection names it (`N`, or `MAJ,MIN` for the block
+/// device numbers of blktrace-style formats).
+pub fn device_name(d: u64) -> String {
+    if d >> 32 != 0 {
+        format!("{},{}", d >> 32, d & 0xffff_ffff)
+    } else {
+        d.to_string()
+    }
+}
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
