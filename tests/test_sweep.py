@@ -413,3 +413,34 @@ def test_a_trace_is_annotated_once_before_the_workers_start(tmp_path):
     assert len(list((tmp_path / "cache").glob("*.wlife"))) == 1
     with Store(tmp_path / "a.sqlite") as st:
         assert all(r.raw["annotation"]["reused"] for r in st.results()), "every job read the cached annotation"
+
+
+def test_a_study_names_its_setup(tmp_path):
+    """Issue 47 item 1: `setup` per study and per trace entry; an unknown
+    setup is an error naming its line; wafer's own keeps older job ids."""
+    from wafer.sweep import study as S
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"{128166372003061629 + i * 1000},hm,0,Write,{(i * 7919 % 4096) * 4096},4096,1\n"
+                             for i in range(3000)))
+    f = tmp_path / "s.toml"
+    f.write_text('workloads = ["zipf:1.0"]\nsetup = "sepbit-replayer"\n'
+                 f'traces = [{{ path = "{trace}", label = "own", setup = "midas-sim" }}]\n'
+                 '[[devices]]\nlogical_blocks = 8192\nsegment_blocks = 64\n')
+    jobs = S.load(f).jobs()
+    by = {j.labels["workload"]: j for j in jobs}
+    assert by["zipf:1.0"].config["setup"] == "sepbit-replayer" and by["own"].config["setup"] == "midas-sim"
+    plain = tmp_path / "p.toml"
+    plain.write_text('workloads = ["zipf:1.0"]\n[[devices]]\nlogical_blocks = 8192\nsegment_blocks = 64\n')
+    explicit = tmp_path / "e.toml"
+    explicit.write_text('workloads = ["zipf:1.0"]\nsetup = "wafer"\n[[devices]]\nlogical_blocks = 8192\n'
+                        'segment_blocks = 64\n')
+    assert [j.id for j in S.load(plain).jobs()] == [j.id for j in S.load(explicit).jobs()]
+    assert "setup" not in S.load(plain).jobs()[0].spec
+    bad = tmp_path / "b.toml"
+    bad.write_text('workloads = ["zipf:1.0"]\n\nsetup = "replayer"\n')
+    with pytest.raises(wafer.ConfigError, match=r"b.toml:3: setup: setup 'replayer' is not one wafer knows"):
+        S.load(bad)
+    bad.write_text(f'traces = [{{ path = "{trace}", setup = 3 }}]\n')
+    with pytest.raises(wafer.ConfigError, match="setup: 3 is an integer"):
+        S.load(bad)

@@ -10,6 +10,7 @@ A study names what to vary; every combination is one job (one replay)::
     seeds = 3                                   # 1, 2, 3 (or a list: [1, 7, 42])
     drive_writes = 4                            # or writes = 1000000 (user blocks); a list sweeps it
     metrics = ["steady_waf", "waf", "user_accuracy"]   # accuracy metrics turn on the annotation
+    setup = "wafer"                             # conventions: wafer, sepbit-replayer, midas-sim, mqsim
 
     policies = ["base", "two-r", { name = "sepbit", grid = { window_segments = [8, 16] } }]
 
@@ -23,7 +24,9 @@ A policy is a name or a table: ``name``, fixed ``params``, a ``grid`` of
 parameters whose lists are swept, an optional ``label``. A trace is a path or
 a table: ``path``, ``label``, ``format``, ``repeat``, ``extend``, ``remap``,
 ``address_space`` and the selection keys ``device``, ``start``, ``end``,
-``max_requests``, ``drop_reads``, ``skip_bad``. A device's ``timing`` key is
+``max_requests``, ``drop_reads``, ``skip_bad``, and ``setup`` (the
+conventions its jobs run under, instead of the study's ``setup``:
+``wafer``, ``sepbit-replayer``, ``midas-sim``, ``mqsim``). A device's ``timing`` key is
 reserved for the timing presets (not implemented yet).
 
 The whole study is checked when it is loaded, before any job runs or the
@@ -68,9 +71,9 @@ METRICS = ("steady_waf", "waf", "extra_writes_per_user_write", "user_writes", "g
 ACCURACY_METRICS = ("user_accuracy", "gc_accuracy")
 
 _KEYS = {"name", "description", "workloads", "traces", "policies", "victims", "devices", "seeds", "writes",
-         "drive_writes", "metrics", "accuracy", "cache_dir"}
+         "drive_writes", "metrics", "accuracy", "cache_dir", "setup"}
 _TRACE_KEYS = {"path", "label", "format", "repeat", "extend", "remap", "address_space", "device", "start", "end",
-               "max_requests", "drop_reads", "skip_bad"}
+               "max_requests", "drop_reads", "skip_bad", "setup"}
 _DEVICE_FIELDS = {f.name for f in fields(Device)}
 
 
@@ -96,6 +99,7 @@ def replay_args(spec: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
         "device": Device(**spec["device"]), "victim": spec["victim"], "seed": spec["seed"],
         "params": spec["params"] or None, "accuracy": spec["accuracy"], "writes": spec["writes"],
         "drive_writes": spec["drive_writes"], "cache_dir": spec.get("cache_dir"),
+        "setup": spec.get("setup") or "wafer",
     }
     workload = spec["workload"]
     t = spec.get("trace")
@@ -146,6 +150,9 @@ class Study:
     metrics: list[str] = field(default_factory=lambda: ["steady_waf", "waf"])
     accuracy: bool = False
     cache_dir: str | None = None
+    #: The conventions every job runs under (``wafer``, ``sepbit-replayer``,
+    #: ``midas-sim``, ``mqsim``); a trace table's ``setup`` overrides it.
+    setup: str = "wafer"
     source: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def jobs(self) -> list[Job]:
@@ -154,9 +161,15 @@ class Study:
         out = []
         for seed, w, d, p, v, n in itertools.product(self.seeds, self.workloads, self.devices, self.policies,
                                                       self.victims, self.lengths):
+            trace = w.get("trace")
+            setup = (trace or {}).get("setup") or self.setup
+            if trace and "setup" in trace:
+                trace = {k: x for k, x in trace.items() if k != "setup"}
             spec = {"policy": p["name"], "params": p["params"], "victim": v, "workload": w.get("spec"),
-                    "trace": w.get("trace"), "device": d["fields"], "seed": seed, "writes": n["writes"],
+                    "trace": trace, "device": d["fields"], "seed": seed, "writes": n["writes"],
                     "drive_writes": n["drive_writes"], "accuracy": self.accuracy, "cache_dir": self.cache_dir}
+            if setup != "wafer":  # (absent for wafer's own: the jobs of older studies keep their ids)
+                spec["setup"] = setup
             jid, cfg = job_id(spec)
             labels = {"workload": w["label"], "policy": p["label"], "policy_name": p["name"],
                       "params": json.dumps(p["params"], sort_keys=True), "victim": v, "device": d["label"],
@@ -320,10 +333,24 @@ def parse(d: dict[str, Any], base: Path, where: str = "study", text: str | None 
         metrics=metrics,
         accuracy=accuracy,
         cache_dir=_scalar(d, "cache_dir", src, (str,), "a folder", None),
+        setup=_setup(_scalar(d, "setup", src, (str,), "a setup name", "wafer"), src, "setup"),
         source=d,
     )
+    for w in study.workloads:
+        if w.get("trace") and "setup" in w["trace"]:
+            _setup(w["trace"]["setup"], src, "traces")
     _check_with_engine(study, src)
     return study
+
+
+def _setup(name: str, src: _Source, key: str) -> str:
+    """A setup name wafer knows (``wafer.setups()``), else an error naming the key's line."""
+    from ..api import setups
+
+    known = [s["name"] for s in setups()]
+    if name not in known:
+        raise _err(src, f"{key}: setup '{name}' is not one wafer knows; known: {', '.join(known)}", key=key)
+    return name
 
 
 def _workloads(d: dict[str, Any], base: Path, src: _Source) -> list[dict[str, Any]]:
@@ -361,7 +388,8 @@ _TRACE_TYPES = {"path": ((str,), "a path"), "label": ((str,), "a string"), "form
                 "repeat": ((int,), "an integer"), "extend": _NUMBER, "remap": ((bool,), "true or false"),
                 "address_space": ((bool,), "true or false"), "device": ((str, int), "a device (\"N\" or \"MAJ,MIN\")"),
                 "start": _NUMBER, "end": _NUMBER, "max_requests": ((int,), "an integer"),
-                "drop_reads": ((bool,), "true or false"), "skip_bad": ((bool,), "true or false")}
+                "drop_reads": ((bool,), "true or false"), "skip_bad": ((bool,), "true or false"),
+                "setup": ((str,), "a setup name")}
 
 
 def _policies(items: list, src: _Source) -> list[dict[str, Any]]:
