@@ -444,3 +444,41 @@ def test_a_study_names_its_setup(tmp_path):
     bad.write_text(f'traces = [{{ path = "{trace}", setup = 3 }}]\n')
     with pytest.raises(wafer.ConfigError, match="setup: 3 is an integer"):
         S.load(bad)
+
+
+def test_a_study_over_the_volumes_of_a_fleet_trace(tmp_path, monkeypatch):
+    """Issue 47 item 1: traces = [{ path, volumes = "all" | "top:N" | [ids] }]:
+    one workload per volume, split once into the cache and reused, every id
+    checked against the file with the study's line."""
+    import os
+
+    from wafer.sweep import study as S
+
+    monkeypatch.setenv("WAFER_CACHE_DIR", str(tmp_path / "cache"))
+    lines = []
+    for i in range(9000):
+        v = (0, 0, 0, 1, 1, 2)[i % 6]  # volume 0 writes most, then 1, then 2
+        lines.append(f"{128166372003061629 + i * 1000},hm,{v},Write,{(i * 7919 % 3000) * 4096},4096,1\n")
+    trace = tmp_path / "fleet.csv"
+    trace.write_text("".join(lines))
+    f = tmp_path / "s.toml"
+
+    def study(volumes):
+        f.write_text(f'traces = [{{ path = "{trace}", volumes = {volumes} }}]\n'
+                     '[[devices]]\nlogical_blocks = 4096\nsegment_blocks = 32\n')
+        return S.load(f)
+
+    every = study('"all"')
+    assert [w["label"] for w in every.workloads] == ["fleet.csv#0", "fleet.csv#1", "fleet.csv#2"]
+    files = [w["trace"]["path"] for w in every.workloads]
+    stamps = [os.stat(p).st_mtime_ns for p in files]
+    assert [w["label"] for w in study('"top:2"').workloads] == ["fleet.csv#0", "fleet.csv#1"]
+    assert [w["label"] for w in study("[2, 0]").workloads] == ["fleet.csv#2", "fleet.csv#0"]
+    assert [os.stat(p).st_mtime_ns for p in files] == stamps, "the split is reused"
+    for bad, why in (("[7]", r"s.toml:1: traces: .*volumes: no volume 7 in the file \(its volumes: 0, 1, 2\)"),
+                     ('"top:0"', "top:N"), ("[]", "the list is empty"), ('"some"', "give \"all\"")):
+        with pytest.raises(wafer.ConfigError, match=why):
+            study(bad)
+    df = sweep.run(every, tmp_path / "s.sqlite", jobs=1, progress=False)
+    assert set(df.status) == {"done"} and sorted(df.workload) == ["fleet.csv#0", "fleet.csv#1", "fleet.csv#2"]
+    assert (df.user_writes > 0).all()

@@ -148,6 +148,50 @@ def split(path: str, out_dir: str, volumes: str | list | None = None, format: st
                                                         block_size), progress))
 
 
+def _cache_root(cache_dir: str | os.PathLike | None) -> str:
+    """wafer's cache folder: ``cache_dir``, ``$WAFER_CACHE_DIR``, ``$XDG_CACHE_HOME/wafer`` or ``~/.cache/wafer``."""
+    if cache_dir:
+        return str(cache_dir)
+    for k in ("WAFER_CACHE_DIR",):
+        if os.environ.get(k):
+            return os.environ[k]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "wafer")
+
+
+def split_cached(path: str, format: str | None = None, *, skip_bad: bool = False,
+                 cache_dir: str | os.PathLike | None = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Every volume of ``path`` split once (:func:`split`) into wafer's cache
+    folder (``split/``), keyed by the file's path, size and modification
+    time and the reader's settings: later calls (a study's every load) reuse
+    it, a changed file is split again."""
+    import hashlib
+    import shutil
+
+    st = os.stat(path)
+    key = json.dumps([os.path.abspath(path), st.st_size, st.st_mtime_ns, format, skip_bad, 1])
+    where = os.path.join(_cache_root(cache_dir), "split",
+                         f"{os.path.basename(path).split('.')[0]}.{hashlib.sha256(key.encode()).hexdigest()[:16]}")
+    index = os.path.join(where, "volumes.json")
+    try:
+        with open(index) as f:
+            vols = json.load(f)
+        if all(os.path.exists(v["path"]) for v in vols):
+            return vols
+    except (OSError, ValueError):
+        pass
+    tmp = f"{where}.{os.getpid()}.part"
+    shutil.rmtree(tmp, ignore_errors=True)
+    vols = split(path, tmp, "all", format, selection=Selection(skip_bad=skip_bad), progress=progress)
+    for v in vols:
+        v["path"] = os.path.join(where, os.path.basename(v["path"]))
+    with open(os.path.join(tmp, "volumes.json"), "w") as f:
+        json.dump(vols, f)
+    shutil.rmtree(where, ignore_errors=True)
+    os.replace(tmp, where)
+    return vols
+
+
 def extend(path: str, out: str, drive_writes: float, format: str | None = None, *, block_size: int = 4096,
            seed: int = 1, selection: Selection | None = None, progress: bool = False) -> dict[str, Any]:
     """Write the selected requests of ``path`` and a continuation to ``drive_writes``

@@ -26,7 +26,11 @@ a table: ``path``, ``label``, ``format``, ``repeat``, ``extend``, ``remap``,
 ``address_space`` and the selection keys ``device``, ``start``, ``end``,
 ``max_requests``, ``drop_reads``, ``skip_bad``, and ``setup`` (the
 conventions its jobs run under, instead of the study's ``setup``:
-``wafer``, ``sepbit-replayer``, ``midas-sim``, ``mqsim``). A device's ``timing`` key is
+``wafer``, ``sepbit-replayer``, ``midas-sim``, ``mqsim``). A fleet: ``volumes =
+"all" | "top:N" | [ids]`` makes each volume (device id) of the file its own
+workload, labelled ``LABEL#ID`` (split once into wafer's cache folder,
+reused while the file is unchanged; ``top:N`` by bytes written; an id the
+file does not hold is an error naming the line). A device's ``timing`` key is
 reserved for the timing presets (not implemented yet).
 
 The whole study is checked when it is loaded, before any job runs or the
@@ -73,7 +77,7 @@ ACCURACY_METRICS = ("user_accuracy", "gc_accuracy")
 _KEYS = {"name", "description", "workloads", "traces", "policies", "victims", "devices", "seeds", "writes",
          "drive_writes", "metrics", "accuracy", "cache_dir", "setup"}
 _TRACE_KEYS = {"path", "label", "format", "repeat", "extend", "remap", "address_space", "device", "start", "end",
-               "max_requests", "drop_reads", "skip_bad", "setup"}
+               "max_requests", "drop_reads", "skip_bad", "setup", "volumes"}
 _DEVICE_FIELDS = {f.name for f in fields(Device)}
 
 
@@ -373,6 +377,11 @@ def _workloads(d: dict[str, Any], base: Path, src: _Source) -> list[dict[str, An
         if not os.path.exists(t["path"]):
             raise _err(src, f"traces: {t['path']}: no such file")
         label = t.pop("label", None) or Path(t["path"]).name
+        if "volumes" in t:
+            for device, path in _volumes(t, d.get("cache_dir"), src):
+                out.append({"label": f"{label}#{device}", "spec": None,
+                            "trace": {k: v for k, v in t.items() if k != "volumes"} | {"path": path}})
+            continue
         out.append({"label": label, "spec": None, "trace": t})
     if not out:
         out = [{"label": "zipf:1.0", "spec": "zipf:1.0"}]
@@ -382,6 +391,41 @@ def _workloads(d: dict[str, Any], base: Path, src: _Source) -> list[dict[str, An
     return out
 
 
+def _volumes(t: dict[str, Any], cache_dir: str | None, src: _Source) -> list[tuple[str, str]]:
+    """A fleet entry's volumes (``volumes = "all" | "top:N" | [ids]``) as
+    (device, native file): the file split once per volume into wafer's cache
+    (reused while the file is unchanged), each volume checked against it."""
+    from ..traces import split_cached
+
+    want, where = t["volumes"], f"traces: {_show(t['path'])}: volumes"
+    if "device" in t:
+        raise _err(src, f"{where}: give volumes or device, not both", key="traces")
+    if isinstance(want, list):
+        if not want:
+            raise _err(src, f"{where}: the list is empty", key="traces")
+        if not all(_is(v, (int, str)) for v in want):
+            raise _err(src, f"{where}: {_show(want)}; device ids are integers or \"MAJ,MIN\"", key="traces")
+    elif want != "all" and not re.fullmatch(r"top:[1-9][0-9]*", want):
+        raise _err(src, f"{where}: {_show(want)}; give \"all\", \"top:N\" (N >= 1) or a list of device ids",
+                   key="traces")
+    try:
+        vols = split_cached(t["path"], t.get("format"), skip_bad=bool(t.get("skip_bad")), cache_dir=cache_dir)
+    except _core.WaferError as e:
+        raise _err(src, f"{where}: {e}", key="traces") from None
+    by_id = {v["device"]: v for v in vols}
+    if want == "all":
+        chosen = vols
+    elif isinstance(want, str):
+        chosen = sorted(vols, key=lambda v: -v["write_bytes"])[:int(want[4:])]
+    else:
+        missing = [str(v) for v in want if str(v) not in by_id]
+        if missing:
+            raise _err(src, f"{where}: no volume {', '.join(missing)} in the file (its volumes: "
+                            f"{', '.join(by_id)})", key="traces")
+        chosen = [by_id[str(v)] for v in dict.fromkeys(want)]
+    return [(v["device"], v["path"]) for v in chosen]
+
+
 _NUMBER = ((int, float), "a number")
 #: What each key of a trace table takes: (types, said as).
 _TRACE_TYPES = {"path": ((str,), "a path"), "label": ((str,), "a string"), "format": ((str,), "a format name"),
@@ -389,7 +433,8 @@ _TRACE_TYPES = {"path": ((str,), "a path"), "label": ((str,), "a string"), "form
                 "address_space": ((bool,), "true or false"), "device": ((str, int), "a device (\"N\" or \"MAJ,MIN\")"),
                 "start": _NUMBER, "end": _NUMBER, "max_requests": ((int,), "an integer"),
                 "drop_reads": ((bool,), "true or false"), "skip_bad": ((bool,), "true or false"),
-                "setup": ((str,), "a setup name")}
+                "setup": ((str,), "a setup name"),
+                "volumes": ((str, list), "\"all\", \"top:N\" or a list of device ids")}
 
 
 def _policies(items: list, src: _Source) -> list[dict[str, Any]]:
