@@ -360,14 +360,26 @@ def test_ray_backend_runs_the_same_study(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     tmp = tmp_path_factory.mktemp("r")  # short: Ray's socket paths must fit in 107 bytes
+    # A fleet study too (issue 47 item 3): volumes x policies on the cluster.
+    monkeypatch.setenv("WAFER_CACHE_DIR", str(tmp / "cache"))
+    fleet = tmp / "fleet.csv"
+    fleet.write_text("".join(f"{128166372003061629 + i * 1000},hm,{i % 3},Write,{(i * 7919 % 3000) * 4096},4096,1\n"
+                             for i in range(9000)))
+    fleet_study = {"traces": [{"path": str(fleet), "volumes": "all"}], "policies": ["base", "sepbit"],
+                   "devices": [{"logical_blocks": 4096, "segment_blocks": 32}]}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp))
     try:
         df = sweep.run(study(seeds=1), tmp / "ray.sqlite", backend="ray")
+        on_ray = sweep.run(fleet_study, tmp / "fleet-ray.sqlite", backend="ray")
     finally:
         ray.shutdown()
     local = sweep.run(study(seeds=1), tmp / "local.sqlite")
     assert set(df.status) == {"done"} and len(df) == 24
     assert df.steady_waf.tolist() == local.steady_waf.tolist(), "same jobs, same results"
+    here = sweep.run(fleet_study, tmp / "fleet.sqlite")
+    assert len(on_ray) == 6 and set(on_ray.status) == {"done"}
+    assert on_ray.sort_values(["workload", "policy"]).waf.tolist() == \
+        here.sort_values(["workload", "policy"]).waf.tolist()
 
 
 def test_the_progress_bar_counts_jobs_with_an_eta():
