@@ -135,3 +135,32 @@ def test_the_report_renders_in_a_real_browser(runs, tmp_path):
     assert dom.count('class="updatemenu-container"') >= 4, "panel menus drawn"
     body = dom.split("<tbody>")[1]
     assert 'aria-sort="descending"' in dom and body.split("</tr>")[0].count(">base<") == 1, "highest WAF first"
+
+
+def test_a_fleet_study_reports_per_volume_figures(tmp_path, monkeypatch):
+    """Issue 47 item 6: a study over volumes gets the WAF CDF over volumes,
+    means unweighted and write-weighted, pairwise shares with Wilson
+    intervals, the most disputed volumes, and volumes.csv."""
+    import csv
+
+    import wafer.sweep as sweep
+    from wafer.report import fleet, write_report
+
+    monkeypatch.setenv("WAFER_CACHE_DIR", str(tmp_path / "cache"))
+    trace = tmp_path / "fleet.csv"
+    trace.write_text("".join(f"{128166372003061629 + i * 1000},hm,{i % 4},Write,"
+                             f"{((i * 7919) % (1500 + 700 * (i % 4))) * 4096},4096,1\n" for i in range(16000)))
+    study = {"traces": [{"path": str(trace), "volumes": "all"}], "policies": ["base", "sepbit"],
+             "devices": [{"logical_blocks": 4096, "segment_blocks": 32}]}
+    db = tmp_path / "f.sqlite"
+    sweep.run(study, db, jobs=1, progress=False)
+    page = write_report(db, tmp_path / "rep", static_formats=())
+    html = page.read_text()
+    assert "WAF over the volumes" in html and "Which policy wins on how many volumes" in html
+    rows = list(csv.DictReader(open(tmp_path / "rep" / "volumes.csv")))
+    assert len(rows) == 8 and {r["policy"] for r in rows} == {"base", "sepbit"}
+    pairs = list(csv.DictReader(open(tmp_path / "rep" / "volume_pairs.csv")))
+    assert {(p["a"], p["b"]) for p in pairs} == {("base", "sepbit"), ("sepbit", "base")}
+    assert all(float(p["ci95_low"]) <= float(p["share"]) <= float(p["ci95_high"]) for p in pairs)
+    lo, hi = fleet.wilson(8, 10)
+    assert round(lo, 3) == 0.490 and round(hi, 3) == 0.943

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import figures, static
+from . import figures, fleet, static
 from .data import Tables, family, from_results, load
 from .page import render
 
@@ -66,6 +66,18 @@ def write_report(
         links.append(("gap.csv", "the decomposition, one row per policy, order and component"))
         sections.append(("oracle-gap", "Distance to NoDaP by component", figures.oracle_gap(gaps)))
     sections += [(a, h, fig) for a, h, f in figures.FIGURES if (fig := f(tables)) is not None]
+    fl = fleet.of(tables.runs)
+    if fl is not None:  # the volumes of multi-volume traces: per-volume figures
+        fl.volumes.to_csv(out / "volumes.csv", index=False)
+        fl.pairs.to_csv(out / "volume_pairs.csv", index=False)
+        links += [("volumes.csv", "one row per volume and policy"),
+                  ("volume_pairs.csv", "per pair of policies, the volumes where each wins")]
+        from .prepare import styles_of
+
+        sections += [("fleet-cdf", "WAF over the volumes", fleet.cdf_figure(fl, styles_of(tables))),
+                     ("fleet-means", "Means over the volumes", fleet.table_figure(fl)),
+                     ("fleet-pairs", "Which policy wins on how many volumes", fleet.pairs_figure(fl)),
+                     ("fleet-disagree", "Volumes where the policies disagree most", fleet.disagree_figure(fl))]
     sections += list(extra or [])
     note = ""
     if static_formats:
