@@ -106,3 +106,16 @@ def test_a_volume_too_small_for_a_log_is_skipped_with_a_note(tmp_path):
     # A single volume that small is still an error, naming what would fit.
     p = cli("replay", "--trace", str(path), "--device", "0", ok=False)
     assert p.returncode == 2 and "--op" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_all_devices_through_the_split_gives_the_same_volumes(two_volume_trace):
+    """--all-devices replays the file's cached split volumes; each volume's
+    result equals the one-pass-per-device path (still taken with a time window)."""
+    from wafer.traces import Selection
+
+    kw = dict(setup="sepbit-replayer", device=wafer.Device(segment_blocks=64))
+    split = wafer.replay_volumes("base", all_devices=two_volume_trace, **kw)
+    direct = wafer.replay_volumes("base", all_devices=two_volume_trace, selection=Selection(max_requests=10**9), **kw)
+    assert [(v.workload, v.user_writes, v.gc_writes) for v in split.volumes] == \
+        [(v.workload, v.user_writes, v.gc_writes) for v in direct.volumes]
+    assert split.waf == direct.waf and split.volumes[0].workload.endswith("#0")
