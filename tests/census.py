@@ -205,14 +205,8 @@ def cases(d: Path, f: dict[str, Path], long: bool) -> list[Case]:
     rc, out, _ = run(["replay", "--trace", str(native), "--json"], d, 120)
     if rc == 0:
         base = _result(out)
-        body = native.read_bytes()
-        rng = random.Random(7)
-        for i in range(40 if long else 6):
-            at = rng.randrange(len(body))
-            p = d / f"flip{i}.arrow"
-            p.write_bytes(body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1:])
-            cs.append(Case("traces", f"native byte {at} flipped", ["replay", "--trace", str(p), "--json"],
-                           expect="same", baseline=base, names=[p.name]))
+        cs += _flips("traces", "native byte", native.read_bytes(), d / "flip{}.arrow", 7, 40 if long else 6,
+                     lambda p: ["replay", "--trace", str(p), "--json"], base)
     # models: a trained DOGI model, damaged in the ways a file is
     model = d / "dogi.safetensors"
     rc, _, _ = run(["train", "dogi", "--workload", "zipf:1.0", *SMALL, "--drive-writes", "2", "-o", str(model),
@@ -241,18 +235,26 @@ def cases(d: Path, f: dict[str, Path], long: bool) -> list[Case]:
         cs.append(Case("checkpoints", "resume", ["replay", "--resume", str(ck), "--json"], expect="same",
                        baseline=base))
         body = ck.read_bytes()
-        rng = random.Random(42)
-        flips = 40 if long else 6
-        for i in range(flips):
-            at = rng.randrange(len(body))
-            p = d / f"flip{i}.ckpt"
-            p.write_bytes(body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1:])
-            cs.append(Case("checkpoints", f"byte {at} flipped", ["replay", "--resume", str(p), "--json"],
-                           expect="same", baseline=base, names=[p.name]))
+        cs += _flips("checkpoints", "byte", body, d / "flip{}.ckpt", 42, 40 if long else 6,
+                     lambda p: ["replay", "--resume", str(p), "--json"], base)
         p = d / "torn.ckpt"
         p.write_bytes(body[: len(body) // 2])
         cs.append(Case("checkpoints", "torn in half", ["replay", "--resume", str(p)], names=["torn.ckpt"]))
     return cs
+
+
+def _flips(cls: str, what: str, body: bytes, name: Path, seed: int, n: int, argv, base: str | None) -> list[Case]:
+    """``n`` copies of ``body``, each with one byte flipped (xor 0xff) at a
+    seeded position, written to ``name`` (``{}`` the copy's number); each a
+    case that must be refused naming the file or give the ``base`` result."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        at = rng.randrange(len(body))
+        p = Path(str(name).format(i))
+        p.write_bytes(body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1:])
+        out.append(Case(cls, f"{what} {at} flipped", argv(p), expect="same", baseline=base, names=[p.name]))
+    return out
 
 
 def _damaged_models(body: bytes) -> dict[str, bytes]:

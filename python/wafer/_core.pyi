@@ -122,6 +122,12 @@ def bench_workload(spec: str, logical_blocks: int, requests: int, seed: int) -> 
     (blocks generated, seconds): the generator's own speed.
     """
 
+def cache_dir(dir: str | None = None) -> str | None:
+    """wafer's cache folder for `dir` (given, else `$WAFER_CACHE_DIR`,
+    `$XDG_CACHE_HOME/wafer`, `~/.cache/wafer`: the engine's own rule), or
+    `None` without any of them.
+    """
+
 def canonical_config_json(config_json: str) -> str:
     """The run configuration `config_json` as the engine reads it, as JSON
     (every field, defaults filled in): the form `checkpoint_config` returns,
@@ -202,7 +208,8 @@ def remove_stale_checkpoint_temps(path: str) -> list[str]:
 
 def split_json(src: str, out_dir: str, format: str | None, selection_json: str, volumes: str, block_size: int) -> str:
     """Split a multi-volume trace into one native trace per volume in
-    `out_dir`; `volumes` is `all`, `top:N` or comma-separated device ids.
+    `out_dir`; `volumes` is `all`, `top:N` or device ids joined by `+` or
+    spaces ([`parse_volumes`]).
     Returns the volumes written (device, path, counts, footprint) as JSON.
     """
 

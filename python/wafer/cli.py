@@ -71,37 +71,24 @@ traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, f
 """
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (the flag is named by argparse on error)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
+def _int_type(lo: int, hi: int | None = None, bounds: str | None = None):
+    """An argparse type: an integer in ``lo..=hi`` (the flag is named by
+    argparse on error); ``bounds`` says the range (default: at least ``lo``)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"{v} must be {bounds or f'at least {lo}'}")
+        return v
+    return parse
 
 
-def _nonneg_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 0")
-    return v
-
-
-def _seed(text: str) -> int:
-    """argparse type: a seed, an integer in 0..2^64-1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if not 0 <= v < 1 << 64:
-        raise argparse.ArgumentTypeError(f"{v} must be an integer from 0 to 2^64-1")
-    return v
+#: argparse types: an integer >= 1, >= 0, and a seed (0..2^64-1).
+_positive_int = _int_type(1)
+_nonneg_int = _int_type(0)
+_seed = _int_type(0, (1 << 64) - 1, "an integer from 0 to 2^64-1")
 
 
 def _size(text: str) -> int:

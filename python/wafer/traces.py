@@ -148,17 +148,6 @@ def split(path: str, out_dir: str, volumes: str | list | None = None, format: st
                                                         block_size), progress))
 
 
-def _cache_root(cache_dir: str | os.PathLike | None) -> str:
-    """wafer's cache folder: ``cache_dir``, ``$WAFER_CACHE_DIR``, ``$XDG_CACHE_HOME/wafer`` or ``~/.cache/wafer``."""
-    if cache_dir:
-        return str(cache_dir)
-    for k in ("WAFER_CACHE_DIR",):
-        if os.environ.get(k):
-            return os.environ[k]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "wafer")
-
-
 def split_cached(path: str, format: str | None = None, *, skip_bad: bool = False,
                  cache_dir: str | os.PathLike | None = None, progress: bool = False) -> list[dict[str, Any]]:
     """Every volume of ``path`` split once (:func:`split`) into wafer's cache
@@ -170,7 +159,11 @@ def split_cached(path: str, format: str | None = None, *, skip_bad: bool = False
 
     st = os.stat(path)
     key = json.dumps([os.path.abspath(path), st.st_size, st.st_mtime_ns, format, skip_bad, 1])
-    where = os.path.join(_cache_root(cache_dir), "split",
+    root = _core.cache_dir(str(cache_dir) if cache_dir else None)
+    if root is None:
+        raise _core.ConfigError("invalid run configuration: cache_dir: no cache folder (set $WAFER_CACHE_DIR or "
+                                "$HOME, or give cache_dir)")
+    where = os.path.join(root, "split",
                          f"{os.path.basename(path).split('.')[0]}.{hashlib.sha256(key.encode()).hexdigest()[:16]}")
     index = os.path.join(where, "volumes.json")
     try:

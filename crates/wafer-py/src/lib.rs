@@ -562,6 +562,15 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<String> {
     shielded(|| py.detach(|| trace::detect(path)).map_err(to_py))
 }
 
+/// wafer's cache folder for `dir` (given, else `$WAFER_CACHE_DIR`,
+/// `$XDG_CACHE_HOME/wafer`, `~/.cache/wafer`: the engine's own rule), or
+/// `None` without any of them.
+#[pyfunction]
+#[pyo3(signature = (dir=None))]
+fn cache_dir(dir: Option<&str>) -> Option<String> {
+    wafer_core::future::cache_dir(dir).map(|p| p.display().to_string())
+}
+
 /// Bytes this process has read from trace files so far (as stored): a
 /// progress line compares it with the file's size while a long read runs on
 /// another thread.
@@ -618,7 +627,8 @@ fn convert_json(
 }
 
 /// Split a multi-volume trace into one native trace per volume in
-/// `out_dir`; `volumes` is `all`, `top:N` or comma-separated device ids.
+/// `out_dir`; `volumes` is `all`, `top:N` or device ids joined by `+` or
+/// spaces ([`parse_volumes`]).
 /// Returns the volumes written (device, path, counts, footprint) as JSON.
 #[pyfunction]
 fn split_json(
@@ -968,6 +978,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
     m.add_function(wrap_pyfunction!(trace_bytes_read, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(split_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(extend_json, m)?)?;

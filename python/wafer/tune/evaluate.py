@@ -17,6 +17,7 @@ blocks under a valid-page bound instead of sampling more).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -138,12 +139,13 @@ def _cut(t: np.ndarray, span: int) -> list[tuple[int, int]]:
     return out
 
 
-def peak_rate(trace: str, requests: int | None = None) -> float:
-    """A trace's busiest second [bytes/ns], as the artifact estimates a
-    category's "device throughput": 1-s slices, a slice of under 100
-    requests skipped, one shorter than 0.8 s counted as 1 s. A trace with no
-    such slice: its mean rate."""
+@functools.lru_cache(maxsize=32)
+def _rates_of(trace: str, size: int, mtime_ns: int, requests: int | None) -> tuple[tuple, float]:
+    """A trace's 5-s windows (start, rate) and its busiest second (see
+    :func:`peak_rate`), from one read; cached per file version (``size``,
+    ``mtime_ns``), so a validation's seeds and later candidates read it once."""
     t, b = _columns(trace, requests)
+    windows = tuple((int(t[i]), float(b[i:j].sum()) / THINK_WINDOW_NS) for i, j in _cut(t, THINK_WINDOW_NS))
     best = 0.0
     for i, j in _cut(t, PEAK_SLICE_NS):
         if j - i < 100:
@@ -152,14 +154,26 @@ def peak_rate(trace: str, requests: int | None = None) -> float:
         best = max(best, float(b[i:j].sum()) / (span if span >= 0.8 * PEAK_SLICE_NS else PEAK_SLICE_NS))
     if best == 0.0 and len(t):
         best = float(b.sum()) / max(int(t[-1]), PEAK_SLICE_NS)
-    return best
+    return windows, best
+
+
+def _rates(trace: str, requests: int | None) -> tuple[tuple, float]:
+    st = os.stat(trace)
+    return _rates_of(str(trace), st.st_size, st.st_mtime_ns, requests)
+
+
+def peak_rate(trace: str, requests: int | None = None) -> float:
+    """A trace's busiest second [bytes/ns], as the artifact estimates a
+    category's "device throughput": 1-s slices, a slice of under 100
+    requests skipped, one shorter than 0.8 s counted as 1 s. A trace with no
+    such slice: its mean rate."""
+    return _rates(trace, requests)[1]
 
 
 def think_model(trace: str, peak_bytes_per_ns: float, requests: int | None = None) -> dict[str, Any]:
     """AutoBlox's think time for ``trace`` (the engine's ``timing.think``):
     its 5-s windows' rates against the category's ``peak_bytes_per_ns``."""
-    t, b = _columns(trace, requests)
-    windows = [[int(t[i]), float(b[i:j].sum()) / THINK_WINDOW_NS] for i, j in _cut(t, THINK_WINDOW_NS)]
+    windows = [list(w) for w in _rates(trace, requests)[0]]
     return {"peak_bytes_per_ns": float(peak_bytes_per_ns), "windows": windows}
 
 

@@ -136,14 +136,11 @@ fn run(
         if seen & 0xFFFF == 0 {
             crate::interrupt::check()?;
         }
-        if wanted.as_ref().is_some_and(|w| !w.contains(&r.device)) {
-            if all.insert(r.device) {
-                every.push(r.device);
-            }
-            continue;
-        }
         if all.insert(r.device) {
             every.push(r.device);
+        }
+        if wanted.as_ref().is_some_and(|w| !w.contains(&r.device)) {
+            continue;
         }
         let s = spills.entry(r.device).or_insert_with(|| {
             order.push(r.device);
