@@ -29,8 +29,10 @@ from ._core import (
 )
 from .api import (
     DEVICE_FIELDS,
+    RUN_FIELDS,
     Device,
     MultiResult,
+    Run,
     compare,
     composites,
     describe_policy,
@@ -58,6 +60,8 @@ __all__ = [
     "InternalError",
     "MultiResult",
     "ModelError",
+    "RUN_FIELDS",
+    "Run",
     "PolicyError",
     "ResourceError",
     "ResultSet",

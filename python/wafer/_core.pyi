@@ -206,6 +206,17 @@ def remove_stale_checkpoint_temps(path: str) -> list[str]:
     their paths. A run checkpointing to `path` calls it when it starts.
     """
 
+def run_fields_json() -> str:
+    """Every field a run takes (`wafer.Run`, `replay`'s keywords: name,
+    type, unit, choices, default, doc, CLI flag, group), as JSON.
+    """
+
+def settle_run(spec_json: str) -> str:
+    """The whole run configuration for the run `spec_json` gives (a
+    `RunSpec`: any of `run_fields_json`'s fields; absent = not given), every
+    rule applied in the engine, as JSON; `ConfigError` naming the field.
+    """
+
 def split_json(src: str, out_dir: str, format: str | None, selection_json: str, volumes: str, block_size: int) -> str:
     """Split a multi-volume trace into one native trace per volume in
     `out_dir`; `volumes` is `all`, `top:N` or device ids joined by `+` or

@@ -10,7 +10,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass
 from typing import Any, Callable
 
 from . import _core
@@ -108,6 +108,7 @@ _SIZES = {"logical_blocks": ("capacity", "logical capacity in bytes or a size st
           "segment_blocks": ("segment_size", "segment size in bytes or a size string (\"512MiB\"), instead of "
                                              "segment_blocks")}
 _PY_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+_SIZE_FIELDS = ("capacity", "segment_size", "logical_blocks", "segment_blocks")
 
 
 class _DeviceMethods:
@@ -148,6 +149,18 @@ class _DeviceMethods:
         if self.logical_blocks is not None:
             return int(self.logical_blocks)
         return _DEFAULT_DEVICE["logical_blocks"]
+
+    def given(self) -> dict[str, Any]:
+        """The fields set to other than their defaults, sizes as given
+        (``capacity``/``segment_size`` in bytes or a size string): the
+        ``device`` of the engine's run spec, which settles the rest."""
+        out = {k: v for k, v in asdict(self).items()
+               if v is not None and (k in _SIZE_FIELDS or v != _DEFAULT_DEVICE.get(k))}
+        if self.logical_blocks is not None:
+            out["logical_blocks"] = int(self.logical_blocks)
+        if self.segment_blocks is not None:
+            out["segment_blocks"] = int(self.segment_blocks)
+        return out
 
     def to_config(self) -> dict[str, Any]:
         """The engine's device configuration (a JSON object)."""
@@ -278,120 +291,87 @@ ALL = 1 << 63
 DEFAULT_WORKLOAD = "zipf:1.0"
 
 
-def run_config(
-    policy: str = "base",
-    workload: str = DEFAULT_WORKLOAD,
-    *,
-    trace: str | os.PathLike | None = None,
-    format: str | None = None,
-    selection: Selection | None = None,
-    remap: bool = False,
-    address_space: bool = False,
-    repeat: int = 1,
-    extend: float | None = None,
-    writes: int | None = None,
-    drive_writes: float | None = None,
-    device: Device | None = None,
-    victim: str = "greedy",
-    seed: int = 1,
-    params: dict[str, Any] | None = None,
-    accuracy: bool = False,
-    cache_dir: str | os.PathLike | None = None,
-    memory_limit: int | str | None = None,
-    setup: str = "wafer",
-    cost_benefit: str = "lfs",
-    cost_benefit_clock: str = "user-writes",
-    waf_counts_prefill: bool = False,
-    timing: str | os.PathLike | dict[str, Any] | None = None,
-    arrival: str | None = None,
-    queue_depth: int = 32,
-    think_ns: int | dict[str, Any] = 0,
-    precondition: float | None = None,
-    precondition_workload: str | None = None,
-    fit_device: bool = False,
-    flush: bool = True,
-    precondition_cache: bool | str | os.PathLike = True,
-) -> dict[str, Any]:
-    """The engine's run configuration (a JSON-ready dict) for these arguments
-    (see :func:`replay`)."""
-    timing_cfg = _timing_config(timing, arrival, queue_depth, think_ns, precondition, trace is not None,
-                                precondition_workload=precondition_workload, fit_device=fit_device, flush=flush,
-                                precondition_cache=precondition_cache)
-    if timing_cfg is not None and not fit_device and device is not None and (
-            device.size_given() or device.physical_blocks is not None
-            or (device.op is not None and abs(device.op - preset_op(timing_cfg["ssd"])) > 1e-9)):
-        raise _core.ConfigError(
-            "invalid device configuration: device: a timed run uses the preset's whole drive (its capacity and "
-            "over-provisioning); give fit_device=True (--fit-device) to size the device yourself")
-    if timing_cfg is not None and device is not None and (
-            device.segment_given() or device.block_size != _DEFAULT_DEVICE["block_size"]):
-        raise _core.ConfigError(
-            "invalid device configuration: device: a timed run's block is the preset's page (flash.page_bytes) and "
-            "its segment the preset's superblock; change them in a preset file, not with block_size/segment_blocks")
-    if device is None and timing_cfg is not None:
-        device = Device(op=preset_op(timing_cfg["ssd"]))
-    device = device or Device()
-    if setup == "sepbit-replayer" and trace is not None and not device.size_given():
-        # the replayer keeps a trace's addresses (chunk- and extent-based
-        # schemes depend on them)
-        address_space = True
-    if timing_cfg is not None:
-        # Timing mode's block is the flash page: a capacity or segment size
-        # in bytes counts pages of the preset's size (16 KiB on femu).
-        device = replace(device, block_size=int(timing_cfg["ssd"]["flash"]["page_bytes"]))
-    if trace is None and os.path.isfile(str(workload)):
-        trace = workload
-    dev = device.to_config()
-    if writes is not None and int(writes) < 1:
-        raise _core.ConfigError(f"invalid run configuration: writes: {writes}; must be at least 1 user block")
-    if int(repeat) < 1:
-        raise _core.ConfigError(f"invalid run configuration: repeat: {repeat}; must be at least 1 pass")
-    if drive_writes is not None and not (float(drive_writes) > 0 and float(drive_writes) != float("inf")):
-        raise _core.ConfigError(f"invalid run configuration: drive_writes: {drive_writes}; must be a number > 0")
-    if writes is not None and drive_writes is not None:
-        raise _core.ConfigError("invalid run configuration: drive_writes: give writes or drive_writes, not both")
-    if trace is None and (extend is not None or repeat != 1):
-        name = "extend" if extend is not None else "repeat"
-        raise _core.ConfigError(f"invalid run configuration: {name}: only a trace is extended or repeated "
-                                "(a workload runs as long as writes or drive_writes say)")
-    if trace is not None:
-        total = _whole("writes", writes) if writes is not None else ALL
-        trace_cfg: dict[str, Any] | None = {
-            "path": str(trace),
-            "format": format,
-            "selection": json.loads((selection or Selection()).to_json()),
-            "remap": bool(remap),
-            "capacity_from_trace": not device.size_given(),
-            "address_space": bool(address_space),
-            "repeat": _whole("repeat", repeat),
-            "extend": None if extend is None else float(extend),
-        }
-        # A device sized from a small footprint gets segments that fit it,
-        # unless the user chose the segment size.
-        dev["fit_segments"] = not device.size_given() and not device.segment_given() and not address_space
-        workload = str(trace)
-    else:
-        total = _whole("writes", writes) if writes is not None else 4 * dev["logical_blocks"]
-        trace_cfg = None
-    return {
-        "device": dev,
-        "policy": policy,
-        "params": params or {},
-        "victim": victim,
-        "workload": workload,
-        "writes": total,
-        "drive_writes": None if drive_writes is None else float(drive_writes),
-        "seed": _whole("seed", seed),
-        "trace": trace_cfg,
-        "accuracy": bool(accuracy),
-        "cache_dir": None if cache_dir is None else str(cache_dir),
-        "memory_limit": None if memory_limit is None else parse_size(memory_limit,
-                                                                      "run configuration: memory_limit"),
-        "setup": setup,
-        "cost_benefit": {"form": cost_benefit, "clock": cost_benefit_clock},
-        "waf_counts_prefill": bool(waf_counts_prefill),
-        "timing": timing_cfg,
-    }
+#: Every field a run takes (``_core.run_fields_json``): ``name``, ``type``, ``unit``, ``choices``, ``default``,
+#: ``doc``, ``flag`` (the CLI's), ``group``. :class:`Run` and :func:`replay`'s keywords are drawn from it.
+RUN_FIELDS: list[dict[str, Any]] = json.loads(_core.run_fields_json())
+_RUN_FIELD = {f["name"]: f for f in RUN_FIELDS}
+
+
+def _run_class() -> type:
+    """:class:`Run`, a dataclass of every field of :data:`RUN_FIELDS` but the
+    policy, workload and device (:func:`replay`'s own arguments), all unset."""
+    from typing import Optional
+
+    lines, fields = [], []
+    for f in RUN_FIELDS:
+        if f["name"] in ("policy", "workload", "device"):
+            continue
+        fields.append((f["name"], Optional[Any], field(default=None)))
+        unit = f" [{f['unit']}]" if f["unit"] else ""
+        choices = f" (one of {', '.join(f['choices'])})" if f["choices"] else ""
+        default = "unset" if f["default"] is None else json.dumps(f["default"])
+        lines.append(f"    ``{f['name']}``{unit}: {f['doc']}{choices}; default {default}.")
+    cls = make_dataclass("Run", fields)
+    cls.__module__ = __name__
+    cls.__qualname__ = "Run"
+    cls.__doc__ = ("How to run a replay: every run field of the engine (``wafer.RUN_FIELDS``), unset until\n"
+                   "given; ``replay(policy, workload, run=Run(...))`` or the same names as keywords.\n"
+                   "The engine settles what is not given (``_core.settle_run``).\n\n"
+                   "Fields:\n\n" + "\n".join(lines) + "\n")
+    return cls
+
+
+Run = _run_class()
+
+
+def _spec_value(name: str, v: Any) -> Any:
+    """Field ``name``'s value as JSON for the engine: paths as strings, a
+    :class:`Selection` as its fields, an integral float as an integer where
+    the field counts (anything else refused by name, never truncated)."""
+    kind = _RUN_FIELD[name]["type"]
+    if isinstance(v, os.PathLike):
+        return str(v)
+    if isinstance(v, Selection):
+        return json.loads(v.to_json())
+    if kind.split("|")[0] == "int" and not (isinstance(v, (str, dict)) and "|" in kind):
+        return _whole(name, v)
+    if kind == "float" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    return v
+
+
+def _run_fields(run: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The run fields of ``run`` (a :class:`Run`) and ``fields`` together; an
+    unknown name or one given twice is a :class:`ConfigError`."""
+    unknown = [k for k in fields if k not in _RUN_FIELD]
+    if unknown:
+        raise _core.ConfigError(f"invalid run configuration: {unknown[0]}: no such run field; known: "
+                                f"{', '.join(_RUN_FIELD)}")
+    if run is None:
+        return dict(fields)
+    both = [k for k, v in fields.items() if v is not None and getattr(run, k) is not None]
+    if both:
+        raise _core.ConfigError(f"invalid run configuration: {both[0]}: given in run= and as a keyword; give it once")
+    return {**{k: v for k, v in asdict(run).items() if v is not None}, **fields}
+
+
+def _spec(policy: str, workload: str, device: Device | None, fields: dict[str, Any]) -> dict[str, Any]:
+    """The engine's run spec (``_core.settle_run``): the fields given, None = not given."""
+    spec = {k: _spec_value(k, v) for k, v in {"policy": policy, "workload": workload, **fields}.items()
+            if v is not None}
+    if device is not None:
+        spec["device"] = device.given()
+    return spec
+
+
+def run_config(policy: str = "base", workload: str = DEFAULT_WORKLOAD, *, device: Device | None = None,
+               run: Any = None, **fields: Any) -> dict[str, Any]:
+    """The engine's whole run configuration (a JSON-ready dict) for these
+    arguments (those of :func:`replay`): the engine settles it
+    (``_core.settle_run``), so every default and rule is the one a JSON
+    caller of the engine gets."""
+    spec = _spec(policy, workload, device, _run_fields(run, fields))
+    return json.loads(_core.settle_run(_dumps(spec, "run")))
 
 
 def timing_presets() -> list[dict[str, Any]]:
@@ -415,34 +395,6 @@ def preset_op(ssd: dict[str, Any]) -> float:
     return p / (1.0 - p)
 
 
-_ARRIVALS = ("trace", "closed", "afap")
-
-
-def _timing_config(timing: Any, arrival: str | None, queue_depth: int, think_ns: int | dict[str, Any],
-                   precondition: float | None,
-                   is_trace: bool, precondition_workload: str | None = None, fit_device: bool = False,
-                   flush: bool = True, precondition_cache: bool | str | os.PathLike = True) -> dict[str, Any] | None:
-    if timing is None:
-        if arrival is not None:
-            raise _core.ConfigError("invalid device configuration: timing.arrival: only with timing=PRESET")
-        return None
-    ssd = dict(timing) if isinstance(timing, dict) else timing_config(timing)
-    arrival = arrival or ("trace" if is_trace else "closed")
-    if arrival not in _ARRIVALS:
-        raise _core.ConfigError(f"invalid device configuration: timing.arrival: '{arrival}'; one of {', '.join(_ARRIVALS)}")
-    defaults = json.loads(_core.timing_defaults_json())
-    # A dict is AutoBlox's think time from the trace's rate (the engine's `timing.think`).
-    think = dict(think_ns) if isinstance(think_ns, dict) else None
-    out = {"ssd": ssd, "arrival": arrival, "queue_depth": int(queue_depth), "think_ns": 0 if think else int(think_ns),
-            "precondition_drive_writes": None if precondition is None else float(precondition),
-            "precondition_workload": precondition_workload, "fit_device": bool(fit_device),
-            "flush": bool(flush), "idle_ns": defaults["idle_ns"],
-            "precondition_cache": precondition_cache if isinstance(precondition_cache, bool) else str(precondition_cache)}
-    if think:
-        out["think"] = think
-    return out
-
-
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:
     p = params or {}
     return policy == "nodap" and not p.get("birs") and not p.get("config") and p.get("search", True)
@@ -452,40 +404,14 @@ def replay(
     policy: str = "base",
     workload: str = DEFAULT_WORKLOAD,
     *,
-    trace: str | os.PathLike | None = None,
-    format: str | None = None,
-    selection: Selection | None = None,
-    remap: bool = False,
-    address_space: bool = False,
-    repeat: int = 1,
-    extend: float | None = None,
-    writes: int | None = None,
-    drive_writes: float | None = None,
     device: Device | None = None,
-    victim: str = "greedy",
-    seed: int = 1,
-    params: dict[str, Any] | None = None,
-    accuracy: bool = False,
-    cache_dir: str | os.PathLike | None = None,
-    memory_limit: int | str | None = None,
+    run: Run | None = None,
     progress: bool = False,
     on_step: Callable[[int, int], None] | None = None,
     save_model: str | os.PathLike | None = None,
-    setup: str = "wafer",
-    cost_benefit: str = "lfs",
-    cost_benefit_clock: str = "user-writes",
-    waf_counts_prefill: bool = False,
-    timing: str | os.PathLike | dict[str, Any] | None = None,
-    arrival: str | None = None,
-    queue_depth: int = 32,
-    think_ns: int | dict[str, Any] = 0,
-    precondition: float | None = None,
-    precondition_workload: str | None = None,
-    fit_device: bool = False,
-    flush: bool = True,
-    precondition_cache: bool | str | os.PathLike = True,
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float | None = None,
+    **fields: Any,
 ) -> RunResult:
     """Replay ``workload`` (a spec such as ``"zipf:1.0"``) or a ``trace`` file
     under ``policy``.
@@ -576,25 +502,20 @@ def replay(
     raised with the results up to that point in ``error.partial`` (a
     :class:`RunResult`), so nothing measured is lost.
     """
-    kw = dict(trace=trace, format=format, selection=selection, remap=remap, address_space=address_space,
-              repeat=repeat, extend=extend, writes=writes, drive_writes=drive_writes, device=device, victim=victim,
-              seed=seed,
-              cache_dir=cache_dir, memory_limit=memory_limit, setup=setup, cost_benefit=cost_benefit,
-              cost_benefit_clock=cost_benefit_clock, waf_counts_prefill=waf_counts_prefill)
-    timing_kw = dict(timing=timing, arrival=arrival, queue_depth=queue_depth, think_ns=think_ns,
-                     precondition=precondition, precondition_workload=precondition_workload,
-                     fit_device=fit_device, flush=flush, precondition_cache=precondition_cache)
+    fields = _run_fields(run, fields)
+    params = fields.get("params")
     found = None
     if _needs_nodap_search(policy, params):
         from .oracle import search
 
         p = dict(params or {})
-        skw = {k: v for k, v in kw.items() if k not in ("setup", "cost_benefit", "cost_benefit_clock",
-                                                         "waf_counts_prefill")}
+        skw = {k: v for k, v in fields.items() if _RUN_FIELD[k]["group"] in ("run", "trace")
+               and k not in ("params", "accuracy", "policy", "workload")}
         found = search(workload, min_gain=p.get("min_gain", 0.05), max_groups=p.get("max_groups", 10),
-                       progress=progress, **skw)
-        params = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
-    config = run_config(policy, workload, params=params, accuracy=accuracy, **kw, **timing_kw)
+                       progress=progress, device=device, **skw)
+        fields["params"] = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
+    config = run_config(policy, workload, device=device, **fields)
+    accuracy = bool(fields.get("accuracy"))
     if progress and config["trace"] and (accuracy or describe_policy(policy)["needs_future"]):
         # The annotation runs inside the constructor; say why a big trace takes a while.
         sys.stderr.write(f"annotating block lifetimes of {config['trace']['path']} "
@@ -609,7 +530,7 @@ def replay(
             why = "a directory" if os.path.isdir(save_model) else f"{where} is not a writable directory"
             raise _core.ConfigError(f"invalid run configuration: save_model: cannot write {save_model} ({why})")
     sim = _core.Simulation(_dumps(config, "run"))
-    r = _drive(sim, config, f"{policy}/{victim}", progress=progress, on_step=on_step, checkpoint=checkpoint,
+    r = _drive(sim, config, f"{policy}/{config['victim']}", progress=progress, on_step=on_step, checkpoint=checkpoint,
                checkpoint_every=checkpoint_every)
     if save_model is not None and not sim.save_model(str(save_model)):
         raise _core.PolicyError(f"policy {policy} has no model to save (not a learned policy, "

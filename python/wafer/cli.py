@@ -13,17 +13,18 @@ from typing import Any
 from . import _core, traces
 from .api import (
     DEFAULT_WORKLOAD,
+    RUN_FIELDS,
     Device,
     compare,
     composites,
     describe_policy,
     parse_size,
     policies,
-    preset_op,
     presets,
     replay,
     replay_volumes,
     resume,
+    run_config,
     setups,
     timing_config,
     timing_presets,
@@ -33,6 +34,27 @@ from .result import RunResult, format_table
 
 #: --quiet: progress goes to stderr unless asked not to.
 QUIET_HELP = "no progress on stderr (a bar on a terminal, elsewhere a line per finished job or per 30 s)"
+
+_FIELD = {f["name"]: f for f in RUN_FIELDS}
+
+
+def _doc(name: str, default: str | None = None) -> str:
+    """A run field's help, as the engine documents it (``wafer.RUN_FIELDS``), with its default."""
+    f = _FIELD[name]
+    if default is None:
+        default = "" if f["default"] in (None, False, True, {}) else json.dumps(f["default"]).strip('"')
+    return f["doc"] + (f" (default {default})" if default else "")
+
+
+def _flag(g: Any, name: str, *flags: str, **kw: Any) -> argparse.Action:
+    """Add run field ``name``'s flag (the table's, or ``flags``) to ``g``: its choices and help from the
+    engine's table; ``kw`` as argparse takes them."""
+    f = _FIELD[name]
+    if f["choices"] and kw.get("action") is None:
+        kw.setdefault("choices", f["choices"])
+    kw.setdefault("help", _doc(name))
+    kw.setdefault("dest", name)
+    return g.add_argument(*(flags or (f["flag"],)), **kw)
 
 EPILOG_WORKLOADS = """\
 workload specs (--workload):
@@ -54,10 +76,10 @@ workload specs (--workload):
         schedule=P:PATTERN  on/off phases of P seconds, PATTERN of 0/1 repeated, e.g. 600:110000
                           (OFIOS's six 10-minute phases: one pattern per tenant)
 
-traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, fiu,
-  blkparse[:Q|:D], mqsim, disksim, ssdsim, msr-cut, flashnet, vscsi, wiscsee,
-  blktrace[:Q|:D] (binary: NAME.blktrace.N, base name NAME, or a tar of them), native,
-  and csv:time=0,op=1,offset=2,size=3[,sep=..,time_unit=..,offset_unit=sector,...]
+traces (--trace FILE, or --workload FILE): formats
+{formats}
+  (blktrace: binary NAME.blktrace.N, base name NAME, or a tar of them; blkparse and blktrace
+  take :Q or :D), and csv:time=0,op=1,offset=2,size=3[,sep=..,time_unit=..,offset_unit=sector,...]
   for any other delimited layout (see `wafer traces formats`);
   gzip/xz/zstd read transparently; the format is detected unless --format is given
   (one clear winner, or an error listing the candidates).
@@ -68,7 +90,9 @@ traces (--trace FILE, or --workload FILE): formats msr, alibaba, tencent, spc, f
   its own lifetimes, sizes, read/write mix and locality (`wafer traces extend` writes it);
   --repeat K replays it K times (every block then lives exactly one pass); results warn
   when GC never ran, the warm-up was not reached or the trace ended before --drive-writes.
-"""
+""".format(formats=__import__("textwrap").fill(
+    ", ".join(f["name"] for f in json.loads(_core.trace_formats_json()) if f["name"] != "csv:KEYS"), 96,
+    initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
 
 
 def _int_type(lo: int, hi: int | None = None, bounds: str | None = None):
@@ -200,84 +224,50 @@ _DEVICE_FLAGS = ("logical_blocks", "capacity", "physical_blocks", "op", "block_s
 
 def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
     g = p.add_argument_group("run")
-    g.add_argument("--workload", default=default_workload, metavar="SPEC",
-                   help=f"synthetic workload spec (default {default_workload}); see below")
+    _flag(g, "workload", default=default_workload, metavar="SPEC",
+          help=_doc("workload", default_workload) + "; see below")
     n = g.add_mutually_exclusive_group()
-    n.add_argument("--writes", type=_positive_int, metavar="N",
-                   help="user blocks to write (default: 4 drive-writes; a trace: all of it)")
-    n.add_argument("--drive-writes", type=_positive_float, metavar="K",
-                   help="user writes as a multiple of the logical capacity")
-    g.add_argument("--seed", type=_seed, default=1, help="seed of every random choice (default 1)")
-    g.add_argument("--accuracy", action="store_true",
-                   help="annotate every block's death time (cached next to a trace) and score the policy's "
-                        "lifetime predictions: accuracy, precision, recall, F1, confusion, per window")
-    g.add_argument("--cache-dir", metavar="DIR",
-                   help="where lifetime annotations of traces are cached (default $WAFER_CACHE_DIR or ~/.cache/wafer)")
-    g.add_argument("--memory-limit", metavar="SIZE", type=_size,
-                   help="refuse runs estimated to need more memory than this, e.g. 8GiB (default: what is available)")
+    _flag(n, "writes", type=_positive_int, metavar="N")
+    _flag(n, "drive_writes", "--drive-writes", type=_positive_float, metavar="K")
+    _flag(g, "seed", type=_seed, default=1)
+    _flag(g, "accuracy", action="store_true")
+    _flag(g, "cache_dir", metavar="DIR")
+    _flag(g, "memory_limit", metavar="SIZE", type=_size)
     g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     g.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
 
 
-EPILOG_SETUPS = """\
-setups (--setup): a peer simulator's conventions at once, for comparing with its numbers
-  wafer            wafer's own: every flag as given (default)
-  sepbit-replayer  SepBIT's Java trace replayer: log-structured store (GC while the log's garbage
-                   exceeds --gp-threshold), no prefill, an open segment's garbage counted when it is
-                   sealed, GC checked after each request collecting --pick-segments victims (default 1),
-                   cost-benefit as (1-u)/u*sqrt(age) with the age in trace microseconds since the
-                   segment's last append, SepBIT's user test by the replayer's FIFO; a trace keeps its
-                   addresses (chunk- and extent-based schemes depend on them)
-  midas-sim        MiDAS-Simulation: prefilled fixed-capacity SSD, GC after each block below
-                   --gc-reserve (4) free segments, cost-benefit as (1-u)/u*sqrt(age) on user writes since
-                   sealing, the prefill counted in the WAF (midas's own start-up and model timing
-                   still differ from the simulator's; see docs/FIDELITY.md)
-  mqsim            MQSim, with --timing only: a chip takes a command only when it is idle (one die
-                   of a chip at a time, MQSim's TSU), nothing is suspended, a page's first write in
-                   each second goes to flash at once (its cache's cold-write rule), and its CMT
-                   accounting (translation pages on flash from the start, write-backs never
-                   programmed, later misses on their pages free)
-  A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,
-  --cost-benefit-clock and --waf-counts-prefill (giving one of them too is an error);
-  --pick-segments, the thresholds, the reserve and the device size stay yours.
-  Results name the setup and conventions used ("conventions" in --json).
-volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its
-  own log in one timeline merged by timestamp, as the replayer runs a list of per-volume
-  traces; the result has the overall WAF and each volume's.
-"""
+def _epilog_setups() -> str:
+    """The setups, as the engine describes them (``wafer.setups()``), and what a setup fixes."""
+    import textwrap
+
+    rows = [textwrap.fill(s["description"], 98, initial_indent=f"  {s['name']:<17}", subsequent_indent=" " * 19,
+                          break_on_hyphens=False) for s in setups()]
+    return ("setups (--setup): a peer simulator's conventions at once, for comparing with its numbers\n"
+            + "\n".join(rows) + "\n"
+            "  A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,\n"
+            "  --cost-benefit-clock and --waf-counts-prefill (giving one of them otherwise is an error);\n"
+            "  --pick-segments, the thresholds, the reserve and the device size stay yours.\n"
+            "  Results name the setup and conventions used (\"conventions\" in --json).\n"
+            "volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its\n"
+            "  own log in one timeline merged by timestamp, as the replayer runs a list of per-volume\n"
+            "  traces; the result has the overall WAF and each volume's.\n")
 
 
 def _add_setup(p: argparse.ArgumentParser) -> None:
     """--setup and the conventions it fixes (replay and compare)."""
     g = p.add_argument_group("conventions (see 'setups' below)")
-    g.add_argument("--setup", choices=[s["name"] for s in setups()], default="wafer",
-                   help="follow a peer simulator's conventions: sepbit-replayer, midas-sim, mqsim (default wafer)")
-    g.add_argument("--cost-benefit", choices=["lfs", "sqrt"], default=None,
-                   help="what --victim cost-benefit maximises: lfs (1-u)*age/(1+u) (default), "
-                        "sqrt (1-u)/u*sqrt(age) (SepBIT's replayer, MiDAS-Simulation)")
-    g.add_argument("--cost-benefit-clock", choices=["user-writes", "trace-time"], default=None,
-                   help="age in cost-benefit: user writes since sealing (default), or trace time since the "
-                        "segment's last append (SepBIT's replayer)")
-    g.add_argument("--waf-counts-prefill", action="store_true", default=None,
-                   help="count the prefill's writes in the WAF (MiDAS-Simulation's WAF)")
-
-
-#: Flags a setup fixes: (dest, flag).
-_SETUP_FIXED = (("gc_mode", "--gc-mode"), ("prefill", "--[no-]prefill"), ("garbage_accounting",
-                "--garbage-accounting"), ("gc_check", "--gc-check"), ("cost_benefit", "--cost-benefit"),
-                ("cost_benefit_clock", "--cost-benefit-clock"), ("waf_counts_prefill", "--waf-counts-prefill"))
+    _flag(g, "setup", default="wafer")
+    _flag(g, "cost_benefit", default=None)
+    _flag(g, "cost_benefit_clock", default=None)
+    _flag(g, "waf_counts_prefill", action="store_true", default=None)
 
 
 def _setup_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """setup= and the conventions for replay()/compare(); a flag the setup fixes is an error."""
-    if a.setup != "wafer":
-        given = [flag for dest, flag in _SETUP_FIXED if getattr(a, dest, None) is not None]
-        if given:
-            raise _core.ConfigError(f"invalid run configuration: setup: --setup {a.setup} fixes "
-                                    f"{', '.join(given)}; leave it out, or use --setup wafer and set each convention")
-    return {"setup": a.setup, "cost_benefit": a.cost_benefit or "lfs",
-            "cost_benefit_clock": a.cost_benefit_clock or "user-writes",
-            "waf_counts_prefill": bool(a.waf_counts_prefill)}
+    """setup= and the conventions given, for replay()/compare(); the engine refuses a convention the setup
+    fixes otherwise."""
+    return {"setup": a.setup, "cost_benefit": a.cost_benefit, "cost_benefit_clock": a.cost_benefit_clock,
+            "waf_counts_prefill": a.waf_counts_prefill}
 
 
 def _add_selection(p: argparse.ArgumentParser) -> None:
@@ -316,64 +306,34 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
 
 def _add_timing(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
-    g.add_argument("--timing", metavar="PRESET|FILE",
-                   help="simulate this SSD's timing: a preset (intel750, mqsim-default, femu, 850pro, zssd) "
-                        "a TOML file (copy one with `wafer presets NAME > my.toml`) or an MQSim ssdconfig.xml")
-    g.add_argument("--arrival", choices=["trace", "closed", "afap"],
-                   help="trace: open loop at the timestamps (default for traces); closed: --queue-depth "
-                        "requests outstanding (default otherwise); afap: as fast as the device admits")
-    g.add_argument("--queue-depth", type=_positive_int, default=32, metavar="N",
-                   help="closed loop: outstanding requests (default 32)")
-    g.add_argument("--think-us", type=_think_us, default=0.0, metavar="US",
-                   help="closed loop: host time between a completion and the next request (default 0)")
-    g.add_argument("--precondition", type=_nonneg_float, metavar="K",
-                   help="drive-writes in WAF mode before timing starts, never of the trace: a sequential fill "
-                        "counts as the first (0: a fresh drive; 0.5: half filled), then random overwrites "
-                        "of whole pages, the preset's page size (default: the preset's [precondition], 2 for "
-                        "every shipped preset; --precondition-workload 'uniform,size=1-4' for other sizes)")
-    g.add_argument("--precondition-workload", metavar="SPEC",
-                   help="the overwrites' workload (default: a synthetic run's own, else the preset's: uniform)")
-    g.add_argument("--fit-device", action="store_true",
-                   help="size the device to the run (a trace's footprint, or --capacity/--logical-blocks/--op) "
-                        "instead of the preset's whole drive: quicker, but fewer and partial superblocks "
-                        "(mostly fast LSB pages) and a cache that may hold the whole device")
-    g.add_argument("--precondition-cache", metavar="DIR",
-                   help="keep the preconditioned drive here and load it in later runs of the same drive, "
-                        "preconditioning, policy and seed (default: the cache folder's precondition/, "
-                        "$WAFER_CACHE_DIR or ~/.cache/wafer, for preconditionings of 16 Mi page writes or more; "
-                        "about 0.7 GiB per intel750 drive, the folder bounded to 8 GiB: "
-                        "$WAFER_PRECONDITION_CACHE_GIB)")
-    g.add_argument("--no-precondition-cache", action="store_true",
-                   help="precondition afresh and save nothing")
-    g.add_argument("--no-flush", action="store_true",
-                   help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) "
-                        "instead of flushing it to flash, timed (timing.flush)")
+    names = ", ".join(t["name"] for t in timing_presets())
+    _flag(g, "timing", metavar="PRESET|FILE", help=_doc("timing") + f"; presets: {names}")
+    _flag(g, "arrival")
+    _flag(g, "queue_depth", type=_positive_int, default=32, metavar="N")
+    _flag(g, "think_ns", "--think-us", dest="think_us", type=_think_us, default=0.0, metavar="US",
+          help="closed loop: host time between a completion and the next request [us] (default 0)")
+    _flag(g, "precondition", type=_nonneg_float, metavar="K")
+    _flag(g, "precondition_workload", "--precondition-workload", metavar="SPEC")
+    _flag(g, "fit_device", "--fit-device", action="store_true")
+    _flag(g, "precondition_cache", "--precondition-cache", metavar="DIR",
+          help=_doc("precondition_cache").replace("true (", "default (").split(", a folder")[0]
+          + "; or this folder")
+    g.add_argument("--no-precondition-cache", action="store_true", help="precondition afresh and save nothing")
+    _flag(g, "flush", "--no-flush", dest="no_flush", action="store_true",
+          help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) instead of "
+               "flushing it to flash, timed (timing.flush)")
 
 
 def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    if not a.timing:
-        if a.arrival:
-            raise _core.ConfigError("invalid device configuration: --arrival: only with --timing PRESET|FILE")
-        return {}
-    sized = [f"--{f.replace('_', '-')}" for f in ("logical_blocks", "capacity", "op", "physical_blocks")
-             if getattr(a, f, None) is not None]
-    if sized and not a.fit_device:
-        raise _core.ConfigError(
-            f"invalid device configuration: {sized[0]}: a timed run uses the preset's whole drive (its capacity "
-            f"and over-provisioning; a trace is placed inside it); add --fit-device to size the device yourself")
-    shaped = [f"--{f.replace('_', '-')}" for f in ("block_size", "segment_blocks", "segment_size")
-              if getattr(a, f, None) is not None]
-    if shaped:
-        raise _core.ConfigError(
-            f"invalid device configuration: {shaped[0]}: a timed run's block is the preset's page (flash.page_bytes) "
-            f"and its segment the preset's superblock (a block per plane); change them in a preset file "
-            f"(`wafer presets NAME > my.toml`, then --timing my.toml)")
-    # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
-    for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
-                        ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):
-        if given:
-            print(f"note: {flag} does not apply to a timed run: --precondition (the preset's "
-                  "[precondition] by default) prepares the drive", file=sys.stderr)
+    """The timing flags as given; the engine settles them (a timed run's whole drive, its page as the block)
+    and refuses what does not apply, naming the field (shown with its flag)."""
+    if a.timing:
+        # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
+        for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
+                            ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):
+            if given:
+                print(f"note: {flag} does not apply to a timed run: --precondition (the preset's "
+                      "[precondition] by default) prepares the drive", file=sys.stderr)
     return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
             "think_ns": int(a.think_us * 1000), "precondition": a.precondition,
             "precondition_workload": a.precondition_workload, "fit_device": a.fit_device,
@@ -439,9 +399,6 @@ def _device(a: argparse.Namespace) -> Device:
                            ("gc_high", "gc_high_fraction")):
         if flag in given:
             pre.pop(replaces, None)
-    timing = getattr(a, "timing", None)
-    if "op" not in given and "op" not in pre and timing:
-        pre["op"] = preset_op(timing_config(timing))
     fields = {**pre, **given}
     if "gc_high" not in fields:
         fields["gc_high"] = max(Device.__dataclass_fields__["gc_high"].default, fields.get("gc_low", 0))
@@ -641,7 +598,7 @@ def _victim(a: argparse.Namespace, given: str | None) -> str:
 
 #: `wafer replay` flags that do not define the run (allowed with --resume).
 _NOT_THE_RUN = {"command", "func", "parser", "argv", "resume", "checkpoint", "checkpoint_every", "quiet", "json",
-                "timeseries"}
+                "timeseries", "show_config"}
 
 
 def _given(a: argparse.Namespace) -> set[str]:
@@ -677,10 +634,13 @@ def cmd_replay(a: argparse.Namespace) -> int:
                 raise _core.ConfigError("invalid run configuration: checkpoint: a multi-volume run cannot be "
                                         "checkpointed; replay the volumes one at a time")
             return _replay_volumes(a, dev)
-        r = replay(a.policy, a.workload, **_writes(a), device=dev, victim=_victim(a, a.victim), seed=a.seed,
-                   params=_params(a.param), accuracy=a.accuracy, progress=not a.quiet,
-                   checkpoint=a.checkpoint, checkpoint_every=a.checkpoint_every,
-                   **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
+        kw = dict(**_writes(a), victim=_victim(a, a.victim), seed=a.seed, params=_params(a.param),
+                  accuracy=a.accuracy, **_setup_kwargs(a), **_trace_kwargs(a), **_timing_kwargs(a))
+        if a.show_config:
+            print(json.dumps(run_config(a.policy, a.workload, device=dev, **kw), indent=1))
+            return 0
+        r = replay(a.policy, a.workload, device=dev, progress=not a.quiet, checkpoint=a.checkpoint,
+                   checkpoint_every=a.checkpoint_every, **kw)
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
     if a.json:
@@ -1169,7 +1129,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("replay", help="replay one workload under one policy", formatter_class=fmt,
-                       epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
+                       epilog=EPILOG_WORKLOADS + _epilog_setups())
     r.add_argument("--policy", default="base", help="placement policy (see `wafer policies`; default base)")
     r.add_argument("--victim",
                    help="victim selector: greedy, cost-benefit, fifo, cat, d-choices[:D], random, random-greedy, "
@@ -1177,6 +1137,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "`wafer policies`)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
+    r.add_argument("--show-config", action="store_true",
+                   help="print the run configuration the engine settles from these flags (JSON: every default "
+                        "and rule applied; `_core.Simulation` runs it as is) and exit without running")
     ck = r.add_argument_group("checkpoints (long replays that survive a kill)")
     ck.add_argument("--checkpoint", metavar="FILE",
                     help="write the run's complete state to FILE (atomically) every 5 minutes (or "
@@ -1194,7 +1157,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_replay, parser=r)
 
     c = sub.add_parser("compare", help="replay one workload under several policies", formatter_class=fmt,
-                       epilog=EPILOG_WORKLOADS + EPILOG_SETUPS)
+                       epilog=EPILOG_WORKLOADS + _epilog_setups())
     c.add_argument("--policies", metavar="A,B,...|all",
                    help="policies to compare; `all` runs every registered one (~35 s each on the default "
                         "device). Default: " + ",".join(COMPARE_DEFAULT) + " (without nodap under --timing)")
@@ -1551,6 +1514,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wafer: {e}", file=sys.stderr)
         return 70
     except KeyboardInterrupt:
+        # The stop is under way: a second signal of the same Ctrl-C (the engine's handler and Python's
+        # both see it) must not turn the goodbye into a traceback.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("\nwafer: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader (e.g. `| head`) stopped: nothing more to say

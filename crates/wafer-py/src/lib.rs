@@ -378,6 +378,25 @@ fn device_fields_json() -> PyResult<String> {
     shielded(|| Ok(wafer_core::device::fields_json().to_string()))
 }
 
+/// Every field a run takes (`wafer.Run`, `replay`'s keywords: name,
+/// type, unit, choices, default, doc, CLI flag, group), as JSON.
+#[pyfunction]
+fn run_fields_json() -> PyResult<String> {
+    shielded(|| Ok(wafer_core::run::spec::fields_json().to_string()))
+}
+
+/// The whole run configuration for the run `spec_json` gives (a
+/// `RunSpec`: any of `run_fields_json`'s fields; absent = not given), every
+/// rule applied in the engine, as JSON; `ConfigError` naming the field.
+#[pyfunction]
+fn settle_run(spec_json: &str) -> PyResult<String> {
+    shielded(|| {
+        let spec: wafer_core::run::RunSpec = from_json("run", spec_json)?;
+        let cfg = spec.settle().map_err(to_py)?;
+        Ok(serde_json::to_string(&cfg).expect("a run config serialises"))
+    })
+}
+
 /// Default run configuration, as JSON.
 #[pyfunction]
 fn default_config_json() -> PyResult<String> {
@@ -966,6 +985,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe_policy, m)?)?;
     m.add_function(wrap_pyfunction!(device_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_fields_json, m)?)?;
+    m.add_function(wrap_pyfunction!(settle_run, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint_config, m)?)?;

@@ -17,6 +17,7 @@ pub mod result;
 pub(crate) mod service;
 pub mod setup;
 pub mod sim;
+pub mod spec;
 pub mod warnings;
 
 pub use crate::source::{Sizing, TraceConfig, TraceSummary};
@@ -24,3 +25,4 @@ pub use config::RunConfig;
 pub use result::{EraseStats, GroupResult, LifetimeProfile, RunResult};
 pub use setup::{Conventions, Setup};
 pub use sim::Simulation;
+pub use spec::RunSpec;

@@ -78,7 +78,8 @@ pub const SETUPS: &[(&str, &str)] = &[
         "sepbit-replayer",
         "SepBIT's trace replayer: log-structured GC at garbage proportion --gp-threshold, no prefill, \
          open-segment garbage counted at seal, GC checked per request collecting --pick-segments victims \
-         (default 1), cost-benefit (1-u)/u*sqrt(age) on trace time since the last append, SepBIT's FIFO user test",
+         (default 1), cost-benefit (1-u)/u*sqrt(age) on trace time since the last append, SepBIT's FIFO user test; \
+         a trace keeps its addresses unless a size is given (chunk- and extent-based schemes depend on them)",
     ),
     (
         "midas-sim",
@@ -143,6 +144,16 @@ impl Conventions {
 }
 
 impl Setup {
+    /// Its name, as `--setup` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setup::Wafer => "wafer",
+            Setup::SepbitReplayer => "sepbit-replayer",
+            Setup::MidasSim => "midas-sim",
+            Setup::Mqsim => "mqsim",
+        }
+    }
+
     /// Set this setup's conventions in `cfg` (the setup wins over the
     /// fields it fixes; `pick_segments`, the thresholds, the GC reserve and
     /// the device size stay as given) and merge its policy parameters under

@@ -262,6 +262,24 @@ impl Simulation {
                     cfg.resolve()?;
                     Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
                 } else {
+                    // The whole drive replaces the logical and physical
+                    // size: one given is refused, never overwritten
+                    // (`RunSpec::settle` says the same to its callers).
+                    let default_size = crate::device::DeviceConfig::default().logical_blocks;
+                    if cfg.device.logical_blocks != default_size
+                        || cfg.device.physical_blocks.is_some()
+                    {
+                        let k = if cfg.device.physical_blocks.is_some() {
+                            "physical_blocks"
+                        } else {
+                            "logical_blocks"
+                        };
+                        return Err(Error::config(
+                            k,
+                            "a timed run uses the preset's whole drive (its capacity and \
+                             over-provisioning); set timing.fit_device to size the device yourself",
+                        ));
+                    }
                     let fit = timing::whole_device(&mut cfg.device, &t.ssd)?;
                     if let Some(tr) = cfg.trace.as_mut() {
                         // Placed inside the drive, remapped only if it must.

@@ -105,6 +105,14 @@ fn trace_run(ssd: SsdConfig, path: &str, logical: u64) -> RunConfig {
     cfg
 }
 
+/// `cfg` on the preset's whole drive: no size of its own (the engine
+/// refuses one the whole drive would overwrite).
+fn on_whole_drive(cfg: &mut RunConfig) {
+    cfg.timing.as_mut().unwrap().fit_device = false;
+    cfg.device.logical_blocks = DeviceConfig::default().logical_blocks;
+    cfg.device.physical_blocks = None;
+}
+
 /// PCIe time of a payload on x4 at 1 GB/s: TLPs of 128 B + 28 B overhead.
 fn pcie(payload: u64) -> u64 {
     let wire = payload / 128 * 156
@@ -758,8 +766,8 @@ fn a_trace_is_placed_inside_the_drive_and_never_preconditions_it() {
         .map(|i| (i * 1000, "Write", i * 4096 * 7, 4096))
         .collect();
     let mut cfg = trace_run(tiny_whole(), &msr(&d, &near), 0);
+    on_whole_drive(&mut cfg);
     let t0 = cfg.timing.as_mut().unwrap();
-    t0.fit_device = false;
     t0.precondition_drive_writes = Some(2.0);
     let mut sim = Simulation::new(cfg.clone()).expect("valid");
     sim.run().expect("runs");
@@ -801,7 +809,7 @@ fn the_end_flush_writes_the_dirty_cache_and_times_it() {
         .collect();
     let path = msr(&d, &rows);
     let mut cfg = trace_run(cached(256), &path, 16384);
-    cfg.timing.as_mut().unwrap().fit_device = false;
+    on_whole_drive(&mut cfg);
     let mut sim = Simulation::new(cfg.clone()).expect("valid");
     sim.run().expect("runs");
     let r = sim.result();
@@ -841,8 +849,8 @@ fn a_preconditioned_cache_is_clean_and_the_flush_holds_only_the_trace() {
         .map(|i| (i * 1000, "Write", (i % 100) * 4096 * 3, 4096))
         .collect();
     let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    on_whole_drive(&mut cfg);
     let t0 = cfg.timing.as_mut().unwrap();
-    t0.fit_device = false;
     t0.precondition_drive_writes = Some(3.0);
     let mut sim = Simulation::new(cfg.clone()).expect("valid");
     let (done, total) = sim.preconditioning().expect("preconditioning pending");
@@ -900,8 +908,8 @@ fn a_saved_preconditioning_is_loaded_with_the_same_result() {
         .collect();
     let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
     let dir = format!("{}/pre", d.0.display());
+    on_whole_drive(&mut cfg);
     let t0 = cfg.timing.as_mut().unwrap();
-    t0.fit_device = false;
     t0.precondition_drive_writes = Some(3.0);
     t0.precondition_cache = PreconditionCache::Dir(dir.clone());
     let run = |cfg: &RunConfig| {
@@ -992,8 +1000,8 @@ fn a_real_layout_trace_on_a_preconditioned_drive_reaches_flash() {
         })
         .collect();
     let mut cfg = trace_run(cached(256), &msr(&d, &rows), 0);
+    on_whole_drive(&mut cfg);
     let t0 = cfg.timing.as_mut().unwrap();
-    t0.fit_device = false;
     t0.precondition_drive_writes = None;
     let r = {
         let mut sim = Simulation::new(cfg).expect("valid");
@@ -1026,8 +1034,8 @@ fn reads_of_unwritten_pages_are_counted_and_warned() {
         .map(|i| (i * 1000, "Read", i * 4096, 4096))
         .collect();
     let mut cfg = trace_run(tiny_whole(), &msr(&d, &rows), 16384);
+    on_whole_drive(&mut cfg);
     let t0 = cfg.timing.as_mut().unwrap();
-    t0.fit_device = false;
     t0.precondition_drive_writes = Some(0.0);
     let mut sim = Simulation::new(cfg.clone()).expect("valid");
     sim.run().expect("runs");

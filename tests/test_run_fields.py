@@ -1,0 +1,176 @@
+"""One run vocabulary: every run field (``wafer.RUN_FIELDS``, the engine's
+table) set through the CLI, through the Python API and by a program that
+gives the engine JSON settles to the same run configuration."""
+
+import json
+
+import pytest
+
+import wafer
+from wafer import _core
+from wafer.cli import main
+
+
+def _trace(tmp_path):
+    p = tmp_path / "t.csv"
+    rows = [f"{128166372000000000 + i * 10000},hm,0,{'Read' if i % 5 == 4 else 'Write'},{(i * 37 % 200) * 4096},"
+            f"{4096 * (1 + i % 3)},10" for i in range(3000)]
+    p.write_text("\n".join(rows) + "\n")
+    return str(p)
+
+
+def _cases(t):
+    """field -> (CLI flags, API keywords, the JSON a program gives the engine)."""
+    femu = {"timing": "femu"}
+    return {
+        "policy": (["--policy", "sepbit"], {"policy": "sepbit"}, {"policy": "sepbit"}),
+        "workload": (["--workload", "uniform"], {"workload": "uniform"}, {"workload": "uniform"}),
+        "params": (["--policy", "sepbit", "--param", "classes=4"], {"policy": "sepbit", "params": {"classes": 4}},
+                   {"policy": "sepbit", "params": {"classes": 4}}),
+        "victim": (["--victim", "cost-benefit"], {"victim": "cost-benefit"}, {"victim": "cost-benefit"}),
+        "seed": (["--seed", "7"], {"seed": 7}, {"seed": 7}),
+        "writes": (["--writes", "5000"], {"writes": 5000}, {"writes": 5000}),
+        "drive_writes": (["--drive-writes", "2.5"], {"drive_writes": 2.5}, {"drive_writes": 2.5}),
+        "accuracy": (["--accuracy"], {"accuracy": True}, {"accuracy": True}),
+        "cache_dir": (["--cache-dir", "/tmp/c"], {"cache_dir": "/tmp/c"}, {"cache_dir": "/tmp/c"}),
+        "memory_limit": (["--memory-limit", "8GiB"], {"memory_limit": "8GiB"}, {"memory_limit": "8GiB"}),
+        "trace": (["--trace", t], {"trace": t}, {"trace": t}),
+        "format": (["--trace", t, "--format", "msr"], {"trace": t, "format": "msr"}, {"trace": t, "format": "msr"}),
+        "selection": (["--trace", t, "--max-requests", "10", "--drop-reads"],
+                      {"trace": t, "selection": wafer.Selection(max_requests=10, drop_reads=True)},
+                      {"trace": t, "selection": {"max_requests": 10, "drop_reads": True}}),
+        "remap": (["--trace", t, "--capacity", "1GiB", "--remap"],
+                  {"trace": t, "device": wafer.Device(capacity="1GiB"), "remap": True},
+                  {"trace": t, "device": {"capacity": "1GiB"}, "remap": True}),
+        "address_space": (["--trace", t, "--address-space"], {"trace": t, "address_space": True},
+                          {"trace": t, "address_space": True}),
+        "repeat": (["--trace", t, "--repeat", "2"], {"trace": t, "repeat": 2}, {"trace": t, "repeat": 2}),
+        "extend": (["--trace", t, "--extend", "3"], {"trace": t, "extend": 3}, {"trace": t, "extend": 3.0}),
+        "device": (["--capacity", "1GiB", "--op", "0.2", "--segment-size", "1MiB"],
+                   {"device": wafer.Device(capacity="1GiB", op=0.2, segment_size="1MiB")},
+                   {"device": {"capacity": 1 << 30, "op": 0.2, "segment_size": "1MiB"}}),
+        "setup": (["--setup", "midas-sim"], {"setup": "midas-sim"}, {"setup": "midas-sim"}),
+        "cost_benefit": (["--cost-benefit", "sqrt"], {"cost_benefit": "sqrt"}, {"cost_benefit": "sqrt"}),
+        "cost_benefit_clock": (["--cost-benefit-clock", "trace-time"], {"cost_benefit_clock": "trace-time"},
+                               {"cost_benefit_clock": "trace-time"}),
+        "waf_counts_prefill": (["--waf-counts-prefill"], {"waf_counts_prefill": True}, {"waf_counts_prefill": True}),
+        "timing": (["--timing", "femu"], femu, femu),
+        "arrival": (["--timing", "femu", "--arrival", "afap"], {**femu, "arrival": "afap"},
+                    {**femu, "arrival": "afap"}),
+        "queue_depth": (["--timing", "femu", "--queue-depth", "4"], {**femu, "queue_depth": 4},
+                        {**femu, "queue_depth": 4}),
+        "think_ns": (["--timing", "femu", "--think-us", "2.5"], {**femu, "think_ns": 2500},
+                     {**femu, "think_ns": 2500}),
+        "precondition": (["--timing", "femu", "--precondition", "0.5"], {**femu, "precondition": 0.5},
+                         {**femu, "precondition": 0.5}),
+        "precondition_workload": (["--timing", "femu", "--precondition-workload", "zipf:0.9"],
+                                  {**femu, "precondition_workload": "zipf:0.9"},
+                                  {**femu, "precondition_workload": "zipf:0.9"}),
+        "fit_device": (["--timing", "femu", "--fit-device", "--capacity", "64MiB"],
+                       {**femu, "fit_device": True, "device": wafer.Device(capacity="64MiB")},
+                       {**femu, "fit_device": True, "device": {"capacity": "64MiB"}}),
+        "flush": (["--timing", "femu", "--no-flush"], {**femu, "flush": False}, {**femu, "flush": False}),
+        "precondition_cache": (["--timing", "femu", "--precondition-cache", "/tmp/pc"],
+                               {**femu, "precondition_cache": "/tmp/pc"}, {**femu, "precondition_cache": "/tmp/pc"}),
+    }
+
+
+def _cli_config(capsys, flags):
+    assert main(["replay", *flags, "--show-config"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_every_field_settles_the_same_from_cli_api_and_json(tmp_path, capsys):
+    t = _trace(tmp_path)
+    cases = _cases(t)
+    # A new run field needs a case here (and so a flag, a keyword and a JSON spelling).
+    assert set(cases) == {f["name"] for f in wafer.RUN_FIELDS}
+    default = json.loads(_core.settle_run("{}"))
+    for name, (flags, kw, spec) in cases.items():
+        kw = dict(kw)
+        policy, workload = kw.pop("policy", "base"), kw.pop("workload", wafer.api.DEFAULT_WORKLOAD)
+        api = wafer.api.run_config(policy, workload, **kw)
+        assert _cli_config(capsys, flags) == api, name
+        assert json.loads(_core.settle_run(json.dumps(spec))) == api, name
+        assert api != default, f"{name}: the case changes nothing"
+
+
+def test_the_rules_live_in_the_engine(tmp_path):
+    t = _trace(tmp_path)
+    settle = lambda **s: json.loads(_core.settle_run(json.dumps(s)))  # noqa: E731
+    # A trace's arrival is its timestamps; a workload's a closed loop.
+    assert settle(timing="femu", trace=t)["timing"]["arrival"] == "trace"
+    assert settle(timing="femu")["timing"]["arrival"] == "closed"
+    # A workload runs 4 drive-writes; a trace all of it.
+    assert settle(device={"logical_blocks": 1000})["writes"] == 4000
+    assert settle(trace=t)["writes"] == 1 << 63
+    # The replayer keeps a trace's addresses; a small footprint gets fitted segments.
+    assert settle(trace=t, setup="sepbit-replayer")["trace"]["address_space"] is True
+    assert settle(trace=t)["device"]["fit_segments"] is True
+    # A timed run's block is the preset's page; its op the preset's.
+    ssd = wafer.timing_config("femu")
+    c = settle(timing="femu")
+    assert c["device"]["block_size"] == ssd["flash"]["page_bytes"]
+    assert c["device"]["op"] == pytest.approx(wafer.api.preset_op(ssd))
+    # Capacity in bytes counts the timed run's pages.
+    c = settle(timing="femu", fit_device=True, device={"capacity": "64MiB"})
+    assert c["device"]["logical_blocks"] == (64 << 20) // ssd["flash"]["page_bytes"]
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"timing": "femu", "device": {"capacity": "1GiB"}}, "capacity"),
+    ({"timing": "femu", "device": {"op": 0.5}}, "op"),
+    ({"timing": "femu", "device": {"segment_size": "1MiB"}}, "segment_size"),
+    ({"queue_depth": 4}, "timing.queue_depth"),
+    ({"setup": "midas-sim", "cost_benefit": "lfs"}, "cost_benefit"),
+    ({"setup": "midas-sim", "device": {"prefill": False}}, "prefill"),
+    ({"writes": 10, "drive_writes": 1}, "drive_writes"),
+    ({"repeat": 2}, "repeat"),
+    ({"device": {"capacity": "1GiB", "logical_blocks": 5}}, "capacity"),
+    ({"seed": 1.5}, "seed"),
+    ({"sede": 1}, "sede"),
+])
+def test_a_bad_spec_is_refused_naming_the_field(spec, field):
+    with pytest.raises(wafer.ConfigError, match=f"configuration: {field}"):
+        _core.settle_run(json.dumps(spec))
+
+
+def test_the_cli_names_the_flag_of_a_refused_field(capsys):
+    assert main(["replay", "--timing", "femu", "--capacity", "1GiB", "--show-config"]) == 2
+    assert "--capacity (capacity): a timed run uses the preset's whole drive" in capsys.readouterr().err
+    assert main(["replay", "--setup", "midas-sim", "--cost-benefit", "lfs", "--show-config"]) == 2
+    assert "--cost-benefit (cost_benefit): setup midas-sim fixes" in capsys.readouterr().err
+    assert main(["replay", "--queue-depth", "4", "--show-config"]) == 2
+    assert "--queue-depth (timing.queue_depth): only with timing" in capsys.readouterr().err
+
+
+def test_a_json_caller_gets_the_clis_run(tmp_path, capsys):
+    t = _trace(tmp_path)
+    flags = ["--trace", t, "--setup", "sepbit-replayer", "--policy", "sepbit", "--json", "-q"]
+    assert main(["replay", *flags]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    sim = _core.Simulation(_core.settle_run(json.dumps({"trace": t, "setup": "sepbit-replayer",
+                                                        "policy": "sepbit"})))
+    while not sim.step(1 << 20):
+        pass
+    direct = json.loads(sim.result_json())
+    for k in ("waf", "user_writes", "gc_writes"):
+        assert direct[k] == cli[k], k
+
+
+def test_the_engine_refuses_a_size_a_whole_drive_would_overwrite():
+    cfg = json.loads(_core.settle_run(json.dumps({"timing": "femu", "precondition": 0})))
+    cfg["device"]["logical_blocks"] = 5000
+    with pytest.raises(wafer.ConfigError, match="logical_blocks: a timed run uses the preset's whole drive"):
+        _core.Simulation(json.dumps(cfg))
+
+
+def test_replay_takes_run_fields_by_name_or_as_a_run(small):
+    with pytest.raises(wafer.ConfigError, match="sede: no such run field; known: .*seed"):
+        wafer.replay("base", sede=2)
+    a = wafer.replay("base", device=small, run=wafer.Run(seed=3, writes=20000))
+    b = wafer.replay("base", device=small, seed=3, writes=20000)
+    assert a.waf == b.waf and a.user_writes == 20000
+    with pytest.raises(wafer.ConfigError, match="seed: given in run= and as a keyword"):
+        wafer.replay("base", device=small, run=wafer.Run(seed=3), seed=4)
+    assert "queue_depth" in wafer.Run.__doc__
