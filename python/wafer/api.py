@@ -612,18 +612,22 @@ class MultiResult:
     volumes: list[RunResult]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    #: Most volumes whose engines were in memory at once (each is built at its first request and dropped at
+    #: its last, its result kept).
+    peak_volumes_in_memory: int = 0
 
     @classmethod
     def from_json(cls, text: str, config: dict[str, Any]) -> MultiResult:
         raw = json.loads(text)
         vols = [RunResult.from_json(json.dumps(v), config["run"]) for v in raw["volumes"]]
         return cls(waf=raw["waf"], user_writes=raw["user_writes"], gc_writes=raw["gc_writes"],
-                   elapsed_seconds=raw["elapsed_seconds"], volumes=vols, raw=raw, skipped=raw.get("skipped", []))
+                   elapsed_seconds=raw["elapsed_seconds"], volumes=vols, raw=raw, skipped=raw.get("skipped", []),
+                   peak_volumes_in_memory=raw.get("peak_volumes_in_memory", 0))
 
     def to_dict(self) -> dict[str, Any]:
         return {"waf": self.waf, "user_writes": self.user_writes, "gc_writes": self.gc_writes,
                 "elapsed_seconds": self.elapsed_seconds, "volumes": [v.to_dict() for v in self.volumes],
-                "skipped": self.skipped}
+                "skipped": self.skipped, "peak_volumes_in_memory": self.peak_volumes_in_memory}
 
 
 #: Wall time between checkpoints when no drive-write interval is given [s]: a

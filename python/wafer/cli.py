@@ -670,7 +670,7 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
         return 0
     print(f"{a.policy} / {_victim(a, a.victim)}, {len(m.volumes)} volumes, setup {a.setup}: overall WAF "
           + (f"{m.waf:.4f}" if m.waf else "-") + f" ({m.user_writes} user / {m.gc_writes} GC writes, "
-          f"{m.elapsed_seconds:.2f} s)")
+          f"{m.elapsed_seconds:.2f} s; at most {m.peak_volumes_in_memory} volumes in memory at once)")
     w = max(len(v.workload) for v in m.volumes)
     for v in m.volumes:
         waf = f"{v.waf:.4f}" if v.waf else "-"

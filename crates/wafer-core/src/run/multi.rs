@@ -55,6 +55,9 @@ pub struct MultiResult {
     /// Volumes that could not run (a device too small for any working
     /// log, ...): each with why. The others ran; none of these counts.
     pub skipped: Vec<Skipped>,
+    /// Most volumes whose engines were in memory at once (each is built at
+    /// its first request and dropped at its last).
+    pub peak_volumes_in_memory: usize,
 }
 
 /// A volume a multi-volume run left out, and why.
@@ -67,20 +70,46 @@ pub struct Skipped {
 }
 
 /// A multi-volume replay in progress.
+///
+/// Memory is bounded by the volumes in flight, not the volume count: a
+/// volume's simulation (its FTL, policy and tables) is built when the
+/// merged timeline reaches its first request and dropped, its result kept,
+/// when its trace ends. A fleet of volumes recorded one after another
+/// holds one engine at a time; volumes that all span the whole recording
+/// are all in flight at once (`docs/PERFORMANCE.md` has the measured peak).
 pub struct MultiSimulation {
-    sims: Vec<Simulation>,
+    /// Each volume's run, in list order, and what became of it.
+    volumes: Vec<Volume>,
     /// Offset of each volume's clock from the earliest one's [ns].
     offset: Vec<u64>,
-    /// Next request of each volume: (Reverse(time + offset), Reverse(volume)).
+    /// Next event of each volume: (Reverse(time + offset), Reverse(volume)),
+    /// its first request's time until it is built.
     heap: BinaryHeap<(std::cmp::Reverse<u64>, std::cmp::Reverse<usize>)>,
-    started: bool,
     elapsed: f64,
     written: u64,
     skipped: Vec<Skipped>,
+    /// The first volume's refusal, returned if no volume can run at all.
+    first_error: Option<Error>,
+    /// Most volumes built at once so far.
+    peak_in_flight: usize,
+    in_flight: usize,
+}
+
+/// One volume of a multi-volume run.
+enum Volume {
+    /// Not reached yet: its configuration and name.
+    Waiting(Box<RunConfig>, String),
+    /// Replaying.
+    Running(Box<Simulation>),
+    /// Its trace ended: its result (the engine is dropped).
+    Done(Box<RunResult>),
+    /// Could not run (in `skipped`).
+    Skipped,
 }
 
 impl MultiSimulation {
-    /// Build every volume's simulation.
+    /// List every volume and find where its clock starts; nothing is built
+    /// until the merged timeline reaches it.
     pub fn new(cfg: MultiConfig) -> Result<Self> {
         let template = cfg.run.trace.clone().unwrap_or_default();
         let volumes: Vec<(TraceConfig, String)> = if cfg.all_devices {
@@ -115,10 +144,8 @@ impl MultiSimulation {
                 "a multi-volume run needs at least one volume (a trace, or a file with devices)",
             ));
         }
-        let mut sims = Vec::with_capacity(volumes.len());
+        let mut runs = Vec::with_capacity(volumes.len());
         let mut origin = Vec::with_capacity(volumes.len());
-        let mut skipped = Vec::new();
-        let mut first_error = None;
         for (t, name) in volumes {
             let start =
                 trace::first_time(&t.path, t.format.as_deref(), &t.selection)?.unwrap_or(u64::MAX);
@@ -127,38 +154,28 @@ impl MultiSimulation {
             run.writes = u64::MAX;
             run.drive_writes = None;
             run.trace = Some(t);
-            match Simulation::new(run) {
-                Ok(sim) => {
-                    sims.push(sim);
-                    origin.push(start);
-                }
-                // A volume whose device cannot hold a working log (too
-                // small for its segments and reserve) is left out with a
-                // note, never the end of the others' run.
-                Err(e @ Error::Config { .. }) => {
-                    skipped.push(Skipped {
-                        volume: name,
-                        why: e.to_string(),
-                    });
-                    first_error.get_or_insert(e);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if sims.is_empty() {
-            // Every volume refused: the configuration, not the volumes.
-            return Err(first_error.expect("a volume was refused"));
+            runs.push(Volume::Waiting(Box::new(run), name));
+            origin.push(start);
         }
         let first = origin.iter().copied().min().unwrap_or(0);
         let offset = origin.iter().map(|&o| o.saturating_sub(first)).collect();
+        let mut heap = BinaryHeap::new();
+        for (v, &o) in origin.iter().enumerate() {
+            heap.push((
+                std::cmp::Reverse(o.saturating_sub(first)),
+                std::cmp::Reverse(v),
+            ));
+        }
         Ok(MultiSimulation {
-            sims,
+            volumes: runs,
             offset,
-            heap: BinaryHeap::new(),
-            started: false,
+            heap,
             elapsed: 0.0,
             written: 0,
-            skipped,
+            skipped: Vec::new(),
+            first_error: None,
+            peak_in_flight: 0,
+            in_flight: 0,
         })
     }
 
@@ -167,11 +184,57 @@ impl MultiSimulation {
         self.written
     }
 
+    /// Most volumes whose engines were in memory at once so far.
+    pub fn peak_in_flight(&self) -> usize {
+        self.peak_in_flight
+    }
+
+    /// Build volume `v` (its first request is due): its simulation, or a
+    /// note in `skipped` when its device cannot hold a working log.
+    fn start(&mut self, v: usize) -> Result<()> {
+        let Volume::Waiting(run, name) = std::mem::replace(&mut self.volumes[v], Volume::Skipped)
+        else {
+            return Ok(());
+        };
+        match Simulation::new(*run) {
+            Ok(sim) => {
+                self.volumes[v] = Volume::Running(Box::new(sim));
+                self.in_flight += 1;
+                self.peak_in_flight = self.peak_in_flight.max(self.in_flight);
+                self.push(v);
+            }
+            // A volume whose device cannot hold a working log (too small
+            // for its segments and reserve) is left out with a note, never
+            // the end of the others' run.
+            Err(e @ Error::Config { .. }) => {
+                self.skipped.push(Skipped {
+                    volume: name,
+                    why: e.to_string(),
+                });
+                self.first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Queue volume `v`'s next request, or (its trace ended) keep its
+    /// result and drop its engine.
     fn push(&mut self, v: usize) {
-        if let Some(t) = self.sims[v].next_time() {
-            let key = t.saturating_add(self.offset[v]);
-            self.heap
-                .push((std::cmp::Reverse(key), std::cmp::Reverse(v)));
+        let Volume::Running(sim) = &mut self.volumes[v] else {
+            return;
+        };
+        match sim.next_time() {
+            Some(t) => {
+                let key = t.saturating_add(self.offset[v]);
+                self.heap
+                    .push((std::cmp::Reverse(key), std::cmp::Reverse(v)));
+            }
+            None => {
+                let r = sim.result();
+                self.volumes[v] = Volume::Done(Box::new(r));
+                self.in_flight -= 1;
+            }
         }
     }
 
@@ -179,16 +242,25 @@ impl MultiSimulation {
     /// written or every trace ends. Returns true when the run is done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
         let t = Instant::now();
-        if !self.started {
-            self.started = true;
-            for v in 0..self.sims.len() {
-                self.push(v);
-            }
-        }
         let goal = self.written.saturating_add(budget);
         let r = self.advance(goal);
         self.elapsed += t.elapsed().as_secs_f64();
-        r.map(|_| self.heap.is_empty())
+        r?;
+        if self.heap.is_empty() && self.ran() == 0 {
+            // Every volume refused: the configuration, not the volumes.
+            if let Some(e) = self.first_error.clone() {
+                return Err(e);
+            }
+        }
+        Ok(self.heap.is_empty())
+    }
+
+    /// Volumes that ran (or run).
+    fn ran(&self) -> usize {
+        self.volumes
+            .iter()
+            .filter(|v| matches!(v, Volume::Running(_) | Volume::Done(_)))
+            .count()
     }
 
     fn advance(&mut self, goal: u64) -> Result<()> {
@@ -196,9 +268,17 @@ impl MultiSimulation {
             let Some((_, std::cmp::Reverse(v))) = self.heap.pop() else {
                 return Ok(());
             };
-            let before = self.sims[v].written();
-            self.sims[v].step_request()?;
-            self.written += self.sims[v].written() - before;
+            let sim = match &mut self.volumes[v] {
+                Volume::Waiting(..) => {
+                    self.start(v)?;
+                    continue;
+                }
+                Volume::Running(sim) => sim,
+                Volume::Done(_) | Volume::Skipped => continue,
+            };
+            let before = sim.written();
+            sim.step_request()?;
+            self.written += sim.written() - before;
             self.push(v);
         }
         Ok(())
@@ -209,29 +289,27 @@ impl MultiSimulation {
         self.step(u64::MAX).map(|_| ())
     }
 
-    /// The volumes' simulations.
-    pub fn volumes(&self) -> &[Simulation] {
-        &self.sims
-    }
-
-    /// Results so far.
+    /// Results so far: every volume that started, in list order.
     pub fn result(&self) -> MultiResult {
-        let share = self.elapsed / self.sims.len() as f64;
-        let volumes: Vec<RunResult> = self
-            .sims
+        let mut volumes: Vec<RunResult> = self
+            .volumes
             .iter()
-            .map(|s| {
-                let mut r = s.result();
-                // the merged replay's time, split evenly (the engines are interleaved)
-                r.elapsed_seconds = share;
-                r.user_writes_per_second = if share > 0.0 {
-                    r.user_writes as f64 / share
-                } else {
-                    0.0
-                };
-                r
+            .filter_map(|v| match v {
+                Volume::Running(sim) => Some(sim.result()),
+                Volume::Done(r) => Some((**r).clone()),
+                _ => None,
             })
             .collect();
+        // The merged replay's time, split evenly (the engines are interleaved).
+        let share = self.elapsed / volumes.len().max(1) as f64;
+        for r in &mut volumes {
+            r.elapsed_seconds = share;
+            r.user_writes_per_second = if share > 0.0 {
+                r.user_writes as f64 / share
+            } else {
+                0.0
+            };
+        }
         let (mut num, mut den) = (0.0, 0.0);
         for r in &volumes {
             if let Some(w) = r.waf {
@@ -252,6 +330,7 @@ impl MultiSimulation {
             elapsed_seconds: self.elapsed,
             volumes,
             skipped: self.skipped.clone(),
+            peak_volumes_in_memory: self.peak_in_flight,
         }
     }
 }
