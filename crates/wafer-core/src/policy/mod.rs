@@ -5,7 +5,8 @@
 //! Adding a policy touches its own file and one line of [`REGISTRY`]. Each
 //! file opens with a doc comment naming the paper and section it follows and
 //! every deliberate deviation, then its parameter struct (paper defaults,
-//! units), then the implementation.
+//! units), then the implementation. A file (or folder) holds one policy and
+//! its own variants; what several policies share is in [`kit`].
 
 pub mod assisted;
 mod autostream;
@@ -18,6 +19,7 @@ mod fadac;
 pub mod fios;
 mod fk;
 mod gw;
+pub mod kit;
 mod lstm_km;
 mod midas;
 mod ml_dt;
@@ -25,17 +27,13 @@ mod multilog;
 mod multiqueue;
 pub mod nodap;
 mod ofios;
-mod online;
 mod oracle_hotcold;
 mod oracle_sort;
 mod phftl;
-mod sampler;
-mod sealed;
 mod sepbit;
 mod sfr;
 mod sfs;
 pub mod shiro;
-pub mod streams;
 mod two_r;
 mod uw;
 mod vstream;
@@ -47,6 +45,9 @@ use crate::device::Geometry;
 pub(crate) use crate::engine::forward_block_hooks;
 pub use crate::engine::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::error::{lookup, Result};
+/// The stream policies' device model, where the run layer names it
+/// (`policy::streams::StreamLimit`).
+pub use kit::streams;
 
 /// What kind of policy a name is: the report's legend groups, and what a
 /// run needs (a learned policy needs the process's trainer,
@@ -63,7 +64,7 @@ pub enum Family {
     /// ML-DT, Shiro, LSTM+KM).
     Learned,
     /// Host-side stream identification for a multi-stream SSD, on the
-    /// model of [`streams`] (FIOS, OFIOS, vStream, AutoStream, equal
+    /// model of [`kit::streams`] (FIOS, OFIOS, vStream, AutoStream, equal
     /// partition).
     Stream,
     /// Places by the annotated future (NoDaP, the simple oracles, FK, and

@@ -116,9 +116,9 @@ mod pool;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::online::Online;
-use super::sampler::{Sampler, NO_PRED};
-use super::sealed::SealedFifo;
+use super::kit::online::Online;
+use super::kit::sampler::{Sampler, NO_PRED};
+use super::kit::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
