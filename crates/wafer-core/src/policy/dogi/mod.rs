@@ -548,16 +548,6 @@ impl Dogi {
         Ok(d)
     }
 
-    /// The stage the name selects (`dogi+User`, `dogi+Grp`, `dogi+GC`).
-    pub fn stage_of(name: &str) -> Option<Stage> {
-        match name.to_ascii_lowercase().as_str() {
-            "dogi+user" => Some(Stage::User),
-            "dogi+grp" => Some(Stage::Grp),
-            "dogi+gc" => Some(Stage::Full),
-            _ => None,
-        }
-    }
-
     fn refresh_bounds(&mut self) {
         self.user_bounds = std::iter::once(self.mu)
             .chain(self.bounds.iter().copied())
