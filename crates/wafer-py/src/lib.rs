@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard, Once};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
-use wafer_core::policy::fios::kmeans::{kmeans, Init};
+use wafer_core::policy::kit::kmeans::{kmeans, Init};
 use wafer_core::policy::nodap::search;
 use wafer_core::trace::{self, native, stats, Selection};
 use wafer_core::{policy, victim, workload, Error, RunConfig};

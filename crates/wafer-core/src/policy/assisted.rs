@@ -32,13 +32,11 @@
 //! takes it, as in the paper: the hot/non-hot policies predict no lifetime
 //! classes to map, and DOGI's GC groups share ids with NoDaP's.
 
-use std::sync::{Mutex, OnceLock};
-
 use serde_json::{json, Value};
 
 use super::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::engine::RunService;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ftl::{GroupId, SegmentId};
 use crate::future::{accuracy::class_of, remaining, NEVER};
 
@@ -122,21 +120,6 @@ impl Bins {
     }
 }
 
-/// Interned composite names (`name()` is `&'static str`; few distinct ones).
-pub(crate) fn intern(name: &str) -> &'static str {
-    static NAMES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
-    let mut v = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = v.iter().find(|n| **n == name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    v.push(n);
-    n
-}
-
 /// Which components an assisted variant takes from NoDaP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Assists {
@@ -158,49 +141,6 @@ impl Assists {
     }
 }
 
-/// Split `name` into a base policy and its oracle-assist suffixes, if it has any.
-pub fn parse(name: &str) -> Result<Option<(&str, Assists)>> {
-    let mut parts = name.split('+');
-    let base = parts.next().unwrap_or_default();
-    let mut a = Assists::default();
-    let mut any = false;
-    for s in parts {
-        any = true;
-        match s {
-            "nu" => a.user = true,
-            "ngc" => a.gc = true,
-            "ngrp" if base == "ml-dt" => a.grp = true,
-            "ngrp" => {
-                return Err(Error::Parameter {
-                    policy: name.into(),
-                    reason: "+ngrp (NoDaP's group configuration) applies to ml-dt, the policy \
-                             with multi-class lifetime predictions and one GC group (DOGI §3.2)"
-                        .into(),
-                })
-            }
-            other => {
-                return Err(Error::Parameter {
-                    policy: name.into(),
-                    reason: format!(
-                        "unknown oracle assist '+{other}'; known: +nu (NoDaP user placement), \
-                         +ngc (NoDaP GC relocation), +ngrp (NoDaP groups, ml-dt)"
-                    ),
-                })
-            }
-        }
-    }
-    let oracle = super::info(base).is_ok_and(|p| p.needs_future);
-    if any && oracle {
-        return Err(Error::Parameter {
-            policy: name.into(),
-            reason: format!(
-                "'{base}' already places by the future; oracle assists apply to practical policies"
-            ),
-        });
-    }
-    Ok(any.then_some((base, a)))
-}
-
 /// A lifetime standing for class `k` of `bounds`: the geometric middle of
 /// its range (half the first bound, twice the last).
 fn representative(bounds: &[u64], k: usize) -> u64 {
@@ -217,7 +157,7 @@ impl Assisted {
     pub fn new(inner: Box<dyn Placement>, name: &str, base: &str, a: Assists) -> Self {
         Assisted {
             inner,
-            name: intern(name),
+            name: super::name::intern(name),
             base: base.to_string(),
             user: a.user,
             gc: a.gc,
@@ -423,31 +363,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names() {
-        assert_eq!(parse("midas").unwrap(), None);
-        let a = |user, gc, grp| Assists { user, gc, grp };
-        assert_eq!(
-            parse("midas+ngc").unwrap(),
-            Some(("midas", a(false, true, false)))
-        );
-        assert_eq!(
-            parse("sepbit+nu+ngc").unwrap(),
-            Some(("sepbit", a(true, true, false)))
-        );
-        assert_eq!(
-            parse("ml-dt+ngc+ngrp").unwrap(),
-            Some(("ml-dt", a(false, true, true)))
-        );
-        let e = parse("midas+ngrp").unwrap_err().to_string();
-        assert!(e.contains("applies to ml-dt"), "{e}");
+    fn a_class_stands_for_the_geometric_middle_of_its_range() {
         assert_eq!(representative(&[10, 40], 0), 5);
         assert_eq!(representative(&[10, 40], 1), 20);
         assert_eq!(representative(&[10, 40], 2), 80);
-        let e = parse("midas+xyz").unwrap_err().to_string();
-        assert!(e.contains("+nu") && e.contains("+ngc"), "{e}");
-        assert!(std::ptr::eq(intern("a+nu"), intern("a+nu")));
-        let e = parse("nodap+nu").unwrap_err().to_string();
-        assert!(e.contains("already places by the future"), "{e}");
     }
 
     #[test]

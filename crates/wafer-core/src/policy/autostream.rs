@@ -27,7 +27,7 @@
 //!   promotion, and one lookup per request (its first block's chunk, time
 //!   counted in requests).
 //!
-//! Host-side streams on a multi-stream SSD (`policy::streams`): GC keeps a
+//! Host-side streams on a multi-stream SSD (`policy::kit::streams`): GC keeps a
 //! block in its stream's group.
 //!
 //! Choices where the sources leave values open: chunk 1 MiB (256 blocks of

@@ -9,10 +9,8 @@
 //! demotes it one level (down to 0). Hot data climbs, cold data sinks.
 //! No deviation from the replayer.
 
-use serde::{Deserialize, Serialize};
-
+use super::kit::classes::{check_classes, ClassCount};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
-use crate::error::Error;
 use crate::ftl::GroupId;
 use crate::params;
 
@@ -21,9 +19,9 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     description: "DAC (Chiang et al., SPE'99): per-LBA level, up one per overwrite, down one per GC move; 6 groups",
     family: crate::policy::Family::RuleBased,
     needs_future: false,
-    defaults: params::defaults::<Params>,
+    defaults: params::defaults::<ClassCount>,
     build: |p, geo| {
-        let p: Params = params::parse("dac", p)?;
+        let p: ClassCount = params::parse("dac", p)?;
         check_classes("dac", p.classes, 2)?;
         Ok(Box::new(Dac {
             top: (p.classes - 1) as u8,
@@ -32,33 +30,6 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
         }))
     },
 };
-
-/// An error unless `classes` is in `min..=64`.
-pub(super) fn check_classes(policy: &str, classes: u32, min: u32) -> crate::error::Result<()> {
-    if (min..=64).contains(&classes) {
-        return Ok(());
-    }
-    Err(Error::Parameter {
-        policy: policy.into(),
-        reason: format!("classes = {classes}; must be {min}..=64"),
-    })
-}
-
-/// The parameters of the replayer's schemes that take only a group count
-/// (DAC, FADaC, FK, SFS), with the replayer's default.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {
-    /// Groups (DAC: levels, one group each; SFS: hotness clusters), the
-    /// replayer's `--setNumOpenSegments`.
-    pub classes: u32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params { classes: 6 }
-    }
-}
 
 /// Level of an LBA never written.
 const NEW: u8 = u8::MAX;

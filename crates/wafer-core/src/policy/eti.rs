@@ -47,7 +47,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p = params::parse::<Params>("eti", p)?;
-        super::dac::check_classes("eti", p.classes, 3)?;
+        super::kit::classes::check_classes("eti", p.classes, 3)?;
         let mut extents = BTreeMap::new();
         extents.insert(0, (geo.logical_blocks as u64 + SLACK, 0));
         Ok(Box::new(Eti {

@@ -12,7 +12,7 @@
 //! its request stream first. Deviation: a trimmed block dies at its trim here;
 //! the replayer's annotation has no trims.
 
-use super::dac::{check_classes, Params};
+use super::kit::classes::{check_classes, ClassCount};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
 use crate::future::remaining;
@@ -23,9 +23,9 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     description: "oracle: SepBIT's FK (FAST'22), remaining lifetime in segment sizes, from the annotated future; 6 groups",
     family: crate::policy::Family::Oracle,
     needs_future: true,
-    defaults: params::defaults::<Params>,
+    defaults: params::defaults::<ClassCount>,
     build: |p, geo| {
-        let p: Params = params::parse("fk", p)?;
+        let p: ClassCount = params::parse("fk", p)?;
         check_classes("fk", p.classes, 1)?;
         Ok(Box::new(Fk {
             classes: p.classes as u64,

@@ -18,8 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dac::check_classes;
-use super::sepbit::Ell;
+use super::kit::classes::check_classes;
+use super::kit::lifespan::Ell;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::features::LastWrite;
 use crate::ftl::GroupId;

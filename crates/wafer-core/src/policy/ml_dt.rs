@@ -19,7 +19,7 @@
 //!   dies (or of its age, a lower bound, while it lives past the first
 //!   bound); retraining every 0.78 drive-writes, on a thread
 //!   beside the replay, the new model taking over 0.25 drive-writes after
-//!   its training started ([`super::online`]).
+//!   its training started ([`super::kit::online`]).
 //! * Victims: the configured selector (the DOGI paper runs ML-DT with
 //!   cost-benefit).
 //!
@@ -32,8 +32,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::online::Online;
-use super::sampler::{Sampler, NO_PRED};
+use super::kit::online::Online;
+use super::kit::sampler::{Sampler, NO_PRED};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};

@@ -5,7 +5,9 @@
 //! Adding a policy touches its own file and one line of [`REGISTRY`]. Each
 //! file opens with a doc comment naming the paper and section it follows and
 //! every deliberate deviation, then its parameter struct (paper defaults,
-//! units), then the implementation.
+//! units), then the implementation. A file (or folder) holds one policy and
+//! its own variants; what several policies share is in [`kit`], and names
+//! are parsed in one place, [`PolicyName`].
 
 pub mod assisted;
 mod autostream;
@@ -18,24 +20,22 @@ mod fadac;
 pub mod fios;
 mod fk;
 mod gw;
+pub mod kit;
 mod lstm_km;
 mod midas;
 mod ml_dt;
 mod multilog;
 mod multiqueue;
+mod name;
 pub mod nodap;
 mod ofios;
-mod online;
 mod oracle_hotcold;
 mod oracle_sort;
 mod phftl;
-mod sampler;
-mod sealed;
 mod sepbit;
 mod sfr;
 mod sfs;
 pub mod shiro;
-pub mod streams;
 mod two_r;
 mod uw;
 mod vstream;
@@ -47,6 +47,10 @@ use crate::device::Geometry;
 pub(crate) use crate::engine::forward_block_hooks;
 pub use crate::engine::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::error::{lookup, Result};
+/// The stream policies' device model, where the run layer names it
+/// (`policy::streams::StreamLimit`).
+pub use kit::streams;
+pub use name::{Form, PolicyName};
 
 /// What kind of policy a name is: the report's legend groups, and what a
 /// run needs (a learned policy needs the process's trainer,
@@ -63,7 +67,7 @@ pub enum Family {
     /// ML-DT, Shiro, LSTM+KM).
     Learned,
     /// Host-side stream identification for a multi-stream SSD, on the
-    /// model of [`streams`] (FIOS, OFIOS, vStream, AutoStream, equal
+    /// model of [`kit::streams`] (FIOS, OFIOS, vStream, AutoStream, equal
     /// partition).
     Stream,
     /// Places by the annotated future (NoDaP, the simple oracles, FK, and
@@ -156,7 +160,8 @@ pub fn info(name: &str) -> Result<&'static PolicyInfo> {
 }
 
 /// One form of composite policy name, described as data (`wafer policies`
-/// prints these; [`describe_name`] parses them, [`build`] builds them).
+/// prints these; [`PolicyName`] parses them for [`describe_name`] and
+/// [`build`]).
 pub struct Composite {
     /// The form, `POLICY` standing for a registered name.
     pub form: &'static str,
@@ -220,7 +225,7 @@ pub const COMPOSITES: &[Composite] = &[
 ];
 
 /// What a policy name stands for: a registered policy, or a composite of
-/// one ([`COMPOSITES`]), parsed by the same functions [`build`] uses.
+/// one ([`COMPOSITES`]), as [`PolicyName`] parses it for [`build`] too.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct NameInfo {
     /// The name as given.
@@ -247,37 +252,7 @@ pub struct NameInfo {
 /// What `name` stands for (see [`NameInfo`]); an unknown policy, assist or
 /// predictor is the error [`build`] would give.
 pub fn describe_name(name: &str) -> Result<NameInfo> {
-    let named = |base: &str, form: Option<&'static Composite>| -> Result<NameInfo> {
-        let p = info(base)?;
-        Ok(NameInfo {
-            name: name.into(),
-            base: p.name,
-            form: form.map(|c| c.form),
-            assists: Vec::new(),
-            predictor: None,
-            stage: None,
-            family: form.map_or(p.family, |c| c.family),
-            needs_future: form.map_or(p.needs_future, |c| c.needs_future),
-        })
-    };
-    let form = |f: &str| COMPOSITES.iter().find(|c| c.form == f);
-    if let Some(stage) = dogi::Dogi::stage_of(name) {
-        let mut d = named("dogi", form("dogi+STAGE"))?;
-        d.stage = Some(stage.name());
-        return Ok(d);
-    }
-    if let Some(predictor) = nodap::user::predictor_of(name) {
-        let p = nodap::user::check_predictor(name, predictor)?;
-        let mut d = named("nodap", form("nodap+POLICY-user"))?;
-        d.predictor = Some(p.name);
-        return Ok(d);
-    }
-    if let Some((base, assists)) = assisted::parse(name)? {
-        let mut d = named(base, form("POLICY+ASSIST[+ASSIST...]"))?;
-        d.assists = assists.names();
-        return Ok(d);
-    }
-    named(name, None)
+    Ok(PolicyName::parse(name)?.describe())
 }
 
 /// The registry as JSON: every policy (name, description, family,
@@ -315,26 +290,28 @@ pub fn defaults(name: &str) -> Option<Value> {
 /// `nodap+POLICY-user` NoDaP with POLICY's user predictions ([`nodap::user`]);
 /// `dogi+STAGE` one of DOGI's ablations ([`COMPOSITES`]).
 pub fn build(name: &str, params: &Value, geo: &Geometry) -> Result<Box<dyn Placement>> {
-    if let Some(stage) = dogi::Dogi::stage_of(name) {
-        let mut p = params.clone();
-        if !p.is_object() {
-            p = serde_json::json!({});
+    let parsed = PolicyName::parse(name)?;
+    let base = parsed.info();
+    match parsed.form {
+        None => (base.build)(params, geo),
+        Some(Form::DogiStage(stage)) => {
+            let mut p = params.clone();
+            if !p.is_object() {
+                p = serde_json::json!({});
+            }
+            p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
+            (base.build)(&p, geo)
         }
-        p["stage"] = serde_json::to_value(stage).expect("a stage serialises");
-        return build("dogi", &p, geo);
-    }
-    if let Some(predictor) = nodap::user::predictor_of(name) {
-        return Ok(Box::new(nodap::user::NoDapUser::build(
+        Some(Form::NodapUser { predictor }) => Ok(Box::new(nodap::user::NoDapUser::build(
             name, predictor, params, geo,
-        )?));
+        )?)),
+        Some(Form::Assisted(assists)) => {
+            let inner = (base.build)(params, geo)?;
+            Ok(Box::new(assisted::Assisted::new(
+                inner, name, base.name, assists,
+            )))
+        }
     }
-    if let Some((base, assists)) = assisted::parse(name)? {
-        let inner = build(base, params, geo)?;
-        return Ok(Box::new(assisted::Assisted::new(
-            inner, name, base, assists,
-        )));
-    }
-    (info(name)?.build)(params, geo)
 }
 
 #[cfg(test)]
@@ -415,6 +392,59 @@ mod tests {
             (Family::Oracle, true, None)
         );
         assert_eq!(describe_name("base").unwrap().family, Family::Trivial);
+    }
+
+    /// The one parser: every name of the grammar prints canonically and
+    /// parses back to itself, classes as its form's row says (and as
+    /// [`describe_name`] does), and every row of [`COMPOSITES`] is a form
+    /// it parses.
+    #[test]
+    fn names_round_trip_through_the_parser_and_class_as_their_form() {
+        let mut rows_seen = Vec::new();
+        for name in names() {
+            let p = PolicyName::parse(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let printed = p.to_string();
+            let again = PolicyName::parse(&printed).unwrap();
+            assert_eq!(
+                (again.base, again.form),
+                (p.base, p.form),
+                "{name} -> {printed}"
+            );
+            assert_eq!(again.to_string(), printed, "{name}");
+            let d = describe_name(&name).unwrap();
+            assert_eq!(
+                (p.family(), p.needs_future()),
+                (d.family, d.needs_future),
+                "{name}"
+            );
+            match p.form {
+                None => {
+                    assert_eq!(printed, name);
+                    let i = info(&name).unwrap();
+                    assert_eq!((p.family(), p.needs_future()), (i.family, i.needs_future));
+                }
+                Some(f) => {
+                    let c = f.composite();
+                    assert_eq!(
+                        (p.family(), p.needs_future()),
+                        (c.family, c.needs_future),
+                        "{name}"
+                    );
+                    if !c.applies_to.is_empty() {
+                        assert!(c.applies_to.contains(&p.base), "{name}");
+                    }
+                    rows_seen.push(c.form);
+                }
+            }
+        }
+        for c in COMPOSITES {
+            assert!(rows_seen.contains(&c.form), "no name parses as {}", c.form);
+            for e in c.examples {
+                let p = PolicyName::parse(e).unwrap();
+                assert_eq!(p.form.map(|f| f.composite().form), Some(c.form), "{e}");
+                assert_eq!(&p.to_string(), e, "an example is spelt canonically");
+            }
+        }
     }
 
     #[test]

@@ -28,8 +28,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dac::check_classes;
-use super::sepbit::{log_valid, LogValid};
+use super::kit::classes::check_classes;
+use super::kit::log_valid::{log_valid, LogValid};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::{GroupId, SegState};
 use crate::params;

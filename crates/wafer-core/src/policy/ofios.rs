@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 
 use super::fios::{self, Config, Training};
 use super::fios::{dictionary::Dictionary, matrix::FeatureSet};
-use super::streams::{warning, Clock, ShortRun, MIN_WINDOWS};
+use super::kit::streams::{warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;

@@ -5,7 +5,7 @@
 //!
 //! | part | source |
 //! |---|---|
-//! | the classifier: one GRU layer of 32 units, six features in 24 hex digits, a hidden state cached per page (one GRU step per write), write windows of 5% of the capacity, Algorithm 1's threshold T, training until convergence and then one epoch per window on 10% of the samples | Shiro (TCAD'25) §III-B, §III-D, §V-E, the journal version of PHFTL ([`super::shiro::classifier`]; its choices are documented there) |
+//! | the classifier: one GRU layer of 32 units, six features in 24 hex digits, a hidden state cached per page (one GRU step per write), write windows of 5% of the capacity, Algorithm 1's threshold T, training until convergence and then one epoch per window on 10% of the samples | Shiro (TCAD'25) §III-B, §III-D, §V-E, the journal version of PHFTL ([`super::kit::page_classifier`]; its choices are documented there) |
 //! | groups: 2 user groups (predicted short-lived / the others) and 5 GC groups by age | DOGI (FAST'26) §2.2, Table 1 |
 //! | GC groups "similar to SepBIT and MiDAS": group 2 takes the blocks of short-lived victims, 3..6 the others by age a = now - (last user write): a < 4T, < 16T, < 64T, else | DOGI §2.2 with SepBIT's age classes (FAST'22 §3.3), one more step; T is the classifier's threshold |
 //! | victims: cost-benefit | DOGI §5.1 (the configured selector: run with `--victim cost-benefit`) |
@@ -18,8 +18,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::shiro::classifier::{Classifier, Pred};
-use super::shiro::params::ClassifierParams;
+use super::kit::page_classifier::classifier::{Classifier, Pred};
+use super::kit::page_classifier::params::{out_of_range, ClassifierParams};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
@@ -73,7 +73,7 @@ impl Phftl {
             .windows(2)
             .any(|w| !(w[0] > 0.0 && w[0] < w[1] && w[1].is_finite()))
         {
-            return Err(super::shiro::out_of_range(
+            return Err(out_of_range(
                 "phftl",
                 "age_multiples",
                 format!("{:?}", p.age_multiples),

@@ -19,7 +19,7 @@
 //! than groups, the replayer takes them in its hash map's order, here in
 //! segment id order.
 
-use super::dac::{check_classes, Params};
+use super::kit::classes::{check_classes, ClassCount};
 use super::{BlockEvent, Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::{Ftl, GroupId, SegState, SegmentId};
 use crate::params;
@@ -30,9 +30,9 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     description: "SFS (FAST'12) as in SepBIT's replayer: writes to the nearest of k hotness centres, re-clustered over segments at each GC; 6 groups",
     family: crate::policy::Family::RuleBased,
     needs_future: false,
-    defaults: params::defaults::<Params>,
+    defaults: params::defaults::<ClassCount>,
     build: |p, geo| {
-        let p: Params = params::parse("sfs", p)?;
+        let p: ClassCount = params::parse("sfs", p)?;
         check_classes("sfs", p.classes, 1)?;
         Ok(Box::new(Sfs {
             centers: vec![0.0; p.classes as usize],

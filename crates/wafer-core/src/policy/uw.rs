@@ -13,7 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::sepbit::{log_valid, Ell, LogValid, RecentWrites};
+use super::kit::lifespan::Ell;
+use super::kit::log_valid::{log_valid, LogValid};
+use super::kit::recent_writes::RecentWrites;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::features::LastWrite;
 use crate::ftl::GroupId;
@@ -27,7 +29,7 @@ pub(super) const INFO: PolicyInfo = PolicyInfo {
     defaults: params::defaults::<Params>,
     build: |p, geo| {
         let p: Params = params::parse("uw", p)?;
-        super::dac::check_classes("uw", p.classes, 3)?;
+        super::kit::classes::check_classes("uw", p.classes, 3)?;
         Ok(Box::new(Uw {
             last: LastWrite::new(geo.logical_blocks),
             fifo: RecentWrites::new(geo.logical_blocks),

@@ -31,8 +31,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, warning, Clock, ShortRun, MIN_WINDOWS};
+use super::kit::kmeans::{kmeans, Init};
+use super::kit::streams::{rank_map, warning, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;
@@ -297,7 +297,7 @@ impl Placement for VStream {
         if let Some(n) = note {
             self.warnings.push(warning("window-scaled", &n));
         }
-        if self.source == Source::Tenant && super::streams::tenants(run)? <= 1 {
+        if self.source == Source::Tenant && super::kit::streams::tenants(run)? <= 1 {
             self.warnings.push(warning(
                 "single-virtual-stream",
                 "every request comes from one tenant, so source=tenant gives one virtual stream \

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dac::check_classes;
+use super::kit::classes::check_classes;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::ftl::GroupId;
 use crate::params;

@@ -30,7 +30,7 @@
 //! * GK → GK with its victims' valid ratio v_K = 1 − 1/W_K, W_K the WAF of a
 //!   uniformly written log at GK's spare factor: Desnoyers' FIFO fixed point
 //!   through Lambert W (MiDAS's MCAM's last group,
-//!   [`crate::policy::midas::model::uniform_group_waf`]); → Free otherwise.
+//!   [`crate::policy::kit::fifo_waf::uniform_group_waf`]); → Free otherwise.
 //!
 //! The artifact iterates the chain 1,000 times and reads WAF = (user + GC
 //! writes) / user writes off its state; the chain's stationary flow gives
@@ -64,7 +64,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::future::NEVER;
-use crate::policy::midas::model::uniform_group_waf;
+use crate::policy::kit::fifo_waf::uniform_group_waf;
 
 /// Categories of the ML model.
 pub const CLASSES: usize = 10;

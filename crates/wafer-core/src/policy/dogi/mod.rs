@@ -116,9 +116,9 @@ mod pool;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::online::Online;
-use super::sampler::{Sampler, NO_PRED};
-use super::sealed::SealedFifo;
+use super::kit::online::Online;
+use super::kit::sampler::{Sampler, NO_PRED};
+use super::kit::sealed::SealedFifo;
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
@@ -546,16 +546,6 @@ impl Dogi {
         };
         d.refresh_bounds();
         Ok(d)
-    }
-
-    /// The stage the name selects (`dogi+User`, `dogi+Grp`, `dogi+GC`).
-    pub fn stage_of(name: &str) -> Option<Stage> {
-        match name.to_ascii_lowercase().as_str() {
-            "dogi+user" => Some(Stage::User),
-            "dogi+grp" => Some(Stage::Grp),
-            "dogi+gc" => Some(Stage::Full),
-            _ => None,
-        }
     }
 
     fn refresh_bounds(&mut self) {

@@ -10,9 +10,9 @@
 
 use serde::Serialize;
 
-use super::kmeans::{kmeans, Init};
 use super::matrix::Matrix;
-use crate::policy::streams::rank_map;
+use crate::policy::kit::kmeans::{kmeans, Init};
+use crate::policy::kit::streams::rank_map;
 
 /// Chunk → stream.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

@@ -7,7 +7,7 @@
 //! chunk ([`features`]: frequency F, adjacent access A, sequentiality S,
 //! coherency C), a binary or decimal feature matrix of the selected
 //! features ([`matrix`]), weighted K-means of its distinct rows into K
-//! streams ([`kmeans`]), and the chunk→stream dictionaries BD and SID
+//! streams ([`kmeans`](crate::policy::kit::kmeans)), and the chunk→stream dictionaries BD and SID
 //! ([`dictionary`]). The features are chosen by hand (`features=FC`, any
 //! of the 15 combinations) or automatically from the training trace's
 //! attributes through the base matrix ([`selection`], `features=auto`).
@@ -16,7 +16,7 @@
 //! 0 (Alg. 1: "if SID ≠ ∅"). FIOS trains once and keeps its dictionary
 //! (OFIOS, `ofios`, rebuilds it every window).
 //!
-//! Device (§4.3, Fig. 9; [`crate::policy::streams`]): one open segment per
+//! Device (§4.3, Fig. 9; [`crate::policy::kit::streams`]): one open segment per
 //! stream, stream-blind victims, relocation keeps the stream.
 //!
 //! Where the paper is silent (our choices):
@@ -45,7 +45,6 @@
 
 pub mod dictionary;
 pub mod features;
-pub mod kmeans;
 pub mod matrix;
 pub mod selection;
 
@@ -54,7 +53,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::streams::Chunking;
+use super::kit::streams::Chunking;
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;
@@ -649,7 +648,7 @@ impl Placement for Fios {
         let b = self.built.as_ref()?;
         let future = self.part == TrainPart::Full;
         let warnings: Vec<Value> = if future {
-            vec![super::streams::warning(
+            vec![super::kit::streams::warning(
                 "future-knowledge",
                 "train=full built the dictionary from the whole run before placing it (future \
                  knowledge); the paper's deployment trains on a prefix (the default)",

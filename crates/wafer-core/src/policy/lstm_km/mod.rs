@@ -55,8 +55,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::fios::kmeans::{kmeans, Init};
-use super::streams::{rank_map, warning, Chunking, Clock, ShortRun, MIN_WINDOWS};
+use super::kit::kmeans::{kmeans, Init};
+use super::kit::streams::{rank_map, warning, Chunking, Clock, ShortRun, MIN_WINDOWS};
 use super::{Ctx, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::engine::RunService;

@@ -7,7 +7,7 @@
 //! T_t (temperature) is the write count of the chunk in the period: blocks
 //! written (`temp_unit=blocks`, the default) or write requests.
 
-use crate::policy::streams::Chunking;
+use crate::policy::kit::streams::Chunking;
 use crate::policy::UserWrite;
 use crate::request::Request;
 

@@ -46,35 +46,6 @@ const NONE: u8 = u8::MAX;
 /// Lifetime histogram bins per power of two.
 const PER_OCTAVE: f64 = 4.0;
 
-/// The predictor of `nodap+POLICY-user`, if `name` is one.
-pub fn predictor_of(name: &str) -> Option<&str> {
-    name.strip_prefix("nodap+")?.strip_suffix("-user")
-}
-
-/// The registered policy `predictor` of `nodap+PREDICTOR-user` (`name`),
-/// if it can be one: a registered policy that does not place by the future.
-pub fn check_predictor(name: &str, predictor: &str) -> Result<&'static policy::PolicyInfo> {
-    if predictor.contains('+') {
-        return Err(Error::Parameter {
-            policy: name.into(),
-            reason: format!(
-                "the predictor must be a registered policy, not a composite: '{predictor}'"
-            ),
-        });
-    }
-    let p = policy::info(predictor)?;
-    if p.needs_future {
-        return Err(Error::Parameter {
-            policy: name.into(),
-            reason: format!(
-                "the predictor must be a practical policy (sepbit, midas, phftl, ml-dt, dogi, ...); \
-                 '{predictor}' places by the future"
-            ),
-        });
-    }
-    Ok(p)
-}
-
 /// The predictor's recorded classes and, per class, its blocks' lifetimes.
 #[derive(Default)]
 struct Recording {
@@ -218,7 +189,8 @@ pub struct NoDapUser {
 
 impl NoDapUser {
     /// `nodap+PREDICTOR-user` with `params` (NoDaP's, the predictor's under
-    /// `predictor`).
+    /// `predictor`); `predictor` as [`policy::PolicyName`] checked it (a
+    /// registered practical policy).
     pub fn build(name: &str, predictor: &str, params: &Value, geo: &Geometry) -> Result<Self> {
         let bad = |reason: String| Error::Parameter {
             policy: name.into(),
@@ -229,7 +201,6 @@ impl NoDapUser {
             Some(m) => m.remove("predictor").unwrap_or(Value::Null),
             None => Value::Null,
         };
-        check_predictor(name, predictor)?;
         // Fail now on a bad parameter.
         let p = policy::build(predictor, &predictor_params, geo)?;
         if p.needs_future() {
@@ -239,7 +210,7 @@ impl NoDapUser {
         let nodap = NoDap::new(crate::params::parse("nodap", &nodap_params)?, geo)?;
         Ok(NoDapUser {
             nodap,
-            name: super::super::assisted::intern(name),
+            name: crate::policy::name::intern(name),
             predictor: predictor.into(),
             predictor_params,
             classes: Vec::new(),
@@ -344,10 +315,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_medians() {
-        assert_eq!(predictor_of("nodap+sepbit-user"), Some("sepbit"));
-        assert_eq!(predictor_of("nodap+ml-dt-user"), Some("ml-dt"));
-        assert_eq!(predictor_of("sepbit+nu"), None);
+    fn medians_of_the_recorded_classes() {
         let mut r = Recording::default();
         for (t, life) in [(0, 10), (1, 12), (2, 14), (3, NEVER)] {
             r.record(t, Some(0), life);

@@ -65,17 +65,23 @@
 //! lowest level; "previous action" is kept across user rewrites; C in
 //! Eq. 1 counts user pages since sealing (at least 1); I and V count all
 //! of a superblock's slots.
+//!
+//! The page classifier is the policy kit's, shared with `phftl`:
+//! [`crate::policy::kit::page_classifier`].
+//!
+//! [`classifier`]: crate::policy::kit::page_classifier::classifier
+//! [`features`]: crate::policy::kit::page_classifier::features
+//! [`threshold`]: crate::policy::kit::page_classifier::threshold
+//! [`params::ClassifierParams`]: crate::policy::kit::page_classifier::params::ClassifierParams
 
-pub mod classifier;
-pub mod features;
 pub mod metadata;
-pub mod params;
 pub mod qlearn;
-pub mod threshold;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::kit::page_classifier::classifier::{Classifier, Pred};
+use super::kit::page_classifier::params::{out_of_range, ClassifierParams};
 use super::{Ctx, Event, GcBlock, Placement, PolicyInfo, UserWrite};
 use crate::device::Geometry;
 use crate::error::{Error, Result};
@@ -84,10 +90,7 @@ use crate::model::train::TrainingStats;
 use crate::model::Tensors;
 use crate::request::Request;
 use crate::victim::{adjusted_greedy, VictimHint};
-use classifier::{Classifier, Pred};
 use metadata::MetaCache;
-pub(crate) use params::out_of_range;
-use params::ClassifierParams;
 use qlearn::{Agent, Credit, State};
 
 pub(super) const INFO: PolicyInfo = PolicyInfo {

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::Ctx;
+use crate::engine::Ctx;
 use crate::ftl::{SegState, SegmentId};
 
 /// Per-group FIFO of sealed segments with a live count per group.

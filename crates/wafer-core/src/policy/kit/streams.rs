@@ -18,8 +18,8 @@
 
 use serde_json::Value;
 
-use super::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::engine::RunService;
+use crate::engine::{Ctx, Event, GcBlock, Placement, UserWrite};
 use crate::error::{Error, Result};
 use crate::ftl::{GroupId, SegmentId};
 use crate::model::train::TrainingStats;
@@ -91,7 +91,7 @@ impl Placement for StreamLimit {
     fn select_victim(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
         self.inner.select_victim(ctx, max_valid)
     }
-    super::forward_block_hooks!();
+    crate::engine::forward_block_hooks!();
     fn on_event(&mut self, ctx: &Ctx, ev: &Event) {
         self.inner.on_event(ctx, ev);
     }
