@@ -110,7 +110,8 @@ impl RunConfig {
     /// `--setNumOpenSegments`): the policy's `classes` parameter if it has
     /// one, else the 6 of every run wafer compared with.
     pub fn replayer_classes(&self) -> u32 {
-        let base = self.policy.split('+').next().unwrap_or("");
+        // An unknown name has no defaults here; building it says why.
+        let base = crate::policy::PolicyName::parse(&self.policy).map_or("", |n| n.base);
         self.params
             .get("classes")
             .cloned()

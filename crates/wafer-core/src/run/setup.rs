@@ -208,7 +208,10 @@ impl Setup {
                 }
             }
         }
-        let base = cfg.policy.split('+').next().unwrap_or("").to_string();
+        // An unknown name gets no setup parameters; building it says why.
+        let base = crate::policy::PolicyName::parse(&cfg.policy)
+            .map_or("", |n| n.base)
+            .to_string();
         let ours = self.policy_params(&base, &cfg.victim);
         if let Value::Object(mut merged) = ours {
             if let Value::Object(user) = &cfg.params {
