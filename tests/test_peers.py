@@ -72,6 +72,28 @@ def test_volumes_from_all_devices_and_from_files(two_volume_trace, tmp_path):
     assert [v["gc_writes"] for v in m2["volumes"]] == [v["gc_writes"] for v in m["volumes"]]
 
 
+def test_volumes_recorded_one_after_another_hold_one_engine_at_a_time(tmp_path):
+    """Issue 47 item 5: a volume's engine lives from its first request to its last, so a fleet recorded
+    volume after volume keeps one in memory; interleaved volumes are all in flight. Each volume's result is
+    the one it gets replayed alone."""
+    rows, t = [], 128166372000000000
+    for v in range(4):
+        for i in range(3000):
+            t += 10000
+            rows.append(f"{t},vol,{v},Write,{(i * 37 + v) % 2000 * 4096},4096,1")
+    seq = tmp_path / "seq.csv"
+    seq.write_text("\n".join(rows) + "\n")
+    mixed = tmp_path / "mixed.csv"  # the same requests, the volumes taking turns
+    by_volume = [rows[v * 3000:(v + 1) * 3000] for v in range(4)]
+    turns = [r.split(",", 1)[1] for i in range(3000) for v in range(4) for r in [by_volume[v][i]]]
+    mixed.write_text("".join(f"{128166372000000000 + k * 10000},{r}\n" for k, r in enumerate(turns)))
+    m = wafer.replay_volumes("base", all_devices=seq, format="msr")
+    assert len(m.volumes) == 4 and m.peak_volumes_in_memory == 1
+    alone = wafer.replay("base", trace=seq, format="msr", selection=wafer.Selection(device="2"))
+    assert (m.volumes[2].user_writes, m.volumes[2].gc_writes) == (alone.user_writes, alone.gc_writes)
+    assert wafer.replay_volumes("base", all_devices=mixed, format="msr").peak_volumes_in_memory == 4
+
+
 def test_api_setups_and_replay_volumes(two_volume_trace):
     names = [s["name"] for s in wafer.setups()]
     assert names == ["wafer", "sepbit-replayer", "midas-sim", "mqsim"]

@@ -234,6 +234,7 @@ impl MultiSimulation {
                 let r = sim.result();
                 self.volumes[v] = Volume::Done(Box::new(r));
                 self.in_flight -= 1;
+                release_freed();
             }
         }
     }
@@ -332,5 +333,19 @@ impl MultiSimulation {
             skipped: self.skipped.clone(),
             peak_volumes_in_memory: self.peak_in_flight,
         }
+    }
+}
+
+/// Give the pages of a finished volume's engine back to the system. glibc
+/// keeps freed heap memory, and the next volume's tables rarely fit the
+/// holes the last one left between the results kept, so without this a
+/// fleet's peak memory grew by ~1.3 MB per finished volume (200 volumes
+/// replayed one after another: 284 MB resident, 34 MB of it live).
+fn release_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the system.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

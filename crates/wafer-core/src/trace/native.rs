@@ -49,6 +49,10 @@ use crate::request::Op;
 /// batch buffers instead of mapping fresh pages for each (33 MiB batches
 /// read at half the speed).
 const BATCH: usize = 1 << 16;
+
+/// The reader's buffer [bytes]: the footer and batch headers pass through
+/// it; a batch's bodies are read past it.
+const READ_BUFFER: usize = 64 << 10;
 const MAGIC: &[u8] = b"ARROW1";
 
 fn schema(meta: HashMap<String, String>) -> Schema {
@@ -372,8 +376,11 @@ impl NativeRecords {
     pub fn open(path: &str) -> Result<Self> {
         let f =
             File::open(path).map_err(|e| Error::trace(path, None, format!("cannot open: {e}")))?;
+        // A batch's columns are read whole (past the buffer), so a small
+        // buffer costs nothing and keeps a fleet's open volumes light
+        // (a 1 MiB buffer was 1.3 MB of every volume in flight).
         let mut reader = arrow(path, || {
-            FileReader::try_new(BufReader::with_capacity(1 << 20, Counted(f)), None)
+            FileReader::try_new(BufReader::with_capacity(READ_BUFFER, Counted(f)), None)
         })?
         .map_err(|e| Error::trace(path, None, format!("not a readable Arrow IPC file: {e}")))?;
         check_columns(path, reader.schema().as_ref())?;
