@@ -157,8 +157,13 @@ def test_a_fleet_study_reports_per_volume_figures(tmp_path, monkeypatch):
     page = write_report(db, tmp_path / "rep", static_formats=())
     html = page.read_text()
     assert "WAF over the volumes" in html and "Which policy wins on how many volumes" in html
+    assert "WAF over the volumes, per policy" in html  # the box plot
     rows = list(csv.DictReader(open(tmp_path / "rep" / "volumes.csv")))
     assert len(rows) == 8 and {r["policy"] for r in rows} == {"base", "sepbit"}
+    import pyarrow.feather as feather
+
+    arrow = feather.read_table(tmp_path / "rep" / "volumes.arrow")
+    assert arrow.num_rows == 8 and sorted(arrow.column("waf").to_pylist()) == sorted(float(r["waf"]) for r in rows)
     pairs = list(csv.DictReader(open(tmp_path / "rep" / "volume_pairs.csv")))
     assert {(p["a"], p["b"]) for p in pairs} == {("base", "sepbit"), ("sepbit", "base")}
     assert all(float(p["ci95_low"]) <= float(p["share"]) <= float(p["ci95_high"]) for p in pairs)

@@ -68,13 +68,19 @@ def write_report(
     sections += [(a, h, fig) for a, h, f in figures.FIGURES if (fig := f(tables)) is not None]
     fl = fleet.of(tables.runs)
     if fl is not None:  # the volumes of multi-volume traces: per-volume figures
+        import pyarrow as pa
+        import pyarrow.feather as feather
+
         fl.volumes.to_csv(out / "volumes.csv", index=False)
+        feather.write_feather(pa.Table.from_pandas(fl.volumes, preserve_index=False), out / "volumes.arrow")
         fl.pairs.to_csv(out / "volume_pairs.csv", index=False)
         links += [("volumes.csv", "one row per volume and policy"),
+                  ("volumes.arrow", "the same, Arrow IPC (pyarrow.feather.read_table, pandas.read_feather)"),
                   ("volume_pairs.csv", "per pair of policies, the volumes where each wins")]
         from .prepare import styles_of
 
         sections += [("fleet-cdf", "WAF over the volumes", fleet.cdf_figure(fl, styles_of(tables))),
+                     ("fleet-box", "WAF over the volumes, per policy", fleet.box_figure(fl, styles_of(tables))),
                      ("fleet-means", "Means over the volumes", fleet.table_figure(fl)),
                      ("fleet-pairs", "Which policy wins on how many volumes", fleet.pairs_figure(fl)),
                      ("fleet-disagree", "Volumes where the policies disagree most", fleet.disagree_figure(fl))]

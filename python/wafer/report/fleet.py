@@ -100,6 +100,21 @@ def cdf_figure(f: Fleet, styles: dict[str, dict[str, Any]]):
     return fig
 
 
+def box_figure(f: Fleet, styles: dict[str, dict[str, Any]]):
+    """WAF over the fleet's volumes, one box per policy (median, quartiles, whiskers at 1.5 IQR, the
+    volumes beyond them as points; plotly)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for p, g in f.volumes.groupby("policy", sort=False):
+        fig.add_trace(go.Box(y=g.waf.dropna(), name=p, boxpoints="outliers",
+                             marker_color=styles.get(p, {}).get("color"),
+                             text=g.volume, hovertemplate="%{text}: WAF %{y:.3f}<extra></extra>"))
+    fig.update_layout(template="plotly_white", height=420, showlegend=False,
+                      title="WAF over the volumes (box per policy, first seed)", yaxis_title="WAF of a volume")
+    return fig
+
+
 def table_figure(f: Fleet):
     """Per policy: unweighted and write-weighted means, median, p90; the
     pairwise shares with their intervals (a plotly table)."""
