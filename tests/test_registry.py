@@ -130,8 +130,8 @@ def test_report_family_comes_from_the_registry():
 
 
 # Patterns that take a policy name apart: none may appear in the package (the engine parses names:
-# wafer.describe_policy). Allowed: cli.py's `--other NAME=SPEC+SPEC` (workload specs, not policy names).
-_ALLOWED = {("cli.py", "rest")}
+# wafer.describe_policy). Allowed: `wafer tune --other NAME=SPEC+SPEC` (commands/tools.py: workload specs, not policy names).
+_ALLOWED = {("tools.py", "rest")}
 
 
 def _name_parsing(tree: ast.AST, path: Path) -> list[str]:
