@@ -862,7 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
     r.add_argument("--show-config", action="store_true",
                    help="print the run configuration the engine settles from these flags (JSON: every default "
-                        "and rule applied; `_core.Simulation` runs it as is) and exit without running")
+                        "and rule applied; `_core.Simulation` runs it as is; a --setup's conventions are applied "
+                        "when the run starts, and its result names them) and exit without running")
     ck = r.add_argument_group("checkpoints (long replays that survive a kill)")
     ck.add_argument("--checkpoint", metavar="FILE",
                     help="write the run's complete state to FILE (atomically) every 5 minutes (or "
