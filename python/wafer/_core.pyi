@@ -57,7 +57,7 @@ class Simulation:
     returns True, then `result_json()`. Usable from any thread; calls on one
     simulation are serialised by its lock.
     """
-    def __init__(self, config_json: str) -> None: ...
+    def __init__(self, config_json: str, progress: Any | None = None) -> None: ...
     def step(self, budget: int) -> bool:
         """Advance by at most `budget` user blocks without holding the GIL.
         Returns True when the run is complete.
@@ -182,7 +182,7 @@ def kmeans_json(points: list[list[float]], weights: list[float], k: int, seed: i
     JSON. For the scikit-learn parity test.
     """
 
-def oracle_search_json(config_json: str, min_gain: float = 0.05, max_groups: int = 10, progress: Any | None = None) -> str:
+def oracle_search_json(config_json: str, min_gain: float | None = None, max_groups: int | None = None, progress: Any | None = None) -> str:
     """NoDaP's offline configuration search on a run configuration's stream;
     `progress(trial_json)` is called after every replay. Returns
     `{"search": ..., "annotation": ...}` as JSON.

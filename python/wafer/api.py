@@ -503,17 +503,6 @@ def replay(
     :class:`RunResult`), so nothing measured is lost.
     """
     fields = _run_fields(run, fields)
-    params = fields.get("params")
-    found = None
-    if _needs_nodap_search(policy, params):
-        from .oracle import search
-
-        p = dict(params or {})
-        skw = {k: v for k, v in fields.items() if _RUN_FIELD[k]["group"] in ("run", "trace")
-               and k not in ("params", "accuracy", "policy", "workload")}
-        found = search(workload, min_gain=p.get("min_gain", 0.05), max_groups=p.get("max_groups", 10),
-                       progress=progress, device=device, **skw)
-        fields["params"] = {**p, "birs": found["birs"], "sizes": found["sizes"], "search": False}
     config = run_config(policy, workload, device=device, **fields)
     accuracy = bool(fields.get("accuracy"))
     if progress and config["trace"] and (accuracy or describe_policy(policy)["needs_future"]):
@@ -529,15 +518,30 @@ def replay(
         if os.path.isdir(save_model) or not os.path.isdir(where) or not os.access(where, os.W_OK):
             why = "a directory" if os.path.isdir(save_model) else f"{where} is not a writable directory"
             raise _core.ConfigError(f"invalid run configuration: save_model: cannot write {save_model} ({why})")
-    sim = _core.Simulation(_dumps(config, "run"))
+    # NoDaP's search (a nodap run without birs/config) runs in the engine as the run is built; its trials
+    # drive a progress line.
+    searching = progress and _needs_nodap_search(policy, fields.get("params"))
+    bar = Progress(None, "nodap search", enabled=bool(searching))
+    best: list[tuple[float, int]] = []
+
+    def trial(text: str) -> None:
+        t = json.loads(text)
+        if t.get("waf") is not None and (not best or t["waf"] < best[0][0]):
+            best[:] = [(t["waf"], t["groups"])]
+        bar.text(f"trial, {t['groups']} groups" + (f", best WAF {best[0][0]:.3f} ({best[0][1]} groups)" if best else ""))
+
+    try:
+        sim = _core.Simulation(_dumps(config, "run"), trial if searching else None)
+    finally:
+        bar.close()
     r = _drive(sim, config, f"{policy}/{config['victim']}", progress=progress, on_step=on_step, checkpoint=checkpoint,
                checkpoint_every=checkpoint_every)
     if save_model is not None and not sim.save_model(str(save_model)):
         raise _core.PolicyError(f"policy {policy} has no model to save (not a learned policy, "
                                 "or it never had enough labelled samples to train)")
-    if found is not None:
-        r.raw["nodap_search"] = {k: found[k] for k in ("groups", "birs", "sizes", "waf", "stopped", "per_groups")}
-        r.raw["nodap_search"]["trials"] = len(found["trials"])
+    found = (r.policy_state or {}).get("search") if describe_policy(policy)["base"] == "nodap" else None
+    if found:
+        r.raw["nodap_search"] = found
     return r
 
 

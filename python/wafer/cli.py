@@ -496,7 +496,8 @@ def _print_result(r: RunResult) -> None:
                                                    f"{_fmt_num(life)} user writes"))
     state = r.policy_state
     if state:
-        rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in state.items() if v is not None)))
+        shown = {k: v for k, v in state.items() if v is not None and k != "search"}  # the search has its row
+        rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in shown.items())))
     rows += [(k, v + (transient if k == "timing" else "")) for k, v in _timing_rows(r.timing)]
     for warning in r.warnings:
         rows.append(("warning", warning["message"]))

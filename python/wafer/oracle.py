@@ -24,15 +24,16 @@ def annotate(workload: str = DEFAULT_WORKLOAD, **kwargs: Any) -> dict[str, Any]:
 def search(
     workload: str = DEFAULT_WORKLOAD,
     *,
-    min_gain: float = 0.05,
-    max_groups: int = 10,
+    min_gain: float | None = None,
+    max_groups: int | None = None,
     progress: bool = False,
     on_trial: Callable[[dict[str, Any]], None] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """NoDaP's group-configuration search: replays the stream under candidate
     BIRs and sizes, from 2 groups up, until one more group lowers WAF by less
-    than ``min_gain``. The result's ``birs`` and ``sizes`` configure ``nodap``
+    than ``min_gain`` (unset: NoDaP's defaults, ``wafer.policies()``). The
+    result's ``birs`` and ``sizes`` configure ``nodap``
     (``params={"birs": ..., "sizes": ...}``, or save the result as JSON and pass
     ``params={"config": FILE}``); it also lists every trial and the best
     configuration per group count. ``on_trial(trial)`` follows each replay."""

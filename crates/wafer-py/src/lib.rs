@@ -179,13 +179,33 @@ impl Simulation {
 
 #[pymethods]
 impl Simulation {
+    /// Build the run `config_json`; `progress(event_json)` is called for
+    /// each event of a long preparation (NoDaP's search trials).
     #[new]
-    fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, progress=None))]
+    fn new(py: Python<'_>, config_json: &str, progress: Option<Py<PyAny>>) -> PyResult<Self> {
         shielded(|| {
             let cfg: RunConfig = from_json("run", config_json)?;
             wafer_core::interrupt::clear();
+            let report = move |event: &str| {
+                if let Some(cb) = &progress {
+                    // A failing callback must not stop the preparation, but
+                    // a KeyboardInterrupt raised in it (Ctrl-C) does.
+                    Python::attach(|py| {
+                        if let Err(e) = cb.call1(py, (event,)) {
+                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                wafer_core::interrupt::request();
+                            }
+                        }
+                    });
+                }
+            };
             let inner = py
-                .detach(|| wafer_core::Simulation::new(cfg))
+                .detach(|| {
+                    wafer_core::run::reporting(Box::new(report), || {
+                        wafer_core::Simulation::new(cfg)
+                    })
+                })
                 .map_err(to_py)?;
             Ok(Simulation {
                 inner: Mutex::new(inner),
@@ -768,19 +788,21 @@ fn annotate_json(py: Python<'_>, config_json: &str) -> PyResult<String> {
 /// `progress(trial_json)` is called after every replay. Returns
 /// `{"search": ..., "annotation": ...}` as JSON.
 #[pyfunction]
-#[pyo3(signature = (config_json, min_gain=0.05, max_groups=10, progress=None))]
+#[pyo3(signature = (config_json, min_gain=None, max_groups=None, progress=None))]
 fn oracle_search_json(
     py: Python<'_>,
     config_json: &str,
-    min_gain: f64,
-    max_groups: usize,
+    min_gain: Option<f64>,
+    max_groups: Option<usize>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     shielded(|| {
         let cfg = run_config(config_json)?;
+        // Unset: NoDaP's own defaults.
+        let d = search::Options::default();
         let opts = search::Options {
-            min_gain,
-            max_groups,
+            min_gain: min_gain.unwrap_or(d.min_gain),
+            max_groups: max_groups.unwrap_or(d.max_groups),
         };
         wafer_core::interrupt::clear();
         py.detach(|| {

@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from .. import _core
-from ..api import Device
+from ..api import Device, policies
 from ..cli import (
     EPILOG_WORKLOADS,
     QUIET_HELP,
@@ -215,9 +215,11 @@ def add_parser(sub: Any) -> None:
                     "by less than --min-gain. Writes a reusable configuration with --out.")
     os_.add_argument("trace_file", nargs="?", metavar="TRACE", help="trace to search on (or --workload SPEC)")
     os_.add_argument("--victim", default="greedy", help="fallback victim selector (default greedy)")
-    os_.add_argument("--min-gain", type=_nonneg_float, default=0.05, metavar="F",
-                     help="stop when one more group lowers WAF by less than F (default 0.05)")
-    os_.add_argument("--max-groups", type=_positive_int, default=10, metavar="N", help="most groups tried (default 10)")
+    nodap = next(p["defaults"] for p in policies() if p["name"] == "nodap")
+    os_.add_argument("--min-gain", type=_nonneg_float, metavar="F",
+                     help=f"stop when one more group lowers WAF by less than F (default {nodap['min_gain']})")
+    os_.add_argument("--max-groups", type=_positive_int, metavar="N",
+                     help=f"most groups tried (default {nodap['max_groups']})")
     os_.add_argument("--out", "-o", metavar="FILE.json", help="write the result; nodap reads it with --param config=FILE")
     _add_run(os_)
     _add_device(os_)

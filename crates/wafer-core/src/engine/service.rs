@@ -52,6 +52,10 @@ pub trait RunService {
         params: Option<&Value>,
         wrap: &mut dyn FnMut(Box<dyn Placement>) -> Box<dyn Placement>,
     ) -> Result<Replayed>;
+    /// Tell whoever builds the run how a long preparation goes (one JSON
+    /// object per event, e.g. each of NoDaP's search trials): the CLI's
+    /// progress line. Nothing by default.
+    fn report(&self, _event: &str) {}
 }
 
 /// What a nested replay ([`RunService::replay`]) tells the policy that asked.

@@ -23,6 +23,7 @@ pub mod warnings;
 pub use crate::source::{Sizing, TraceConfig, TraceSummary};
 pub use config::RunConfig;
 pub use result::{EraseStats, GroupResult, LifetimeProfile, RunResult};
+pub use service::reporting;
 pub use setup::{Conventions, Setup};
 pub use sim::Simulation;
 pub use spec::RunSpec;

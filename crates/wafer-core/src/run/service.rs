@@ -15,6 +15,25 @@ use crate::future::Annotation;
 use crate::policy;
 use crate::request::Request;
 
+/// Where a preparation's events go ([`reporting`]).
+type Reporter = Box<dyn FnMut(&str)>;
+
+std::thread_local! {
+    /// Where [`Prepared::report`] sends a preparation's events on this
+    /// thread ([`reporting`]).
+    static REPORTER: std::cell::RefCell<Option<Reporter>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `body` (building a run: [`super::Simulation::new`]) with `report`
+/// receiving its policy's preparation events (NoDaP's search trials, as
+/// JSON), so a caller shows progress on a long preparation.
+pub fn reporting<T>(report: Reporter, body: impl FnOnce() -> T) -> T {
+    let old = REPORTER.with(|r| r.borrow_mut().replace(report));
+    let out = body();
+    REPORTER.with(|r| *r.borrow_mut() = old);
+    out
+}
+
 /// A run being built, as its policy sees it: the settled configuration
 /// (setup applied, device sized, `writes` known) and its annotation.
 pub(crate) struct Prepared<'a> {
@@ -31,6 +50,13 @@ impl<'a> Prepared<'a> {
 }
 
 impl RunService for Prepared<'_> {
+    fn report(&self, event: &str) {
+        REPORTER.with(|r| {
+            if let Some(f) = r.borrow_mut().as_mut() {
+                f(event);
+            }
+        });
+    }
     fn geometry(&self) -> &Geometry {
         &self.geo
     }

@@ -257,11 +257,17 @@ impl Placement for NoDap {
             min_gain: self.p.min_gain,
             max_groups: self.p.max_groups,
         };
-        let r = search::search(run, &opts, &mut |_| {})?;
+        let r = search::search(run, &opts, &mut |t| {
+            run.report(&serde_json::to_string(t).unwrap_or_default());
+        })?;
         self.configure(r.birs.clone(), r.sizes.clone());
         self.searched = Some(json!({
+            "groups": r.groups,
+            "birs": r.birs,
+            "sizes": r.sizes,
             "trials": r.trials.len(),
             "waf": r.waf,
+            "stopped": r.stopped,
             "per_groups": r.per_groups,
         }));
         Ok(())

@@ -26,10 +26,12 @@ pub struct Options {
 }
 
 impl Default for Options {
+    /// NoDaP's own defaults (its parameters' `min_gain`, `max_groups`).
     fn default() -> Self {
+        let p = super::Params::default();
         Options {
-            min_gain: 0.05,
-            max_groups: 10,
+            min_gain: p.min_gain,
+            max_groups: p.max_groups,
         }
     }
 }
