@@ -1,11 +1,12 @@
 //! The run layer, on top of everything: a replay assembled from its
-//! configuration ([`RunConfig`] -> [`Simulation`] -> [`RunResult`]), the
-//! peers' conventions ([`setup`]), its memory estimate ([`resources`]), the
-//! warnings of its result ([`warnings`]), checkpoint files ([`checkpoint`]),
-//! a timed run's saved preconditioning ([`precondition`]),
-//! many volumes in one timeline ([`multi`]), the replay service policies get
-//! ([`service`]) and NoDaP's search on a configuration ([`oracle`]). No
-//! module below imports it (`tests/integration/layers.rs`).
+//! configuration ([`RunConfig`] -> [`Simulation`] -> [`RunResult`]; a
+//! timed run's part, the timing driver and its drive's preparation, in
+//! `timed.rs`), the peers' conventions ([`setup`]), its memory estimate
+//! ([`resources`]), the warnings of its result ([`warnings`]), checkpoint
+//! files ([`checkpoint`]), a timed run's saved preconditioning
+//! ([`precondition`]), many volumes in one timeline ([`multi`]), the replay
+//! service policies get ([`service`]) and NoDaP's search on a configuration
+//! ([`oracle`]). No module below imports it (`tests/integration/layers.rs`).
 
 pub mod checkpoint;
 pub mod config;
@@ -18,6 +19,7 @@ pub(crate) mod service;
 pub mod setup;
 pub mod sim;
 pub mod spec;
+mod timed;
 pub mod warnings;
 
 pub use crate::source::{Sizing, TraceConfig, TraceSummary};

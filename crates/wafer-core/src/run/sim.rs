@@ -1,7 +1,9 @@
 //! A replay: device + policy + victim selector + request source, driven in
 //! steps so a caller can show progress (and release the GIL) between them.
 //! A replay is a pure function of its [`RunConfig`]: same config and seed,
-//! same [`RunResult`] (apart from the timing fields).
+//! same [`RunResult`] (apart from the timing fields). A timed run's part
+//! (the device shaped from the preset, the timing driver, the
+//! preconditioning) is assembled and stepped by `timed.rs`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,10 +11,10 @@ use std::time::Instant;
 
 use super::checkpoint::{self, Digest, Position, TraceMark};
 use super::config::RunConfig;
-use super::precondition;
 use super::result::{EraseStats, RunResult};
 use super::service::Prepared;
 use super::setup::Conventions;
+use super::timed::{self, Timed};
 use super::{resources, warnings};
 use crate::device::Geometry;
 use crate::engine::{Engine, Placement};
@@ -21,8 +23,6 @@ use crate::ftl::stats::Counters;
 use crate::future::{AccuracyReport, Annotation, AnnotationInfo, Future};
 use crate::request::{Op, Request};
 use crate::source::Source;
-use crate::timing;
-use crate::trace::Extent;
 use crate::{policy, victim, workload};
 
 /// A replay in progress.
@@ -47,12 +47,9 @@ pub struct Simulation {
     elapsed: f64,
     prefill_seconds: f64,
     annotation: Option<AnnotationInfo>,
-    /// Timing mode's driver (it replays the requests instead of `advance`).
-    timing: Option<Box<timing::Driver>>,
-    /// Timing mode: the preconditioning's overwrites still to apply.
-    warmup: Option<Warmup>,
-    /// Timing mode: what the saved preconditioning did in this run.
-    pcache: Option<precondition::CacheReport>,
+    /// Timing mode: its driver (it replays the requests instead of
+    /// `advance`) and preconditioning ([`super::timed`]).
+    timed: Option<Box<Timed>>,
     /// The configuration as given (before a setup or the sizing changed
     /// it): what a checkpoint stores to build the run again.
     origin: RunConfig,
@@ -60,115 +57,6 @@ pub struct Simulation {
     /// checkpoint stores it, so a trace edited since is refused on resume;
     /// `None` for a synthetic workload, a pure function of the config).
     digest: Option<Digest>,
-}
-
-/// The request source as a timed replay consumes it: requests with the
-/// bytes they cover, counted into the run's position, the write that
-/// reaches the run's length cut short and the last.
-struct Feed<'a> {
-    src: &'a mut Source,
-    written: &'a mut u64,
-    taken: &'a mut u64,
-    total: u64,
-    ended: bool,
-}
-
-impl timing::RequestFeed for Feed<'_> {
-    fn next(&mut self, page_bytes: u32) -> Result<Option<(Request, Extent)>> {
-        let Some((mut r, mut ext)) = self.src.next_extent(page_bytes)? else {
-            return Ok(None);
-        };
-        *self.taken += 1;
-        if r.op == Op::Write {
-            let room = self.total - *self.written;
-            if r.blocks as u64 >= room {
-                if r.blocks as u64 > room {
-                    r.blocks = room as u32;
-                    let end = r.blocks as u64 * page_bytes as u64;
-                    ext.bytes = ext.bytes.min(end - ext.head as u64);
-                }
-                self.ended = true;
-            }
-            *self.written += r.blocks as u64;
-        }
-        Ok(Some((r, ext)))
-    }
-    fn ended(&self) -> bool {
-        self.ended
-    }
-    fn written(&self) -> u64 {
-        *self.written
-    }
-}
-
-/// Begin preparing a timed run's drive ([`timing::Driver::begin_precondition`]):
-/// the engine's prefill wrote it whole when `run.precondition()` >= 1, else
-/// that share of it is written in order; then `precondition() - 1`
-/// drive-writes of the preconditioning workload (given, else a synthetic
-/// run's own, else the preset's), seeded apart from the run's own stream,
-/// are applied by [`Simulation::step`] in steps (so a caller shows progress
-/// and can stop it) before the first timed request.
-fn precondition(
-    d: &mut timing::Driver,
-    engine: &mut Engine,
-    run: &timing::TimingRun,
-    cfg: &RunConfig,
-    geo: &Geometry,
-    prefill_seconds: f64,
-    future: bool,
-) -> Result<Warmup> {
-    let logical = geo.logical_blocks as u64;
-    let p = run.precondition();
-    let spec = precondition_spec(run, cfg);
-    let plan = timing::driver::Precondition {
-        prefilled: if cfg.device.prefill { logical } else { 0 },
-        prefill_seconds,
-        fill: ((p.min(1.0) * logical as f64).round() as u64).min(logical),
-        overwrites: ((p - 1.0).max(0.0) * logical as f64).round() as u64,
-        workload: spec.to_string(),
-    };
-    if future && (plan.overwrites > 0 || (plan.fill > 0 && plan.fill < logical)) {
-        return Err(Error::config(
-            "timing.precondition_drive_writes",
-            format!(
-                "{p}: a policy that reads the future (or --accuracy) replays only the annotated \
-                 stream, so preconditioning can fill the drive (1) or leave it fresh (0), no more"
-            ),
-        ));
-    }
-    let src = Source::Synthetic(
-        workload::parse(spec, logical, geo.block_size, cfg.seed ^ PRECONDITION_SEED)
-            .map_err(|e| Error::config("timing.precondition_workload", format!("{spec}: {e}")))?,
-    );
-    let overwrites = plan.overwrites;
-    d.begin_precondition(engine, plan)?;
-    Ok(Warmup {
-        src,
-        written: 0,
-        taken: 0,
-        total: overwrites,
-        store: None,
-    })
-}
-
-/// The preconditioning's workload: given, else a synthetic run's own (its
-/// steady state), else (a trace, never consumed by it) the preset's.
-fn precondition_spec<'a>(run: &'a timing::TimingRun, cfg: &'a RunConfig) -> &'a str {
-    match (&run.precondition_workload, &cfg.trace) {
-        (Some(s), _) => s.as_str(),
-        (None, None) => cfg.workload.as_str(),
-        (None, Some(_)) => run.ssd.precondition.workload.as_str(),
-    }
-}
-
-/// A timed run's preconditioning overwrites in progress: their request
-/// source, how far it got, and where to save the result.
-struct Warmup {
-    src: Source,
-    written: u64,
-    taken: u64,
-    total: u64,
-    store: Option<precondition::Entry>,
 }
 
 /// Requests of a synthetic workload looked at for a write before a run
@@ -197,10 +85,6 @@ fn writes_at_all(cfg: &RunConfig, geo: &Geometry) -> Result<()> {
         ),
     ))
 }
-
-/// Salt of the preconditioning workload's seed (apart from the run's own
-/// stream, the same for every run of one seed).
-const PRECONDITION_SEED: u64 = 0x7072_6563_6f6e_6431;
 
 /// Requests between two looks at a stop asked for ([`crate::interrupt`]).
 const INTERRUPT_EVERY: u64 = 1 << 14;
@@ -250,47 +134,7 @@ impl Simulation {
             ));
         }
         cfg.setup.apply(&mut cfg);
-        let fit = match cfg.timing.clone() {
-            Some(t) => {
-                t.validate()?;
-                // The preconditioning fills the drive (the prefill, when it
-                // fills it whole) and is the warm-up.
-                cfg.device.prefill = t.precondition() >= 1.0;
-                cfg.device.warmup_drive_writes = 0.0;
-                if t.fit_device {
-                    cfg.device.block_size = t.ssd.flash.page_bytes;
-                    cfg.resolve()?;
-                    Some(timing::fit_device(&mut cfg.device, &t.ssd)?)
-                } else {
-                    // The whole drive replaces the logical and physical
-                    // size: one given is refused, never overwritten
-                    // (`RunSpec::settle` says the same to its callers).
-                    let default_size = crate::device::DeviceConfig::default().logical_blocks;
-                    if cfg.device.logical_blocks != default_size
-                        || cfg.device.physical_blocks.is_some()
-                    {
-                        let k = if cfg.device.physical_blocks.is_some() {
-                            "physical_blocks"
-                        } else {
-                            "logical_blocks"
-                        };
-                        return Err(Error::config(
-                            k,
-                            "a timed run uses the preset's whole drive (its capacity and \
-                             over-provisioning); set timing.fit_device to size the device yourself",
-                        ));
-                    }
-                    let fit = timing::whole_device(&mut cfg.device, &t.ssd)?;
-                    if let Some(tr) = cfg.trace.as_mut() {
-                        // Placed inside the drive, remapped only if it must.
-                        tr.capacity_from_trace = false;
-                    }
-                    cfg.resolve()?;
-                    Some(fit)
-                }
-            }
-            None => None,
-        };
+        let fit = timed::shape(&mut cfg)?;
         cfg.resolve()?;
         let (source, geo) = cfg.stream().open()?;
         cfg.settle_length(geo.logical_blocks as u64)?;
@@ -313,19 +157,7 @@ impl Simulation {
         if cfg.writes == 0 {
             return Err(Error::config("writes", "must be at least 1 user block"));
         }
-        if let Some(t) = &cfg.timing {
-            let write_cache = matches!(
-                t.ssd.cache.mode,
-                timing::config::CacheMode::Write | timing::config::CacheMode::ReadWrite
-            ) && t.ssd.cache.capacity_mib > 0.0;
-            if write_cache && (cfg.accuracy || policy.needs_future()) {
-                return Err(Error::config(
-                    "timing.cache.mode",
-                    "a write cache reorders the writes the FTL sees, so the annotated future (oracle \
-                     policies, accuracy) no longer matches them: use cache mode \"off\" or \"read\"",
-                ));
-            }
-        }
+        timed::check_future(&cfg, &*policy)?;
         let (ann, annotation) = match ann {
             Some(a) => (Some(a), None),
             None if cfg.accuracy || policy.needs_future() => {
@@ -339,76 +171,29 @@ impl Simulation {
         // A timed run's preconditioned drive saved by an earlier run
         // replaces the prefill and the preconditioning (and the fresh
         // engine: its tables are never built beside the loaded ones).
-        let mut pcache = None;
-        let mut loaded = None;
-        let store = match &cfg.timing {
-            Some(run) if prefill => {
-                precondition::entry(&cfg, run, &geo, precondition_spec(run, &cfg), future)
-            }
-            _ => None,
-        };
-        if let Some(st) = &store {
-            match st.load() {
-                Ok(Some((saved, rep))) => {
-                    loaded = Some(saved);
-                    pcache = Some(rep);
-                }
-                Ok(None) => {}
-                Err(why) => {
-                    pcache = Some(precondition::CacheReport {
-                        path: st.path.display().to_string(),
-                        note: Some(format!("rebuilt: the entry found was {why}")),
-                        ..Default::default()
-                    })
-                }
-            }
-        }
-        let (mut engine, restored) = match loaded {
-            // (Its configuration passed `Engine::new` when it was saved: the
-            // entry's key is the settled configuration and wafer's version.)
-            Some(saved) => (
-                Engine::from_read(saved.engine, policy, victim)?,
-                Some(saved.warm),
-            ),
-            None => (Engine::new(&cfg.device, geo, policy, victim)?, None),
+        let mut prep = timed::Prep::find(&cfg, &geo, future, prefill);
+        let (mut engine, restored) = match prep.take_engine() {
+            Some(state) => (Engine::from_read(state, policy, victim)?, true),
+            None => (Engine::new(&cfg.device, geo, policy, victim)?, false),
         };
         if let Some(a) = ann {
             engine.attach_future(Future::new(a, cfg.device.prefill, &geo)?);
         }
         let t = Instant::now();
-        if cfg.device.prefill && prefill && restored.is_none() {
+        if cfg.device.prefill && prefill && !restored {
             engine.prefill()?;
         }
         let prefill_seconds = t.elapsed().as_secs_f64();
-        let mut warmup = None;
-        let timing = match (&cfg.timing, fit) {
-            (Some(run), Some(fit)) if prefill => {
-                let mut d = timing::Driver::new(run.clone(), fit, &engine.ftl.geo)?;
-                if let Some(w) = restored {
-                    let seconds = pcache.as_ref().map_or(0.0, |r| r.seconds);
-                    d.restore_precondition(w, seconds)?;
-                    d.start_timing(&mut engine);
-                } else {
-                    let mut w = precondition(
-                        &mut d,
-                        &mut engine,
-                        run,
-                        &cfg,
-                        &geo,
-                        prefill_seconds,
-                        future,
-                    )?;
-                    w.store = store;
-                    warmup = Some(w);
-                }
-                Some(Box::new(d))
-            }
-            (Some(run), Some(fit)) => Some(Box::new(timing::Driver::new(
-                run.clone(),
+        let timed = match fit {
+            Some(fit) => Some(Box::new(Timed::new(
+                &cfg,
                 fit,
-                &engine.ftl.geo,
+                &mut engine,
+                &geo,
+                prefill_seconds,
+                prep,
             )?)),
-            _ => None,
+            None => None,
         };
         let digest = cfg.trace.as_ref().map(|_| Digest::default());
         Ok(Simulation {
@@ -425,9 +210,7 @@ impl Simulation {
             elapsed: 0.0,
             prefill_seconds,
             annotation,
-            timing,
-            warmup,
-            pcache,
+            timed,
             origin,
             digest,
         })
@@ -437,7 +220,7 @@ impl Simulation {
     /// overwrites applied, of how many); `None` once timing started (or
     /// without timing).
     pub fn preconditioning(&self) -> Option<(u64, u64)> {
-        self.warmup.as_ref().map(|w| (w.written, w.total))
+        self.timed.as_ref().and_then(|t| t.preconditioning())
     }
 
     /// Whether a checkpoint can be taken now: not while a learned policy's
@@ -449,7 +232,7 @@ impl Simulation {
     /// Whether this run can be checkpointed at all (a timed replay cannot:
     /// its event queue is not state).
     fn checkpointable(&self) -> Result<()> {
-        match self.timing {
+        match self.timed {
             Some(_) => Err(crate::codec::unsupported("a timed replay")),
             None => Ok(()),
         }
@@ -646,8 +429,8 @@ impl Simulation {
 
     /// True once `writes` user blocks are written or the trace is replayed.
     pub fn done(&self) -> bool {
-        if let Some(d) = &self.timing {
-            return d.finished();
+        if let Some(t) = &self.timed {
+            return t.finished();
         }
         self.written >= self.cfg.writes
             || (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
@@ -657,47 +440,24 @@ impl Simulation {
     /// whole, so a step may write a few more). Returns true when the run is
     /// done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
-        if let (Some(d), Some(w)) = (self.timing.as_mut(), self.warmup.as_mut()) {
-            // The preconditioning first, `budget` blocks a step (not the
-            // run's time: it is reported apart); timed requests follow in
-            // the step that ends it.
-            let goal = w.written.saturating_add(budget);
-            let mut feed = Feed {
-                src: &mut w.src,
-                written: &mut w.written,
-                taken: &mut w.taken,
-                total: w.total,
-                ended: w.total == 0,
-            };
-            if !d.precondition_step(&mut self.engine, &mut feed, goal)? {
+        if let Some(t) = self.timed.as_mut() {
+            // The preconditioning first; timed requests follow in the step
+            // that ends it.
+            if !t.warm_up(&mut self.engine, budget)? {
                 return Ok(false);
             }
-            d.finish_precondition(w.written);
-            if let Some(st) = &w.store {
-                let mut rep = st.save(&self.engine, d.warm_state());
-                if let Some(before) = self.pcache.take().and_then(|r| r.note) {
-                    rep.note = Some(match rep.note {
-                        Some(n) => format!("{before}; {n}"),
-                        None => before,
-                    });
-                }
-                self.pcache = Some(rep);
-            }
-            d.start_timing(&mut self.engine);
-            self.warmup = None;
         }
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
-        let r = match self.timing.as_mut() {
-            Some(d) => {
-                let mut feed = Feed {
-                    src: &mut self.source,
-                    written: &mut self.written,
-                    taken: &mut self.taken,
-                    total: self.cfg.writes,
-                    ended: false,
-                };
-                d.advance(&mut self.engine, &mut feed, goal, self.cfg.writes)
+        let r = match self.timed.as_mut() {
+            Some(t) => {
+                let feed = timed::Feed::new(
+                    &mut self.source,
+                    &mut self.written,
+                    &mut self.taken,
+                    self.cfg.writes,
+                );
+                t.advance(&mut self.engine, feed, goal, self.cfg.writes)
             }
             None => self.advance(goal),
         };
@@ -897,19 +657,13 @@ impl Simulation {
                 (r.user.is_some() || r.gc.is_some()).then_some(r)
             },
             training: e.policy_training(),
-            timing: self.timing.as_ref().map(|d| {
-                let mut t = d.result();
-                t.precondition_cache = self.pcache.clone();
-                t
-            }),
+            timing: self.timed.as_ref().map(|t| t.result()),
         };
         let ended_early = (self.exhausted && self.ahead.is_empty() && self.pending.is_none())
             .then_some(self.cfg.writes);
         r.warnings = warnings::collect(&r, self.cfg.device.warmup_drive_writes, ended_early);
-        if let Some(t) = &self.cfg.timing {
-            r.warnings.extend(warnings::mqsim_xml_unsupported(&t.ssd));
-            r.warnings
-                .extend(warnings::precondition_cache(self.pcache.as_ref()));
+        if let (Some(t), Some(run)) = (&self.timed, &self.cfg.timing) {
+            r.warnings.extend(t.warnings(run));
         }
         r
     }

@@ -448,26 +448,26 @@ pub struct Flash {
     seg_parked: Vec<u32>,
     parked: u32,
     /// Units whose erase is armed or running.
-    pub erasing: u32,
+    erasing: u32,
     /// Of those, data segments.
-    pub erasing_segments: u32,
+    erasing_segments: u32,
     /// Operations with an owner finished since the driver last looked (it
     /// frees them; those without one are freed when they finish).
-    pub done: Vec<u32>,
+    done: Vec<u32>,
     /// What the urgent mode is computed from (parked programs, erasing
     /// segments) changed since the driver last computed it.
-    pub urgent_stale: bool,
-    /// Urgent GC mode (set by the driver; see the module doc).
-    pub urgent: bool,
+    urgent_stale: bool,
+    /// Urgent GC mode (the driver's rule, [`Flash::update_urgent`]; see the module doc).
+    urgent: bool,
     /// Timing constants.
-    pub t: Timing,
+    t: Timing,
     /// Counts.
-    pub stats: FlashStats,
+    stats: FlashStats,
     layout: Layout,
     ppd: u32,
     /// Dies whose operation is under way (the "no operation on a busy die"
     /// check counts a violation here; always 0).
-    pub busy_violations: u64,
+    busy_violations: u64,
     /// `chip_issue = "chip"`: the die of each chip that holds it (`NONE`:
     /// the chip is idle); empty when dies are scheduled on their own.
     chip_owner: Vec<u32>,
@@ -553,6 +553,64 @@ impl Flash {
     /// The layout.
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// Whether operations with an owner finished since the driver last
+    /// took them ([`Flash::take_done`]).
+    #[inline]
+    pub fn has_done(&self) -> bool {
+        !self.done.is_empty()
+    }
+
+    /// The operations with an owner that finished since the last look (the
+    /// driver releases them; those without one are released when they
+    /// finish). Give the list back with [`Flash::recycle_done`].
+    #[inline]
+    pub fn take_done(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.done)
+    }
+
+    /// A list [`Flash::take_done`] gave, handled: its room is reused when
+    /// no operation finished meanwhile.
+    #[inline]
+    pub fn recycle_done(&mut self, mut list: Vec<u32>) {
+        list.clear();
+        if self.done.is_empty() {
+            self.done = list;
+        }
+    }
+
+    /// Whether what the urgent mode is computed from (parked programs,
+    /// erasing segments) changed since [`Flash::update_urgent`] last ran.
+    #[inline]
+    pub fn urgent_stale(&self) -> bool {
+        self.urgent_stale
+    }
+
+    /// Compute the urgent GC mode: on when GC is not preemptible
+    /// (`preemptible` false), when programs are parked behind erases, or
+    /// when fewer than `hard_segments` of the FTL's `free_segments` are
+    /// erased (not waiting for their erase).
+    #[inline]
+    pub fn update_urgent(&mut self, free_segments: u32, hard_segments: u32, preemptible: bool) {
+        let erased = free_segments.saturating_sub(self.erasing_segments);
+        self.urgent = !preemptible || self.parked() > 0 || erased < hard_segments;
+        self.urgent_stale = false;
+    }
+
+    /// What the flash counted.
+    pub fn stats(&self) -> &FlashStats {
+        &self.stats
+    }
+
+    /// Erase time of one segment slice on one plane [ns].
+    pub fn erase_ns(&self) -> u64 {
+        self.t.erase
+    }
+
+    /// Operations started on a busy die (a check of the model; always 0).
+    pub fn busy_violations(&self) -> u64 {
+        self.busy_violations
     }
 
     /// The operation `id`.

@@ -13,7 +13,7 @@ use super::config::{Interface, SsdConfig};
 pub struct Bus {
     free_at: u64,
     /// Time spent transferring [ns].
-    pub busy_ns: u64,
+    busy_ns: u64,
 }
 
 impl Bus {
@@ -25,17 +25,22 @@ impl Bus {
         self.busy_ns += dur;
         self.free_at
     }
+
+    /// Time spent transferring so far [ns].
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
 }
 
 /// The host link and the command protocol's fixed costs.
 #[derive(Clone, Debug)]
 pub struct Host {
     /// Protocol.
-    pub interface: Interface,
+    interface: Interface,
     /// Host -> device data (SATA: the one half-duplex link).
-    pub down: Bus,
+    down: Bus,
     /// Device -> host data (NVMe only).
-    pub up: Bus,
+    up: Bus,
     lanes: f64,
     gbps: f64,
     max_payload: u64,
@@ -43,12 +48,12 @@ pub struct Host {
     /// From arrival in the submission queue to the command at the device
     /// (NVMe: doorbell write, SQE fetch request and SQE; SATA: processing
     /// delay and command FIS) [ns].
-    pub submit_ns: u64,
+    submit_ns: u64,
     /// A DMA read request before write data flows (NVMe) [ns].
-    pub dma_request_ns: u64,
+    dma_request_ns: u64,
     /// From the device's completion to the host seeing it (NVMe: CQE; SATA:
     /// processing delay and status FIS) [ns].
-    pub complete_ns: u64,
+    complete_ns: u64,
     sata_delay: u64,
     /// Link time of a 4 KiB transfer, the common request size (the general
     /// formula runs two floating-point roundings per request) [ns].
@@ -134,6 +139,30 @@ impl Host {
         }
     }
 
+    /// When a command entering the submission queue at `t` is at the
+    /// device [ns].
+    #[inline]
+    pub fn command_at(&self, t: u64) -> u64 {
+        t + self.submit_ns
+    }
+
+    /// When the host sees a completion the device posts at `t` [ns].
+    #[inline]
+    pub fn completion_at(&self, t: u64) -> u64 {
+        t + self.complete_ns
+    }
+
+    /// Time the host -> device link (SATA: the link) spent transferring
+    /// [ns].
+    pub fn down_busy_ns(&self) -> u64 {
+        self.down.busy_ns
+    }
+
+    /// Time the device -> host link spent transferring (NVMe only) [ns].
+    pub fn up_busy_ns(&self) -> u64 {
+        self.up.busy_ns
+    }
+
     /// SATA's processing delay [ns] (0 for NVMe).
     pub fn sata_delay(&self) -> u64 {
         self.sata_delay
@@ -165,7 +194,7 @@ impl Host {
 #[derive(Clone, Debug)]
 pub struct Dram {
     /// The one DRAM channel.
-    pub bus: Bus,
+    bus: Bus,
     trcd: u64,
     tcl: u64,
     trp: u64,
@@ -173,7 +202,7 @@ pub struct Dram {
     burst: f64,
     period: f64,
     /// Bytes moved.
-    pub bytes: u64,
+    bytes: u64,
 }
 
 impl Dram {
@@ -213,6 +242,16 @@ impl Dram {
         self.bytes += bytes;
         let d = self.access_ns(bytes);
         self.bus.reserve(t, d)
+    }
+
+    /// Time the DRAM channel spent transferring [ns].
+    pub fn busy_ns(&self) -> u64 {
+        self.bus.busy_ns
+    }
+
+    /// Bytes moved so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 }
 

@@ -36,10 +36,11 @@ pub(super) struct Req {
     pub op: Op,
     /// Tenant.
     pub tenant: u32,
-    /// Flash operations (or cache places) it still waits for.
-    pub pending: u32,
+    /// Flash operations (or cache places) it still waits for (the
+    /// intake's to count: [`Intake::page_pending`], [`Intake::page_done`]).
+    pending: u32,
     /// When its device part is ready at the latest so far [ns].
-    pub ready_at: u64,
+    ready_at: u64,
 }
 
 impl Req {
@@ -58,7 +59,7 @@ impl Req {
 /// The host side of a timed replay (see the module doc).
 pub(super) struct Intake {
     /// Request slots (free ones are in `free`).
-    pub reqs: Vec<Req>,
+    reqs: Vec<Req>,
     free: Vec<u32>,
     /// Arrived, waiting for a submission-queue slot.
     host_q: VecDeque<u32>,
@@ -69,34 +70,34 @@ pub(super) struct Intake {
     fetched: u32,
     fetch_cap: u32,
     /// Requests arrived and not completed.
-    pub in_flight: u64,
+    in_flight: u64,
     /// The next request drawn from the feed, not arrived yet.
-    pub next: Option<(Request, Extent)>,
+    next: Option<(Request, Extent)>,
     /// Closed loop: when the next requests may be issued [ns], after
     /// `idle_slots` slots free from the start (a count, not a list: a
     /// queue depth of a billion costs nothing until requests use it).
     issue_times: VecDeque<u64>,
     idle_slots: u64,
     /// The feed is over (or failed: `error`).
-    pub done: bool,
+    done: bool,
     /// An error the feed met, returned once the requests before it ran.
-    pub error: Option<Error>,
+    error: Option<Error>,
     /// The trace time of the first arrival [ns].
     base_ns: Option<u64>,
     /// The last idle period reported lasts until here [ns].
-    pub idle_until: u64,
+    idle_until: u64,
     arrival: Arrival,
     think_ns: u64,
     /// AutoBlox's think time, and the first request's timestamp it counts from.
     think: Option<Think>,
     think_base: Option<u64>,
     /// Requests arrived.
-    pub arrived: u64,
+    arrived: u64,
     /// Requests admitted to the submission queue.
-    pub admitted: u64,
+    admitted: u64,
     /// Time requests waited for a submission-queue slot [ns]: sum, max.
-    pub wait_sum: u64,
-    pub wait_max: u64,
+    wait_sum: u64,
+    wait_max: u64,
 }
 
 impl Intake {
@@ -139,17 +140,21 @@ impl Intake {
         }
     }
 
-    /// The next request of `feed`, `None` when it is over (an error it met
-    /// is kept in `error`).
-    pub fn pull(
-        &mut self,
-        feed: &mut dyn RequestFeed,
-        page_bytes: u32,
-    ) -> Option<(Request, Extent)> {
+    /// Whether a request may be drawn: none drawn waits to arrive and the
+    /// feed is not over.
+    #[inline]
+    pub fn wants_next(&self) -> bool {
+        self.next.is_none() && !self.done
+    }
+
+    /// Draw the next request of `feed` (it arrives at
+    /// [`Intake::next_arrival`]); `None` when the feed is over (an error it
+    /// met is returned by [`Intake::take_error`]).
+    pub fn draw(&mut self, feed: &mut dyn RequestFeed, page_bytes: u32) -> Option<Request> {
         if self.done {
             return None;
         }
-        match feed.next(page_bytes) {
+        self.next = match feed.next(page_bytes) {
             Ok(Some(x)) => {
                 self.done = feed.ended();
                 Some(x)
@@ -163,7 +168,103 @@ impl Intake {
                 self.error = Some(e);
                 None
             }
+        };
+        self.next.map(|(r, _)| r)
+    }
+
+    /// The error the feed met, once (after the requests before it ran).
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    /// Every request drawn has completed and the feed is over.
+    #[inline]
+    pub fn drained(&self) -> bool {
+        self.done && !self.outstanding()
+    }
+
+    /// Whether requests are still to complete: arrived, or drawn and not
+    /// arrived.
+    #[inline]
+    pub fn outstanding(&self) -> bool {
+        self.in_flight > 0 || self.next.is_some()
+    }
+
+    /// Requests arrived and not completed.
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+
+    /// An idle period lasting until `until` [ns]: whether it is a new one
+    /// (the last reported does not reach it), which it then records.
+    #[inline]
+    pub fn idle_until(&mut self, until: u64) -> bool {
+        if self.idle_until < until {
+            self.idle_until = until;
+            true
+        } else {
+            false
         }
+    }
+
+    /// Request `id` (arrived, not completed).
+    #[inline]
+    pub fn req(&self, id: u32) -> &Req {
+        &self.reqs[id as usize]
+    }
+
+    /// One more page of request `id` is under way (a flash operation, or a
+    /// place in the cache it waits for).
+    #[inline]
+    pub fn page_pending(&mut self, id: u32) {
+        self.reqs[id as usize].pending += 1;
+    }
+
+    /// A page of request `id` is done at `now`: when its device part is
+    /// ready, if that was its last [ns].
+    #[inline]
+    pub fn page_done(&mut self, id: u32, now: u64) -> Option<u64> {
+        let r = &mut self.reqs[id as usize];
+        r.pending -= 1;
+        r.ready_at = r.ready_at.max(now);
+        (r.pending == 0).then_some(r.ready_at)
+    }
+
+    /// Request `id`'s device part is ready no earlier than `t` (a DRAM
+    /// access of its data ends then) [ns].
+    #[inline]
+    pub fn ready_by(&mut self, id: u32, t: u64) {
+        let r = &mut self.reqs[id as usize];
+        r.ready_at = r.ready_at.max(t);
+    }
+
+    /// When request `id`'s device part is ready, looked at `now`, if no
+    /// page of it is under way [ns].
+    #[inline]
+    pub fn ready(&self, id: u32, now: u64) -> Option<u64> {
+        let r = &self.reqs[id as usize];
+        (r.pending == 0).then(|| r.ready_at.max(now))
+    }
+
+    /// Requests arrived so far.
+    pub fn arrived(&self) -> u64 {
+        self.arrived
+    }
+
+    /// Mean time requests waited for a submission-queue slot (0 before any
+    /// was admitted) [ns].
+    pub fn queue_wait_mean_ns(&self) -> f64 {
+        if self.admitted > 0 {
+            self.wait_sum as f64 / self.admitted as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Longest time a request waited for a submission-queue slot [ns].
+    pub fn queue_wait_max_ns(&self) -> u64 {
+        self.wait_max
     }
 
     /// The trace time of the first arrival [ns] (0 before it).
@@ -254,7 +355,7 @@ impl Intake {
     fn fetch(&mut self, id: u32, now: u64, q: &mut EventQueue, host: &mut Host) {
         self.fetched += 1;
         let r = self.reqs[id as usize];
-        let mut t = now + host.submit_ns;
+        let mut t = host.command_at(now);
         if r.op == Op::Write {
             t = host.write_data(t, r.bytes);
         }

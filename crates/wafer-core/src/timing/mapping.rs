@@ -96,6 +96,28 @@ enum Cached {
     Lru(Lru<u32>),
 }
 
+/// What the mapping table counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct MapCounts {
+    /// Accesses served from DRAM.
+    pub hits: u64,
+    /// Accesses that loaded their entry.
+    pub misses: u64,
+    /// Misses that joined a read of their translation page already in
+    /// flight.
+    pub merged_misses: u64,
+    /// Translation pages programmed (write-backs and cleaning moves).
+    pub programs: u64,
+    /// Translation pages read (misses, write-back merges, cleaning).
+    pub reads: u64,
+    /// Write-backs of evicted dirty entries.
+    pub write_backs: u64,
+    /// Dirty entries the write-backs carried.
+    pub entries_written_back: u64,
+    /// Translation pages moved by cleaning.
+    pub cleaning_moves: u64,
+}
+
 /// The cached mapping table and its translation pages (see the module doc).
 pub(super) struct MappingTable {
     ideal: bool,
@@ -140,23 +162,8 @@ pub(super) struct MappingTable {
     page_bytes: u32,
     /// Bytes a mapping read transfers (one entry's sector).
     read_bytes: u32,
-    /// Accesses served from DRAM.
-    pub hits: u64,
-    /// Accesses that loaded their entry.
-    pub misses: u64,
-    /// Misses that joined a read of their translation page already in
-    /// flight.
-    pub merged_misses: u64,
-    /// Translation pages programmed (write-backs and cleaning moves).
-    pub programs: u64,
-    /// Translation pages read (misses, write-back merges, cleaning).
-    pub reads: u64,
-    /// Write-backs of evicted dirty entries.
-    pub write_backs: u64,
-    /// Dirty entries the write-backs carried.
-    pub entries_written_back: u64,
-    /// Translation pages moved by cleaning.
-    pub cleaning_moves: u64,
+    /// What it counted.
+    counts: MapCounts,
 }
 
 impl MappingTable {
@@ -235,15 +242,13 @@ impl MappingTable {
             logical,
             page_bytes,
             read_bytes: page_bytes.min(512),
-            hits: 0,
-            misses: 0,
-            merged_misses: 0,
-            programs: 0,
-            reads: 0,
-            write_backs: 0,
-            entries_written_back: 0,
-            cleaning_moves: 0,
+            counts: MapCounts::default(),
         }
+    }
+
+    /// What the table counted.
+    pub fn counts(&self) -> &MapCounts {
+        &self.counts
     }
 
     /// Block rows of the translation area (erase units after the data
@@ -385,7 +390,7 @@ impl MappingTable {
         now: u64,
     ) -> Option<u32> {
         if self.ideal {
-            self.hits += 1;
+            self.counts.hits += 1;
             return None;
         }
         let dirty = a != Access::Read;
@@ -424,7 +429,7 @@ impl MappingTable {
             }
         };
         if held {
-            self.hits += 1;
+            self.counts.hits += 1;
             return None;
         }
         self.miss(lpn, a, flash, q, now)
@@ -440,7 +445,7 @@ impl MappingTable {
         q: &mut EventQueue,
         now: u64,
     ) -> Option<u32> {
-        self.misses += 1;
+        self.counts.misses += 1;
         let m = lpn / self.per_tpage;
         let dirty = a != Access::Read;
         let evicted = match &mut self.cached {
@@ -471,7 +476,7 @@ impl MappingTable {
                     self.reading[m as usize] = read;
                     flash.submit(read, now, q);
                 } else {
-                    self.merged_misses += 1;
+                    self.counts.merged_misses += 1;
                 }
                 m
             });
@@ -511,8 +516,8 @@ impl MappingTable {
     /// MQSim's, whose translation programs are queued and never serviced:
     /// docs/FIDELITY.md, "Timing").
     fn write_back(&mut self, m: u32, flash: &mut Flash, q: &mut EventQueue, now: u64) {
-        self.write_backs += 1;
-        self.entries_written_back += self.dirty[m as usize] as u64;
+        self.counts.write_backs += 1;
+        self.counts.entries_written_back += self.dirty[m as usize] as u64;
         self.dirty[m as usize] = 0;
         self.gen[m as usize] = self.gen[m as usize].wrapping_add(1) & GEN_MASK;
         if self.mqsim {
@@ -543,7 +548,7 @@ impl MappingTable {
             .take_slot()
             .expect("cleaning keeps a free row ahead of the log's head");
         self.place(m, slot);
-        self.programs += 1;
+        self.counts.programs += 1;
         let l = flash.layout().locate_translation(slot);
         let prog = flash.alloc(Op::new(
             Kind::Program,
@@ -573,7 +578,7 @@ impl MappingTable {
         bytes: u32,
         owner: u32,
     ) -> u32 {
-        self.reads += 1;
+        self.counts.reads += 1;
         let l = flash.layout().locate_translation(slot);
         flash.alloc(Op::new(Kind::Read, class, l, l.block, bytes, owner))
     }
@@ -655,7 +660,7 @@ impl MappingTable {
             self.victim_pos += 1;
             let m = self.ring_owner[s as usize];
             if m != NONE && self.mvpn_loc[m as usize] == s {
-                self.cleaning_moves += 1;
+                self.counts.cleaning_moves += 1;
                 self.rewrite(m, flash, q, now);
                 n -= 1;
             }

@@ -31,27 +31,9 @@ pub(super) enum Place {
     },
 }
 
-/// The DRAM cache (see the module doc).
-pub(super) struct WriteCache {
-    /// Writes are cached (write-back).
-    pub write: bool,
-    /// Reads are cached.
-    pub read: bool,
-    /// The cached pages: a small share of the drive's, so hash-indexed.
-    lru: Lru<u64>,
-    /// Before timing starts: the pages written last ([`WriteCache::stamp_write`]).
-    written: Recent,
-    /// Host pages waiting for room: (request, page, sectors).
-    pub waiting: VecDeque<(u32, u32, u64)>,
-    /// Dirty pages on their way to flash.
-    pub flushing: u32,
-    flush_limit: u32,
-    eager: bool,
-    /// MQSim's cold-write window (`CacheConfig::cold_window_ns`; 0: off),
-    /// the pages written in the current one, and when it ends.
-    cold_window: u64,
-    recent: std::collections::HashSet<u32>,
-    window_end: u64,
+/// What the cache counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CacheCounts {
     /// Reads served whole from the cache.
     pub read_hits: u64,
     /// Reads that went to flash.
@@ -62,6 +44,31 @@ pub(super) struct WriteCache {
     pub write_misses: u64,
     /// Host pages that waited for room.
     pub waits: u64,
+}
+
+/// The DRAM cache (see the module doc).
+pub(super) struct WriteCache {
+    /// Writes are cached (write-back).
+    write: bool,
+    /// Reads are cached.
+    read: bool,
+    /// The cached pages: a small share of the drive's, so hash-indexed.
+    lru: Lru<u64>,
+    /// Before timing starts: the pages written last ([`WriteCache::stamp_write`]).
+    written: Recent,
+    /// Host pages waiting for room: (request, page, sectors).
+    waiting: VecDeque<(u32, u32, u64)>,
+    /// Dirty pages on their way to flash.
+    flushing: u32,
+    flush_limit: u32,
+    eager: bool,
+    /// MQSim's cold-write window (`CacheConfig::cold_window_ns`; 0: off),
+    /// the pages written in the current one, and when it ends.
+    cold_window: u64,
+    recent: std::collections::HashSet<u32>,
+    window_end: u64,
+    /// What it counted.
+    counts: CacheCounts,
 }
 
 impl WriteCache {
@@ -92,12 +99,20 @@ impl WriteCache {
             cold_window: ssd.cache.cold_window_ns,
             recent: std::collections::HashSet::new(),
             window_end: 0,
-            read_hits: 0,
-            read_misses: 0,
-            write_hits: 0,
-            write_misses: 0,
-            waits: 0,
+            counts: CacheCounts::default(),
         }
+    }
+
+    /// Whether writes are cached (write-back); else they go to flash
+    /// through [`WriteCache::write_around`].
+    #[inline]
+    pub fn caches_writes(&self) -> bool {
+        self.write
+    }
+
+    /// What the cache counted.
+    pub fn counts(&self) -> &CacheCounts {
+        &self.counts
     }
 
     /// Place a host write of sectors `mask` of page `lpn` (`full`: every
@@ -125,7 +140,7 @@ impl WriteCache {
             }
         }
         if let Some(s) = self.lru.touch(lpn) {
-            self.write_hits += 1;
+            self.counts.write_hits += 1;
             if mqsim && self.recent.insert(lpn) {
                 // Cold in this window: to flash now, the entry clean.
                 *self.lru.val_mut(s) = (self.lru.val(s) | mask) & !DIRTY;
@@ -158,7 +173,7 @@ impl WriteCache {
             self.lru.remove(k);
             next_lru = self.lru.prefetch_lru();
         }
-        self.write_misses += 1;
+        self.counts.write_misses += 1;
         let through = if mqsim {
             self.recent.insert(lpn)
         } else {
@@ -189,12 +204,12 @@ impl WriteCache {
         if self.write || self.read {
             if let Some(s) = self.lru.touch(lpn) {
                 if self.lru.val(s) & mask == mask {
-                    self.read_hits += 1;
+                    self.counts.read_hits += 1;
                     return true;
                 }
             }
         }
-        self.read_misses += 1;
+        self.counts.read_misses += 1;
         false
     }
 
@@ -206,10 +221,43 @@ impl WriteCache {
         }
     }
 
-    /// Page `lpn` changed behind the cache (a trim, or a write-through
-    /// write): its cached copy goes.
+    /// Page `lpn` changed behind the cache (a trim): its cached copy goes.
     pub fn invalidate(&mut self, lpn: u32) {
         self.lru.remove(lpn);
+    }
+
+    /// A write of page `lpn` went to flash around the cache (writes are
+    /// not cached): a read-cached copy goes.
+    #[inline]
+    pub fn write_around(&mut self, lpn: u32) {
+        if self.read {
+            self.lru.remove(lpn);
+        }
+    }
+
+    /// Whether host pages wait for room (a new one waits behind them).
+    #[inline]
+    pub fn any_waiting(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Sectors `mask` of page `lpn` of request `id` wait for room (behind
+    /// those waiting already).
+    pub fn wait(&mut self, id: u32, lpn: u32, mask: u64) {
+        self.counts.waits += 1;
+        self.waiting.push_back((id, lpn, mask));
+    }
+
+    /// The first page waiting for room: (request, page, sectors).
+    #[inline]
+    pub fn first_waiting(&self) -> Option<(u32, u32, u64)> {
+        self.waiting.front().copied()
+    }
+
+    /// The first page waiting got its place: it stops waiting.
+    #[inline]
+    pub fn admit_first(&mut self) {
+        self.waiting.pop_front();
     }
 
     /// Before timing starts: the cache keeps the pages written last

@@ -5,6 +5,9 @@
 //! on the flash model ([`Flash`]), each after the translation-page read the
 //! mapping table ([`MappingTable`]) makes it wait for; completions go back
 //! to the host; statistics are kept per window ([`report`] gathers them).
+//! The parts keep their state private: the driver calls what they do
+//! (`Intake::page_done`, `WriteCache::wait`, [`Flash::take_done`], ...)
+//! and reads what they counted (`counts()`, `stats()`).
 //!
 //! Operations carry their owner in their `owner` word: a request slot
 //! (`OWN_REQ`), the cache's flush (`OWN_FLUSH`), a translation-page read
@@ -287,7 +290,7 @@ impl Driver {
             start: self.now,
             pages: pages.len() as u64,
             programs_before: self.programs(),
-            user_before: self.flash.stats.ops[Class::UserWrite as usize],
+            user_before: self.user_programs(),
         });
         for (lpn, mask) in pages {
             self.cache.flush_page(lpn);
@@ -309,9 +312,9 @@ impl Driver {
         // Finished operations someone waits for; else the urgent mode again
         // only if what it reads changed (free segments change only in
         // `apply_log`, which updates it).
-        if !self.flash.done.is_empty() {
+        if self.flash.has_done() {
             self.process_done(ftl)?;
-        } else if self.flash.urgent_stale {
+        } else if self.flash.urgent_stale() {
             self.update_urgent(ftl);
         }
         if let Event::DieOutChannel(id) = ev {
@@ -323,10 +326,7 @@ impl Driver {
 
     /// Every request replayed and completed, nothing left to happen.
     fn drained(&self) -> bool {
-        self.intake.done
-            && self.intake.next.is_none()
-            && self.intake.in_flight == 0
-            && self.q.is_empty()
+        self.intake.drained() && self.q.is_empty()
     }
 
     /// Whether every request has been replayed and has completed (and the
@@ -527,7 +527,7 @@ impl Driver {
             w.cache_clock = w.cache_clock.saturating_sub(by);
         }
         match r.op {
-            ReqOp::Write if self.cache.write => {
+            ReqOp::Write if self.cache.caches_writes() => {
                 // Runs of pages the cache does not absorb go to the FTL as one
                 // request each (the whole request, as a rule).
                 let mut run = 0u32;
@@ -609,9 +609,8 @@ impl Driver {
         total: u64,
     ) -> Result<()> {
         loop {
-            if self.intake.next.is_none() && !self.intake.done && feed.written() < goal.max(1) {
-                self.intake.next = self.intake.pull(feed, self.page_bytes);
-                if let Some((r, _)) = self.intake.next {
+            if self.intake.wants_next() && feed.written() < goal.max(1) {
+                if let Some(r) = self.intake.draw(feed, self.page_bytes) {
                     self.check_range(&r)?;
                     self.pulled += 1;
                     if self.pulled & (INTERRUPT_EVERY - 1) == 0 {
@@ -628,11 +627,7 @@ impl Driver {
                     }
                 }
             }
-            if feed.written() >= goal
-                && goal < total
-                && !self.intake.done
-                && self.intake.next.is_none()
-            {
+            if feed.written() >= goal && goal < total && self.intake.wants_next() {
                 return Ok(());
             }
             // The next arrival's time before the present clamps it: only an
@@ -658,12 +653,11 @@ impl Driver {
                 Next::Arrival(ta) => ta,
             };
             if self.q.is_empty()
-                && self.intake.in_flight == 0
+                && self.intake.in_flight() == 0
                 && ta >= self.now + self.run.idle_ns
-                && self.intake.idle_until < ta
+                && self.intake.idle_until(ta)
             {
                 // Nothing to do until the next arrival: an idle period.
-                self.intake.idle_until = ta;
                 self.c.idle_periods += 1;
                 ftl.idle(self.intake.base() + self.now, ta - self.now)?;
                 self.apply_log(ftl, Writer::Background)?;
@@ -674,16 +668,16 @@ impl Driver {
             self.q.advance(ta);
             self.arrive(ftl);
         }
-        if let Some(e) = self.intake.error.take() {
+        if let Some(e) = self.intake.take_error() {
             return Err(e);
         }
         // Nothing left to happen, yet requests wait: a stall of the model,
         // reported rather than looped on by a caller that steps again.
-        if self.intake.in_flight > 0 || self.intake.next.is_some() {
+        if self.intake.outstanding() {
             self.c.violations += 1;
             return Err(Error::Simulation(format!(
                 "{} requests never completed (the event queue ran dry at {} ns, {} programs parked behind erases)",
-                self.intake.in_flight,
+                self.intake.in_flight(),
                 self.now,
                 self.flash.parked()
             )));
@@ -708,7 +702,7 @@ impl Driver {
     /// The next request arrives now.
     fn arrive(&mut self, ftl: &impl FtlPort) {
         let id = self.intake.arrive(self.now, &mut self.q, &mut self.host);
-        let r = self.intake.reqs[id as usize];
+        let r = *self.intake.req(id);
         if r.blocks <= 4 {
             // The index entries and forward-map entries were asked for when
             // the request was drawn: now what they point to.
@@ -738,7 +732,7 @@ impl Driver {
     }
 
     fn req_mask(&self, id: u32, k: u32) -> u64 {
-        let r = &self.intake.reqs[id as usize];
+        let r = self.intake.req(id);
         self.mask(
             Extent {
                 head: r.head,
@@ -753,7 +747,7 @@ impl Driver {
     }
 
     fn on_fetched(&mut self, ftl: &mut impl FtlPort, id: u32) -> Result<()> {
-        let r = self.intake.reqs[id as usize];
+        let r = *self.intake.req(id);
         let now = self.now;
         match r.op {
             ReqOp::Read => {
@@ -764,8 +758,7 @@ impl Driver {
                     let bytes = self.covered_bytes(mask);
                     if self.cache.read_hit(lpn, mask) {
                         let t = self.dram.access(now, bytes as u64);
-                        let rr = &mut self.intake.reqs[id as usize];
-                        rr.ready_at = rr.ready_at.max(t);
+                        self.intake.ready_by(id, t);
                         continue;
                     }
                     let Some(pba) = ftl.lookup(lpn) else {
@@ -785,7 +778,7 @@ impl Driver {
                         bytes,
                         OWN_REQ | id,
                     ));
-                    self.intake.reqs[id as usize].pending += 1;
+                    self.intake.page_pending(id);
                     self.start_chain(map, NONE, op);
                     self.cache.fill(lpn, self.full_mask);
                 }
@@ -794,14 +787,13 @@ impl Driver {
             ReqOp::Write => {
                 self.c.write_bytes += r.bytes;
                 self.c.host_pages_written += r.blocks as u64;
-                if self.cache.write {
+                if self.cache.caches_writes() {
                     for k in 0..r.blocks {
                         let lpn = r.lba + k;
                         let mask = self.req_mask(id, k);
-                        if !self.cache.waiting.is_empty() || !self.try_place(ftl, id, lpn, mask)? {
-                            self.cache.waits += 1;
-                            self.intake.reqs[id as usize].pending += 1;
-                            self.cache.waiting.push_back((id, lpn, mask));
+                        if self.cache.any_waiting() || !self.try_place(ftl, id, lpn, mask)? {
+                            self.intake.page_pending(id);
+                            self.cache.wait(id, lpn, mask);
                         }
                     }
                 } else {
@@ -816,9 +808,8 @@ impl Driver {
             }
         }
         self.check_windows(ftl);
-        let rr = self.intake.reqs[id as usize];
-        if rr.pending == 0 {
-            self.device_done(id, rr.ready_at.max(now));
+        if let Some(t) = self.intake.ready(id, now) {
+            self.device_done(id, t);
         }
         Ok(())
     }
@@ -860,7 +851,7 @@ impl Driver {
     }
 
     fn write_through(&mut self, ftl: &mut impl FtlPort, id: u32) -> Result<()> {
-        let r = self.intake.reqs[id as usize];
+        let r = *self.intake.req(id);
         let mut rmw = [(NONE, NONE); 2];
         for (i, k) in [0, r.blocks - 1].into_iter().enumerate() {
             if i == 1 && k == 0 {
@@ -869,10 +860,8 @@ impl Driver {
             let m = self.req_mask(id, k);
             rmw[i] = (k, self.rmw_read(ftl, r.lba + k, m));
         }
-        if self.cache.read {
-            for k in 0..r.blocks {
-                self.cache.invalidate(r.lba + k);
-            }
+        for k in 0..r.blocks {
+            self.cache.write_around(r.lba + k);
         }
         ftl.submit(&r.request())?;
         self.apply_log(
@@ -911,8 +900,7 @@ impl Driver {
             self.flush(ftl, lpn, mask)?;
         }
         let t = self.dram.access(now, bytes);
-        let r = &mut self.intake.reqs[id as usize];
-        r.ready_at = r.ready_at.max(t);
+        self.intake.ready_by(id, t);
         Ok(true)
     }
 
@@ -943,7 +931,7 @@ impl Driver {
                                 .iter()
                                 .find(|x| x.0 == k && x.1 != NONE)
                                 .map_or(NONE, |x| x.1);
-                            self.intake.reqs[*id as usize].pending += 1;
+                            self.intake.page_pending(*id);
                             (OWN_REQ | id, lba + k, r)
                         }
                         Writer::Flush { rmw } => {
@@ -1016,17 +1004,15 @@ impl Driver {
 
     fn update_urgent(&mut self, ftl: &impl FtlPort) {
         let free = ftl.free_segments() as u32;
-        let erased = free.saturating_sub(self.flash.erasing_segments);
-        self.flash.urgent =
-            !self.run.ssd.gc.preemptible || self.flash.parked() > 0 || erased < self.hard_segments;
-        self.flash.urgent_stale = false;
+        self.flash
+            .update_urgent(free, self.hard_segments, self.run.ssd.gc.preemptible);
     }
 
     // ---------------------------------------------------------- completions
 
     fn process_done(&mut self, ftl: &mut impl FtlPort) -> Result<()> {
-        while !self.flash.done.is_empty() {
-            let done = std::mem::take(&mut self.flash.done);
+        while self.flash.has_done() {
+            let done = self.flash.take_done();
             for &id in &done {
                 let owner = self.flash.op(id).owner;
                 self.flash.release(id);
@@ -1043,41 +1029,26 @@ impl Driver {
                     _ => unreachable!("owner tag"),
                 }
             }
-            let mut done = done;
-            done.clear();
-            if self.flash.done.is_empty() {
-                self.flash.done = done;
-            }
+            self.flash.recycle_done(done);
         }
         self.update_urgent(ftl);
         Ok(())
     }
 
     fn page_done(&mut self, id: u32) {
-        let now = self.now;
-        let r = &mut self.intake.reqs[id as usize];
-        r.pending -= 1;
-        r.ready_at = r.ready_at.max(now);
-        if r.pending == 0 {
-            let t = r.ready_at;
+        if let Some(t) = self.intake.page_done(id, self.now) {
             self.device_done(id, t);
         }
     }
 
     fn flush_done(&mut self, ftl: &mut impl FtlPort) -> Result<()> {
         self.cache.flushed();
-        while let Some(&(id, lpn, mask)) = self.cache.waiting.front() {
+        while let Some((id, lpn, mask)) = self.cache.first_waiting() {
             if !self.try_place(ftl, id, lpn, mask)? {
                 break;
             }
-            self.cache.waiting.pop_front();
-            let now = self.now;
-            let r = &mut self.intake.reqs[id as usize];
-            r.pending -= 1;
-            if r.pending == 0 {
-                let t = r.ready_at.max(now);
-                self.device_done(id, t);
-            }
+            self.cache.admit_first();
+            self.page_done(id);
         }
         Ok(())
     }
@@ -1085,18 +1056,18 @@ impl Driver {
     /// The device finished its part of request `id` at `t`: data to the
     /// host (reads), then the completion.
     fn device_done(&mut self, id: u32, t: u64) {
-        let r = self.intake.reqs[id as usize];
+        let r = self.intake.req(id);
         let t = if r.op == ReqOp::Read {
             self.host.read_data(t, r.bytes)
         } else {
             t
         };
         self.q
-            .push(t + self.host.complete_ns, Event::Done(id).payload());
+            .push(self.host.completion_at(t), Event::Done(id).payload());
     }
 
     fn on_done(&mut self, id: u32) {
-        let r = self.intake.reqs[id as usize];
+        let r = *self.intake.req(id);
         let now = self.now;
         if now < r.arrival || now < r.submitted {
             self.c.violations += 1;
@@ -1146,7 +1117,11 @@ impl Driver {
     }
 
     fn programs(&self) -> u64 {
-        self.flash.stats.programs
+        self.flash.stats().programs
+    }
+
+    fn user_programs(&self) -> u64 {
+        self.flash.stats().ops[Class::UserWrite as usize]
     }
 
     fn close_window(&mut self, window: usize) {
@@ -1154,7 +1129,7 @@ impl Driver {
         let secs = (now - self.mark.time) as f64 * 1e-9;
         let requests = self.requests_done() - self.mark.requests;
         let bytes = self.c.read_bytes + self.c.write_bytes - self.mark.bytes;
-        let user = self.flash.stats.ops[Class::UserWrite as usize] - self.mark.user_programs;
+        let user = self.user_programs() - self.mark.user_programs;
         let programs = self.programs() - self.mark.programs;
         let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         self.windows.push(TimingWindow {
@@ -1175,7 +1150,7 @@ impl Driver {
             time: now,
             requests: self.requests_done(),
             bytes: self.c.read_bytes + self.c.write_bytes,
-            user_programs: self.flash.stats.ops[Class::UserWrite as usize],
+            user_programs: self.user_programs(),
             programs: self.programs(),
         };
     }

@@ -18,7 +18,9 @@ impl Driver {
         let all_secs = self.now as f64 * 1e-9;
         let frac = |ns: u64| ns as f64 / t as f64;
         let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        let fs = &self.flash.stats;
+        let fs = self.flash.stats();
+        let cache = self.cache.counts();
+        let map = self.map.counts();
         let chans: Vec<f64> = self.flash.channel_busy().into_iter().map(frac).collect();
         let dies: Vec<f64> = self.flash.die_busy().into_iter().map(frac).collect();
         let mean = |v: &[f64]| {
@@ -45,8 +47,8 @@ impl Driver {
             .sum();
         let flash_idle_j = idle_ns as f64 * 1e-9 * e.idle_mw_per_chip * 1e-3;
         let channel_j = fs.channel_bytes as f64 * e.channel_pj_per_byte * 1e-12;
-        let dram_j =
-            all_secs * e.dram_mw * 1e-3 + self.dram.bytes as f64 * 8.0 * e.dram_pj_per_bit * 1e-12;
+        let dram_j = all_secs * e.dram_mw * 1e-3
+            + self.dram.bytes() as f64 * 8.0 * e.dram_pj_per_bit * 1e-12;
         let controller_j = all_secs * e.controller_mw * 1e-3;
         let total_j = flash_read_j
             + flash_program_j
@@ -56,13 +58,9 @@ impl Driver {
             + dram_j
             + controller_j;
         let mut waits = Waits {
-            host_queue_mean_us: if self.intake.admitted > 0 {
-                self.intake.wait_sum as f64 / self.intake.admitted as f64 / 1e3
-            } else {
-                0.0
-            },
-            host_queue_max_us: self.intake.wait_max as f64 / 1e3,
-            cache_waits: self.cache.waits,
+            host_queue_mean_us: self.intake.queue_wait_mean_ns() / 1e3,
+            host_queue_max_us: self.intake.queue_wait_max_ns() as f64 / 1e3,
+            cache_waits: cache.waits,
             programs_parked: fs.parked,
             ..Default::default()
         };
@@ -77,11 +75,9 @@ impl Driver {
             waits.flash_max_us.insert(name, fs.wait_max[c] as f64 / 1e3);
         }
         let user_programs = fs.ops[Class::UserWrite as usize];
-        let cache_total = self.cache.read_hits
-            + self.cache.read_misses
-            + self.cache.write_hits
-            + self.cache.write_misses;
-        let cmt_total = self.map.hits + self.map.misses;
+        let cache_total =
+            cache.read_hits + cache.read_misses + cache.write_hits + cache.write_misses;
+        let cmt_total = map.hits + map.misses;
         let mut windows = self.windows.clone();
         if requests > self.mark.requests {
             // the last, partial window
@@ -111,7 +107,7 @@ impl Driver {
             arrival: format!("{:?}", self.run.arrival).to_lowercase(),
             queue_depth: self.run.queue_depth,
             slice_pages: self.fit.slice,
-            erase_us: self.flash.t.erase as f64 / 1e3,
+            erase_us: self.flash.erase_ns() as f64 / 1e3,
             precondition_writes: self.pre.writes,
             precondition_seconds: self.pre.seconds,
             precondition_workload: self.pre.workload.clone(),
@@ -128,7 +124,7 @@ impl Driver {
                 dirty_pages_at_end: self.cache.dirty_count(),
             },
             simulated_seconds: secs,
-            arrived: self.intake.arrived,
+            arrived: self.intake.arrived(),
             requests,
             reads: self.c.reads,
             writes: self.c.writes,
@@ -159,34 +155,33 @@ impl Driver {
                 die_max: dies.iter().copied().fold(0.0, f64::max),
                 channels: chans,
                 dies,
-                host_link_down: frac(self.host.down.busy_ns),
-                host_link_up: frac(self.host.up.busy_ns),
-                dram: frac(self.dram.bus.busy_ns),
+                host_link_down: frac(self.host.down_busy_ns()),
+                host_link_up: frac(self.host.up_busy_ns()),
+                dram: frac(self.dram.busy_ns()),
             },
             waits,
             hits: Hits {
-                cache_read_hits: self.cache.read_hits,
-                cache_read_misses: self.cache.read_misses,
-                cache_write_hits: self.cache.write_hits,
-                cache_write_misses: self.cache.write_misses,
-                cache_hit_rate: (cache_total > 0).then(|| {
-                    (self.cache.read_hits + self.cache.write_hits) as f64 / cache_total as f64
-                }),
-                cmt_hits: self.map.hits,
-                cmt_misses: self.map.misses,
-                cmt_merged_misses: self.map.merged_misses,
-                cmt_hit_rate: (cmt_total > 0).then(|| self.map.hits as f64 / cmt_total as f64),
+                cache_read_hits: cache.read_hits,
+                cache_read_misses: cache.read_misses,
+                cache_write_hits: cache.write_hits,
+                cache_write_misses: cache.write_misses,
+                cache_hit_rate: (cache_total > 0)
+                    .then(|| (cache.read_hits + cache.write_hits) as f64 / cache_total as f64),
+                cmt_hits: map.hits,
+                cmt_misses: map.misses,
+                cmt_merged_misses: map.merged_misses,
+                cmt_hit_rate: (cmt_total > 0).then(|| map.hits as f64 / cmt_total as f64),
             },
             flash: FlashCounts {
                 by_class,
                 reads: fs.reads,
                 user_programs,
                 gc_programs: fs.ops[Class::GcWrite as usize],
-                mapping_programs: self.map.programs,
-                mapping_reads: self.map.reads,
-                mapping_write_backs: self.map.write_backs,
-                mapping_entries_written_back: self.map.entries_written_back,
-                mapping_cleaning_moves: self.map.cleaning_moves,
+                mapping_programs: map.programs,
+                mapping_reads: map.reads,
+                mapping_write_backs: map.write_backs,
+                mapping_entries_written_back: map.entries_written_back,
+                mapping_cleaning_moves: map.cleaning_moves,
                 erases: fs.erases,
                 copybacks: self.c.copybacks,
                 multiplane_batches: fs.multiplane,
@@ -232,7 +227,7 @@ impl Driver {
             },
             wall_seconds: self.wall,
             idle_periods: self.c.idle_periods,
-            invariant_violations: self.c.violations + self.flash.busy_violations,
+            invariant_violations: self.c.violations + self.flash.busy_violations(),
         }
     }
 }
