@@ -188,6 +188,11 @@ def oracle_search_json(config_json: str, min_gain: float | None = None, max_grou
     `{"search": ..., "annotation": ...}` as JSON.
     """
 
+def parse_size(field: str, value_json: str) -> int:
+    """Bytes in `value_json` (a whole number, or a size such as "8GiB"), as
+    the engine reads a size; `ConfigError` naming `field`.
+    """
+
 def presets_json() -> str:
     """Every preset with its full field set, as JSON: `device` (name,
     description, the fields it sets, the whole config, victim) and `timing`

@@ -6,7 +6,6 @@ import functools
 import json
 import math
 import os
-import re
 import sys
 import time
 from collections.abc import Iterable
@@ -18,39 +17,18 @@ from .progress import Progress
 from .result import ResultSet, RunResult
 from .traces import Selection
 
-_SIZE_UNITS = {
-    "": 1, "b": 1,
-    "k": 1 << 10, "kb": 1000, "kib": 1 << 10,
-    "m": 1 << 20, "mb": 1000**2, "mib": 1 << 20,
-    "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30,
-    "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40,
-}
-
 
 def parse_size(size: int | str, name: str = "size") -> int:
     """Bytes in a size such as ``4096``, ``"64k"``, ``"4GiB"``, ``"1.5 TB"``.
 
     Bare ``K/M/G/T`` and ``KiB/MiB/...`` are powers of 1024; ``KB/MB/...`` powers of 1000.
-    An error (:class:`ConfigError`) says ``invalid NAME: ...``; callers name
-    the setting (``"device configuration: capacity"``).
+    The engine reads it (the rule a run's sizes follow); an error
+    (:class:`ConfigError`) names the field ``name`` (``"capacity"``).
     """
     if isinstance(size, bool) or not isinstance(size, (int, float, str)):
         raise _core.ConfigError(f"invalid {name}: {size!r} is not a size (bytes, or a string such as '4GiB')")
-    if isinstance(size, int):
-        if size <= 0:
-            raise _core.ConfigError(f"invalid {name}: {size} must be > 0 bytes")
-        return size
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(size))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _SIZE_UNITS:
-        raise _core.ConfigError(
-            f"invalid {name}: cannot read size '{size}'; "
-            "use bytes or a number with K, M, G, T, KiB, MiB, GiB, TiB, KB, MB, GB, TB"
-        )
-    value = int(float(m.group(1)) * _SIZE_UNITS[unit])
-    if value <= 0:
-        raise _core.ConfigError(f"invalid {name}: '{size}' must be > 0 bytes")
-    return value
+    # A float reads as its text ("1.5" -> 1 byte), as a size string does.
+    return _core.parse_size(name, json.dumps(str(size) if isinstance(size, float) else size))
 
 
 def _whole(name: str, v: Any, lo: int = 0, hi: int = (1 << 64) - 1) -> int:
@@ -145,7 +123,7 @@ class _DeviceMethods:
                 "invalid device configuration: capacity: give logical_blocks or capacity, not both"
             )
         if self.capacity is not None:
-            return parse_size(self.capacity, "device configuration: capacity") // self.block_size
+            return parse_size(self.capacity, "capacity") // self.block_size
         if self.logical_blocks is not None:
             return int(self.logical_blocks)
         return _DEFAULT_DEVICE["logical_blocks"]
@@ -169,11 +147,19 @@ class _DeviceMethods:
         d.pop("segment_size")
         d["logical_blocks"] = self.resolved_logical_blocks()
         if self.segment_size is not None:
-            seg = parse_size(self.segment_size, "device configuration: segment_size")
+            seg = parse_size(self.segment_size, "segment_size")
             d["segment_blocks"] = max(1, -(-seg // self.block_size))
         elif self.segment_blocks is None:
             d["segment_blocks"] = _DEFAULT_DEVICE["segment_blocks"]
         return d
+
+
+def _field_line(f: dict[str, Any], unset: bool = False) -> str:
+    """A field of an engine table (:data:`DEVICE_FIELDS`, :data:`RUN_FIELDS`) as a line of its class's doc."""
+    unit = f" [{f['unit']}]" if f["unit"] else ""
+    choices = f" (one of {', '.join(f['choices'])})" if f["choices"] else ""
+    default = "unset" if unset or f["default"] is None else json.dumps(f["default"])
+    return f"    ``{f['name']}``{unit}: {f['doc']}{choices}; default {default}."
 
 
 def _device_class() -> type:
@@ -188,10 +174,7 @@ def _device_class() -> type:
         unset = name in _UNSET
         fields.append((name, Optional[t] if f["optional"] or unset else t,
                        field(default=None if unset else f["default"])))
-        unit = f" [{f['unit']}]" if f["unit"] else ""
-        choices = f" (one of {', '.join(f['choices'])})" if f["choices"] else ""
-        default = "unset" if unset or f["default"] is None else json.dumps(f["default"])
-        lines.append(f"    ``{name}``{unit}: {f['doc']}{choices}; default {default}.")
+        lines.append(_field_line(f, unset))
         if name in _SIZES:
             extra, doc = _SIZES[name]
             fields.append((extra, Optional[Union[int, str]], field(default=None)))
@@ -307,10 +290,7 @@ def _run_class() -> type:
         if f["name"] in ("policy", "workload", "device"):
             continue
         fields.append((f["name"], Optional[Any], field(default=None)))
-        unit = f" [{f['unit']}]" if f["unit"] else ""
-        choices = f" (one of {', '.join(f['choices'])})" if f["choices"] else ""
-        default = "unset" if f["default"] is None else json.dumps(f["default"])
-        lines.append(f"    ``{f['name']}``{unit}: {f['doc']}{choices}; default {default}.")
+        lines.append(_field_line(f))
     cls = make_dataclass("Run", fields)
     cls.__module__ = __name__
     cls.__qualname__ = "Run"
@@ -333,7 +313,7 @@ def _spec_value(name: str, v: Any) -> Any:
         return str(v)
     if isinstance(v, Selection):
         return json.loads(v.to_json())
-    if kind.split("|")[0] == "int" and not (isinstance(v, (str, dict)) and "|" in kind):
+    if kind.startswith("int") and not isinstance(v, (str, dict)):  # int|str, int|object: the other part as is
         return _whole(name, v)
     if kind == "float" and isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)

@@ -8,12 +8,13 @@ import json
 import os
 import re
 import sys
+import textwrap
 from typing import Any
 
 from . import _core, traces
 from .api import (
+    _RUN_FIELD,
     DEFAULT_WORKLOAD,
-    RUN_FIELDS,
     Device,
     compare,
     composites,
@@ -35,7 +36,7 @@ from .result import RunResult, format_table
 #: --quiet: progress goes to stderr unless asked not to.
 QUIET_HELP = "no progress on stderr (a bar on a terminal, elsewhere a line per finished job or per 30 s)"
 
-_FIELD = {f["name"]: f for f in RUN_FIELDS}
+_FIELD = _RUN_FIELD
 
 
 def _doc(name: str, default: str | None = None) -> str:
@@ -90,7 +91,7 @@ traces (--trace FILE, or --workload FILE): formats
   its own lifetimes, sizes, read/write mix and locality (`wafer traces extend` writes it);
   --repeat K replays it K times (every block then lives exactly one pass); results warn
   when GC never ran, the warm-up was not reached or the trace ended before --drive-writes.
-""".format(formats=__import__("textwrap").fill(
+""".format(formats=textwrap.fill(
     ", ".join(f["name"] for f in json.loads(_core.trace_formats_json()) if f["name"] != "csv:KEYS"), 96,
     initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
 
@@ -239,8 +240,6 @@ def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOA
 
 def _epilog_setups() -> str:
     """The setups, as the engine describes them (``wafer.setups()``), and what a setup fixes."""
-    import textwrap
-
     rows = [textwrap.fill(s["description"], 98, initial_indent=f"  {s['name']:<17}", subsequent_indent=" " * 19,
                           break_on_hyphens=False) for s in setups()]
     return ("setups (--setup): a peer simulator's conventions at once, for comparing with its numbers\n"

@@ -145,6 +145,31 @@ fn poisoned() -> PyErr {
     )
 }
 
+/// Call a Python progress callback `cb` with `event` (from a thread
+/// without the GIL). A failing callback must not stop the work it follows,
+/// but a KeyboardInterrupt raised in it (Ctrl-C) does.
+fn call_progress(cb: &Option<Py<PyAny>>, event: &str) {
+    if let Some(cb) = cb {
+        Python::attach(|py| {
+            if let Err(e) = cb.call1(py, (event,)) {
+                if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                    wafer_core::interrupt::request();
+                }
+            }
+        });
+    }
+}
+
+/// Bytes in `value_json` (a whole number, or a size such as "8GiB"), as
+/// the engine reads a size; `ConfigError` naming `field`.
+#[pyfunction]
+fn parse_size(field: &str, value_json: &str) -> PyResult<u64> {
+    shielded(|| {
+        let v: serde_json::Value = from_json("run", value_json)?;
+        wafer_core::run::spec::parse_size(field, &v).map_err(to_py)
+    })
+}
+
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -187,19 +212,7 @@ impl Simulation {
         shielded(|| {
             let cfg: RunConfig = from_json("run", config_json)?;
             wafer_core::interrupt::clear();
-            let report = move |event: &str| {
-                if let Some(cb) = &progress {
-                    // A failing callback must not stop the preparation, but
-                    // a KeyboardInterrupt raised in it (Ctrl-C) does.
-                    Python::attach(|py| {
-                        if let Err(e) = cb.call1(py, (event,)) {
-                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-                                wafer_core::interrupt::request();
-                            }
-                        }
-                    });
-                }
-            };
+            let report = move |event: &str| call_progress(&progress, event);
             let inner = py
                 .detach(|| {
                     wafer_core::run::reporting(Box::new(report), || {
@@ -807,17 +820,8 @@ fn oracle_search_json(
         wafer_core::interrupt::clear();
         py.detach(|| {
             let mut report = |t: &search::Trial| {
-                if let Some(cb) = &progress {
-                    let json = serde_json::to_string(t).expect("serialises");
-                    // A failing progress callback must not stop the search,
-                    // but a KeyboardInterrupt raised in it (Ctrl-C) does.
-                    Python::attach(|py| {
-                        if let Err(e) = cb.call1(py, (json,)) {
-                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-                                wafer_core::interrupt::request();
-                            }
-                        }
-                    });
+                if progress.is_some() {
+                    call_progress(&progress, &serde_json::to_string(t).expect("serialises"));
                 }
             };
             let (r, info) = wafer_core::run::oracle::search(&cfg, &opts, &mut report)?;
@@ -1009,6 +1013,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(settle_run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint_config, m)?)?;

@@ -218,7 +218,9 @@ const TIMING_ONLY: &[&str] = &[
 /// `capacity` for `logical_blocks`, `segment_size` for `segment_blocks`.
 const SIZES: &[&str] = &["capacity", "segment_size"];
 
-const TIMED_SIZE: &str = "a timed run uses the preset's whole drive (its capacity and \
+/// Why a size given for a whole-drive timed run is refused (here and by the
+/// engine, for callers that skip the spec).
+pub(crate) const TIMED_SIZE: &str = "a timed run uses the preset's whole drive (its capacity and \
     over-provisioning; a trace is placed inside it); give fit_device (--fit-device) to size the \
     device yourself";
 
@@ -240,7 +242,7 @@ pub fn parse_size(field: &str, v: &Value) -> Result<u64> {
     match v {
         Value::Number(n) => match n.as_u64() {
             Some(b) if b > 0 => Ok(b),
-            _ => Err(bad(format!("{n}; must be a whole number of bytes > 0"))),
+            _ => Err(bad(format!("{n} must be > 0 bytes"))),
         },
         Value::String(s) => {
             let t = s.trim();
@@ -260,7 +262,12 @@ pub fn parse_size(field: &str, v: &Value) -> Result<u64> {
                 "tb" => 1_000_000_000_000,
                 _ => 0,
             };
-            let x: f64 = num.parse().unwrap_or(f64::NAN);
+            // `[0-9]*.?[0-9]+`: a digit ends the number.
+            let x: f64 = if num.ends_with(|c: char| c.is_ascii_digit()) {
+                num.parse().unwrap_or(f64::NAN)
+            } else {
+                f64::NAN
+            };
             if scale == 0 || !x.is_finite() {
                 return Err(bad(format!(
                     "cannot read size '{s}'; use bytes or a number with K, M, G, T, KiB, MiB, GiB, \
@@ -819,5 +826,6 @@ mod tests {
         assert_eq!(s(serde_json::json!(4096)), 4096);
         assert!(parse_size("m", &serde_json::json!(0)).is_err());
         assert!(parse_size("m", &serde_json::json!("-1G")).is_err());
+        assert!(parse_size("m", &serde_json::json!("1.G")).is_err());
     }
 }

@@ -46,11 +46,7 @@ pub(super) fn shape(cfg: &mut RunConfig) -> Result<Option<Fit>> {
         } else {
             "logical_blocks"
         };
-        return Err(Error::config(
-            k,
-            "a timed run uses the preset's whole drive (its capacity and \
-             over-provisioning); set timing.fit_device to size the device yourself",
-        ));
+        return Err(Error::config(k, super::spec::TIMED_SIZE));
     }
     let fit = timing::whole_device(&mut cfg.device, &t.ssd)?;
     if let Some(tr) = cfg.trace.as_mut() {
