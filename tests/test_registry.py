@@ -22,7 +22,7 @@ def test_device_has_every_engine_field_with_its_default():
     assert set(engine) <= set(fields), f"missing in wafer.Device: {set(engine) - set(fields)}"
     assert set(fields) - set(engine) == {"capacity", "segment_size"}
     for name, f in engine.items():
-        expected = None if name in ("logical_blocks", "segment_blocks") else f["default"]
+        expected = None if name in ("logical_blocks", "segment_blocks", "gc_high") else f["default"]
         assert fields[name].default == expected, name
         assert f["doc"] and f["type"] in ("int", "float", "bool", "str"), name
         assert f"``{name}``" in wafer.Device.__doc__
@@ -74,7 +74,8 @@ def test_cli_preset_applies_the_whole_preset_under_explicit_flags():
     d = _device("--preset", "shiro")
     assert (d.gc_low_fraction, d.prefill, d.block_size, d.segment_blocks, d.op) == (0.05, False, 16384, 16384, 0.07)
     d = _device("--preset", "shiro", "--prefill", "--op", "0.1", "--gc-reserve", "8")
-    assert (d.prefill, d.op, d.gc_low, d.gc_low_fraction, d.gc_high) == (True, 0.1, 8, None, 8)
+    assert (d.prefill, d.op, d.gc_low, d.gc_low_fraction, d.gc_high) == (True, 0.1, 8, None, None)
+    assert d.to_config()["gc_high"] == 8, "GC stops no earlier than it starts (the engine settles gc_high)"
     d = _device("--preset", "shiro", "--segment-size", "4MiB")
     assert (d.segment_blocks, d.segment_size) == (None, "4MiB")
     d = _device()

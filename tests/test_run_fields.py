@@ -174,3 +174,92 @@ def test_replay_takes_run_fields_by_name_or_as_a_run(small):
     with pytest.raises(wafer.ConfigError, match="seed: given in run= and as a keyword"):
         wafer.replay("base", device=small, run=wafer.Run(seed=3), seed=4)
     assert "queue_depth" in wafer.Run.__doc__
+
+
+def test_every_device_field_has_a_flag_that_settles_as_the_api_does(capsys):
+    """A device field added to the engine's table reaches the CLI (a generic flag when none is written by
+    hand), and the CLI, the API and a JSON caller settle it the same."""
+    from wafer.cli import build_parser
+
+    dests = {a.dest for a in build_parser()._subparsers._group_actions[0].choices["replay"]._actions}
+    assert {f["name"] for f in wafer.DEVICE_FIELDS} <= dests
+    flags = ["--background-gc", "idle-gap", "--gc-low-fraction", "0.05", "--gc-high-fraction", "0.1",
+             "--placement-batch", "block", "--idle-ns", "5000000", "--no-fit-segments"]
+    given = {"background_gc": "idle-gap", "gc_low_fraction": 0.05, "gc_high_fraction": 0.1,
+             "placement_batch": "block", "idle_ns": 5_000_000, "fit_segments": False}
+    api = wafer.api.run_config("base", device=wafer.Device(**given))
+    assert _cli_config(capsys, flags) == api
+    assert json.loads(_core.settle_run(json.dumps({"device": given}))) == api
+    assert api["device"]["background_gc"] == "idle-gap" and api["device"]["placement_batch"] == "block"
+
+
+def test_a_new_run_field_needs_no_python(monkeypatch, capsys):
+    """A run field the CLI has no hand-written flag for gets one from the table, and its value reaches the
+    engine's spec by name (here a field the engine does not know yet, so the engine refuses it by name)."""
+    from wafer import cli
+
+    row = {"name": "new_knob", "type": "int", "unit": "widgets", "choices": [], "default": 3, "doc": "a knob",
+           "flag": "--new-knob", "group": "run"}
+    monkeypatch.setitem(cli._FIELD, "new_knob", row)
+    monkeypatch.setitem(wafer.api._RUN_FIELD, "new_knob", row)
+    a = cli.build_parser().parse_args(["replay", "--new-knob", "7"])
+    assert cli._timing_kwargs(a)["new_knob"] == 7
+    assert "a knob [widgets] (default 3)" in cli.build_parser()._subparsers._group_actions[0] \
+        .choices["replay"].format_help().replace("\n", " ").replace("  ", " ")
+    assert main(["replay", "--new-knob", "7", "--show-config"]) == 2
+    assert "new_knob" in capsys.readouterr().err
+
+
+def test_gc_stops_no_earlier_than_it_starts_everywhere(capsys):
+    """gc_high not given is gc_low when that is larger: the engine's rule, so the API, the CLI and a JSON
+    caller agree (the API refused Device(gc_low=10) before; the CLI alone raised gc_high)."""
+    api = wafer.api.run_config("base", device=wafer.Device(gc_low=10))
+    assert api["device"]["gc_high"] == 10
+    assert _cli_config(capsys, ["--gc-reserve", "10"]) == api
+    assert json.loads(_core.settle_run(json.dumps({"device": {"gc_low": 10}}))) == api
+    assert wafer.Device(gc_low=10).to_config()["gc_high"] == 10
+    assert wafer.api.run_config("base", device=wafer.Device(gc_low=2, gc_high=6))["device"]["gc_high"] == 6
+    with pytest.raises(wafer.ConfigError, match="gc_high"):
+        wafer.Device(gc_low=10, gc_high=6)
+
+
+@pytest.mark.parametrize("device, field", [({"prefill": False}, "prefill"),
+                                           ({"warmup_drive_writes": 2.0}, "warmup_drive_writes")])
+def test_a_timed_run_refuses_the_warm_up_it_would_replace(device, field, capsys):
+    with pytest.raises(wafer.ConfigError, match=f"{field}: does not apply to a timed run"):
+        _core.settle_run(json.dumps({"timing": "femu", "device": device}))
+    # The default given explicitly changes nothing.
+    _core.settle_run(json.dumps({"timing": "femu", "device": {"prefill": True, "warmup_drive_writes": 1.0}}))
+    flag = "--no-prefill" if field == "prefill" else "--warmup-drive-writes"
+    assert main(["replay", "--timing", "femu", flag, *(["2"] if field != "prefill" else []), "--show-config"]) == 2
+    assert f"({field}): does not apply to a timed run" in capsys.readouterr().err
+
+
+def test_a_setup_refuses_a_placement_batch_it_fixes_otherwise():
+    with pytest.raises(wafer.ConfigError, match="placement_batch: setup sepbit-replayer fixes"):
+        _core.settle_run(json.dumps({"setup": "sepbit-replayer", "device": {"placement_batch": "request"}}))
+
+
+def test_a_given_fit_segments_is_kept(tmp_path):
+    t = _trace(tmp_path)
+    assert json.loads(_core.settle_run(json.dumps({"trace": t})))["device"]["fit_segments"] is True
+    c = json.loads(_core.settle_run(json.dumps({"trace": t, "device": {"fit_segments": False}})))
+    assert c["device"]["fit_segments"] is False
+
+
+@pytest.mark.parametrize("kw, field", [({"writes": 100}, "writes"), ({"drive_writes": 1.0}, "drive_writes"),
+                                       ({"repeat": 2}, "repeat"), ({"extend": 2.0}, "extend"),
+                                       ({"accuracy": True}, "accuracy"), ({"timing": "femu"}, "timing")])
+def test_a_multi_volume_run_refuses_what_it_would_leave_unused(tmp_path, kw, field, capsys):
+    """Every volume's trace is replayed whole, once, untimed: in the engine, so the API, the CLI and a JSON
+    caller of MultiSimulation are all refused by name (the API ignored them before)."""
+    t = _trace(tmp_path)
+    with pytest.raises(wafer.ConfigError, match=f"configuration: {field}: a multi-volume run"):
+        wafer.replay_volumes("base", [t, t], **kw)
+    flags = {"writes": ["--writes", "100"], "drive_writes": ["--drive-writes", "1"], "repeat": ["--repeat", "2"],
+             "extend": ["--extend", "2"], "accuracy": ["--accuracy"], "timing": ["--timing", "femu"]}[field]
+    assert main(["replay", "--trace", t, "--trace", t, *flags, "-q"]) == 2
+    assert f"({field}): a multi-volume run" in capsys.readouterr().err
+    run = json.loads(_core.settle_run(json.dumps({"trace": t, **kw})))
+    with pytest.raises(wafer.ConfigError, match=f"{field}: a multi-volume run"):
+        _core.MultiSimulation(json.dumps({"run": run, "volumes": [run["trace"], run["trace"]]}))

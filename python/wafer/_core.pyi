@@ -193,6 +193,12 @@ def parse_size(field: str, value_json: str) -> int:
     the engine reads a size; `ConfigError` naming `field`.
     """
 
+def preset_op(ssd_json: str) -> float:
+    """A timing preset's over-provisioning (a share of its physical pages,
+    `ssd_json` as `timing_config_json` gives it) as the device's `op`,
+    (physical - logical) / logical.
+    """
+
 def presets_json() -> str:
     """Every preset with its full field set, as JSON: `device` (name,
     description, the fields it sets, the whole config, victim) and `timing`
@@ -214,6 +220,13 @@ def remove_stale_checkpoint_temps(path: str) -> list[str]:
 def run_fields_json() -> str:
     """Every field a run takes (`wafer.Run`, `replay`'s keywords: name,
     type, unit, choices, default, doc, CLI flag, group), as JSON.
+    """
+
+def settle_device(given_json: str) -> str:
+    """The whole device the fields `given_json` gives (a partial device:
+    absent = its default; `capacity` / `segment_size` in bytes or a size
+    string), settled and validated as a run settles its device, as JSON;
+    `ConfigError` naming the field.
     """
 
 def settle_run(spec_json: str) -> str:
@@ -260,6 +273,9 @@ def trace_columns(path: str, format: str | None = None, max_requests: int | None
 
 def trace_formats_json() -> str:
     """Registered trace formats, as JSON."""
+
+def workload_grammar() -> str:
+    """The workload grammar, as `--help` shows it."""
 
 def workload_requests(spec: str, logical_blocks: int, block_size: int, requests: int, seed: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
     """The first `requests` requests of workload `spec` on `logical_blocks`

@@ -78,8 +78,9 @@ def _dumps(config: dict[str, Any], what: str) -> str:
 #: choices, doc, default. :class:`Device` is built from it, so it has every field the engine has.
 DEVICE_FIELDS: list[dict[str, Any]] = json.loads(_core.device_fields_json())
 _DEFAULT_DEVICE = {f["name"]: f["default"] for f in DEVICE_FIELDS}
-#: Engine fields that stay None in Python until given: a trace sizes the device, and may fit the segment size.
-_UNSET = ("logical_blocks", "segment_blocks")
+#: Engine fields that stay None in Python until given: a trace sizes the device, and may fit the segment size;
+#: gc_high not given is gc_low when that is larger (the engine settles each).
+_UNSET = ("logical_blocks", "segment_blocks", "gc_high")
 #: Python-only fields, each placed after the engine field it stands for (bytes or a string like ``"4GiB"``).
 _SIZES = {"logical_blocks": ("capacity", "logical capacity in bytes or a size string (\"4GiB\"), instead of "
                                          "logical_blocks"),
@@ -104,10 +105,7 @@ class _DeviceMethods:
         return cls(**{**found[name]["device"], **overrides})
 
     def __post_init__(self) -> None:
-        cfg = self.to_config()
-        if not self.size_given():
-            cfg["logical_blocks"] = _DEFAULT_DEVICE["logical_blocks"]
-        _core.check_device(_dumps(cfg, "device"))
+        self.to_config()
 
     def segment_given(self) -> bool:
         """Whether the segment size was set (else the engine may fit it)."""
@@ -118,22 +116,14 @@ class _DeviceMethods:
         return self.logical_blocks is not None or self.capacity is not None
 
     def resolved_logical_blocks(self) -> int:
-        if self.logical_blocks is not None and self.capacity is not None:
-            raise _core.ConfigError(
-                "invalid device configuration: capacity: give logical_blocks or capacity, not both"
-            )
-        if self.capacity is not None:
-            return parse_size(self.capacity, "capacity") // self.block_size
-        if self.logical_blocks is not None:
-            return int(self.logical_blocks)
-        return _DEFAULT_DEVICE["logical_blocks"]
+        return int(self.to_config()["logical_blocks"])
 
     def given(self) -> dict[str, Any]:
         """The fields set to other than their defaults, sizes as given
         (``capacity``/``segment_size`` in bytes or a size string): the
         ``device`` of the engine's run spec, which settles the rest."""
         out = {k: v for k, v in asdict(self).items()
-               if v is not None and (k in _SIZE_FIELDS or v != _DEFAULT_DEVICE.get(k))}
+               if v is not None and (k in _SIZE_FIELDS or k in _UNSET or v != _DEFAULT_DEVICE.get(k))}
         if self.logical_blocks is not None:
             out["logical_blocks"] = int(self.logical_blocks)
         if self.segment_blocks is not None:
@@ -141,17 +131,10 @@ class _DeviceMethods:
         return out
 
     def to_config(self) -> dict[str, Any]:
-        """The engine's device configuration (a JSON object)."""
-        d = asdict(self)
-        d.pop("capacity")
-        d.pop("segment_size")
-        d["logical_blocks"] = self.resolved_logical_blocks()
-        if self.segment_size is not None:
-            seg = parse_size(self.segment_size, "segment_size")
-            d["segment_blocks"] = max(1, -(-seg // self.block_size))
-        elif self.segment_blocks is None:
-            d["segment_blocks"] = _DEFAULT_DEVICE["segment_blocks"]
-        return d
+        """The engine's device configuration (a JSON object) for the fields
+        given, as the engine settles it (``_core.settle_device``); an
+        impossible device raises :class:`ConfigError` naming the field."""
+        return json.loads(_core.settle_device(_dumps(self.given(), "device")))
 
 
 def _field_line(f: dict[str, Any], unset: bool = False) -> str:
@@ -371,8 +354,7 @@ def timing_config(spec: str | os.PathLike) -> dict[str, Any]:
 def preset_op(ssd: dict[str, Any]) -> float:
     """A preset's over-provisioning (a fraction of the physical pages) as
     wafer's ``op`` ((physical - logical) / logical)."""
-    p = float(ssd["flash"]["overprovisioning"])
-    return p / (1.0 - p)
+    return _core.preset_op(_dumps(ssd, "timing"))
 
 
 def _needs_nodap_search(policy: str, params: dict[str, Any] | None) -> bool:

@@ -15,6 +15,7 @@ from . import _core, traces
 from .api import (
     _RUN_FIELD,
     DEFAULT_WORKLOAD,
+    DEVICE_FIELDS,
     Device,
     compare,
     composites,
@@ -57,26 +58,7 @@ def _flag(g: Any, name: str, *flags: str, **kw: Any) -> argparse.Action:
     kw.setdefault("dest", name)
     return g.add_argument(*(flags or (f["flag"],)), **kw)
 
-EPILOG_WORKLOADS = """\
-workload specs (--workload):
-  uniform                 uniform random writes
-  zipf[:THETA]            Zipf(theta), default 1.0; hot blocks scattered (scramble=0 to keep them together)
-  hotcold[:W[:S]]         fraction W of requests to fraction S of the space (default 0.9:0.1)
-  seq                     sequential overwrites, wrapping at the end
-  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0); move=slide
-  sets[:N[:M[:THETA]]]    bursts rewriting one of N recurring sets of M chunks (chunk = size), sets by
-                          Zipf(THETA) (default 64:16:1.0): FIOS's coherency
-  mix:A+B+...             tenants with their own region, sizes and rate, e.g.
-                          mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
-  keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
-        arrivals=poisson|mmpp[:R[:T[:CV]]]|onoff[:ON[:OFF[:CV]]]
-                          bursty arrivals at the same mean rate: mmpp = two rates R apart (10) switching
-                          every T s (1) with gap CV (0.2), write inter-arrival ACF ~0.9; onoff = on ON s,
-                          silent OFF s; addresses as with poisson
-        move=jump|slide   phase only: the hot spot jumps to a random place (default) or slides by its length
-        schedule=P:PATTERN  on/off phases of P seconds, PATTERN of 0/1 repeated, e.g. 600:110000
-                          (OFIOS's six 10-minute phases: one pattern per tenant)
-
+EPILOG_WORKLOADS = _core.workload_grammar() + """
 traces (--trace FILE, or --workload FILE): formats
 {formats}
   (blktrace: binary NAME.blktrace.N, base name NAME, or a tar of them; blkparse and blktrace
@@ -214,6 +196,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"time-series window length (default {d.window_drive_writes})")
     g.add_argument("--check-every", type=_nonneg_int, metavar="N",
                    help="run the FTL invariant checker every N user writes (slow; for debugging)")
+    p.set_defaults(_more_device=_add_more(p, DEVICE_FIELDS, "more device fields (the engine's table)"))
 
 
 #: Device flags, by their argparse dest (= the wafer.Device field); each given explicitly wins over the --preset.
@@ -221,6 +204,27 @@ _DEVICE_FLAGS = ("logical_blocks", "capacity", "physical_blocks", "op", "block_s
                  "gc_low", "gc_high", "gc_mode", "garbage_accounting", "gc_check", "pick_segments", "gp_threshold",
                  "segment_gp_threshold", "open_streams", "prefill", "warmup_drive_writes", "window_drive_writes",
                  "check_every")
+
+
+def _add_more(p: argparse.ArgumentParser, fields: list[dict[str, Any]], title: str) -> list[str]:
+    """A flag for each engine field in ``fields`` (``wafer.DEVICE_FIELDS``, ``wafer.RUN_FIELDS``) that has none
+    above, its type, choices and help from the table: a field added to the engine reaches the CLI as it is.
+    Returns their names (their dests)."""
+    g, names = None, []
+    for f in fields:
+        flag = (f.get("flag") or "--" + f["name"].replace("_", "-")).split(",")[0]
+        if not flag.startswith("--") or flag in p._option_string_actions:
+            continue
+        g = g or p.add_argument_group(title)
+        kw: dict[str, Any] = ({"action": argparse.BooleanOptionalAction} if f["type"] == "bool" else
+                              {"choices": f["choices"]} if f["choices"] else
+                              {"type": {"int": int, "float": float}.get(f["type"], str),
+                               "metavar": {"int": "N", "float": "F"}.get(f["type"], "VALUE")})
+        unit = f" [{f['unit']}]" if f["unit"] else ""
+        default = "unset" if f["default"] is None else json.dumps(f["default"]).strip('"')
+        g.add_argument(flag, dest=f["name"], default=None, help=f"{f['doc']}{unit} (default {default})", **kw)
+        names.append(f["name"])
+    return names
 
 
 def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
@@ -245,7 +249,7 @@ def _epilog_setups() -> str:
     return ("setups (--setup): a peer simulator's conventions at once, for comparing with its numbers\n"
             + "\n".join(rows) + "\n"
             "  A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,\n"
-            "  --cost-benefit-clock and --waf-counts-prefill (giving one of them otherwise is an error);\n"
+            "  --cost-benefit-clock, --waf-counts-prefill and --placement-batch (giving one otherwise is an error);\n"
             "  --pick-segments, the thresholds, the reserve and the device size stay yours.\n"
             "  Results name the setup and conventions used (\"conventions\" in --json).\n"
             "volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its\n"
@@ -321,22 +325,17 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     _flag(g, "flush", "--no-flush", dest="no_flush", action="store_true",
           help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) instead of "
                "flushing it to flash, timed (timing.flush)")
+    p.set_defaults(_more_run=_add_more(p, list(_FIELD.values()), "more run fields (the engine's table)"))
 
 
 def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """The timing flags as given; the engine settles them (a timed run's whole drive, its page as the block)
-    and refuses what does not apply, naming the field (shown with its flag)."""
-    if a.timing:
-        # The WAF-mode warm-up knobs do not apply: the preconditioning wins.
-        for flag, given in (("--warmup-drive-writes", getattr(a, "warmup_drive_writes", None) is not None),
-                            ("--prefill/--no-prefill", getattr(a, "prefill", None) is not None)):
-            if given:
-                print(f"note: {flag} does not apply to a timed run: --precondition (the preset's "
-                      "[precondition] by default) prepares the drive", file=sys.stderr)
+    """The timing flags (and any run field with a generic flag) as given; the engine settles them (a timed
+    run's whole drive, its page as the block) and refuses what does not apply, naming the field (and flag)."""
     return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
             "think_ns": int(a.think_us * 1000), "precondition": a.precondition,
             "precondition_workload": a.precondition_workload, "fit_device": a.fit_device,
-            "flush": not a.no_flush, "precondition_cache": _precondition_cache(a)}
+            "flush": not a.no_flush, "precondition_cache": _precondition_cache(a),
+            **{f: v for f in getattr(a, "_more_run", ()) if (v := getattr(a, f)) is not None}}
 
 
 def _pcache_text(c: dict[str, Any] | None) -> str:
@@ -393,15 +392,12 @@ def _device(a: argparse.Namespace) -> Device:
     defaults. A flag stands for the fields of the same knob in other units: --segment-size for the preset's
     segment_blocks, --gc-reserve for its gc_low_fraction, --gc-high for its gc_high_fraction."""
     pre = dict(_preset(a).get("device", {}))
-    given = {f: v for f in _DEVICE_FLAGS if (v := getattr(a, f, None)) is not None}
+    given = {f: v for f in (*_DEVICE_FLAGS, *getattr(a, "_more_device", ())) if (v := getattr(a, f, None)) is not None}
     for flag, replaces in (("segment_size", "segment_blocks"), ("gc_low", "gc_low_fraction"),
                            ("gc_high", "gc_high_fraction")):
         if flag in given:
             pre.pop(replaces, None)
-    fields = {**pre, **given}
-    if "gc_high" not in fields:
-        fields["gc_high"] = max(Device.__dataclass_fields__["gc_high"].default, fields.get("gc_low", 0))
-    return Device(**fields)
+    return Device(**{**pre, **given})
 
 
 def _writes(a: argparse.Namespace) -> dict[str, Any]:
@@ -654,13 +650,11 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
     """`wafer replay` with several --trace files or --all-devices."""
     if a.all_devices and (not a.trace or len(a.trace) != 1):
         raise _core.ConfigError("invalid run configuration: trace: --all-devices needs exactly one --trace")
-    if a.writes or a.drive_writes or a.repeat != 1 or a.extend or a.accuracy:
-        raise _core.ConfigError("invalid run configuration: volumes: a multi-volume run replays every trace "
-                                "whole once (no --writes, --drive-writes, --repeat, --extend, --accuracy)")
-    kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap,
-                              address_space=a.address_space, device=dev, victim=_victim(a, a.victim), seed=a.seed,
-                              params=_params(a.param), cache_dir=a.cache_dir, memory_limit=a.memory_limit,
-                              **_setup_kwargs(a))
+    kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap, repeat=a.repeat,
+                              extend=a.extend, address_space=a.address_space, device=dev, accuracy=a.accuracy,
+                              victim=_victim(a, a.victim), seed=a.seed, params=_params(a.param), **_writes(a),
+                              cache_dir=a.cache_dir, memory_limit=a.memory_limit, **_setup_kwargs(a),
+                              **_timing_kwargs(a))
     if a.all_devices:
         m = replay_volumes(a.policy, all_devices=a.trace[0], progress=not a.quiet, **kw)
     else:

@@ -307,7 +307,7 @@ pub const FIELDS: &[FieldInfo] = &[
     field("block_size", "int", false, "bytes", "block (page) size; requests are split into blocks of it (a power of two >= 512)"),
     field("segment_blocks", "int", false, "blocks", "segment (superblock, erase unit) size"),
     field("gc_low", "int", false, "segments", "the GC reserve: GC starts below this many free segments, the same for every policy (at least 2)"),
-    field("gc_high", "int", false, "segments", "GC stops once this many segments are free (at least gc_low)"),
+    field("gc_high", "int", false, "segments", "GC stops once this many segments are free (at least gc_low; a run not given it: the larger of this default and gc_low)"),
     field("gc_low_fraction", "float", true, "fraction", "foreground GC starts below this share of free segments, replacing gc_low (Shiro: 0.05)"),
     field("gc_high_fraction", "float", true, "fraction", "foreground GC stops at this share of free segments, replacing gc_high; unset: gc_low_fraction"),
     choice("background_gc", &["off", "after-request", "idle-gap"], "background GC between requests: off, FEMU's rule after each request, or in idle gaps of the timestamps"),
@@ -326,7 +326,7 @@ pub const FIELDS: &[FieldInfo] = &[
     choice("gc_check", &["block", "request"], "when GC is checked: after every block (until the trigger clears) or after every request"),
     field("pick_segments", "int", true, "segments", "victims per GC check at most; unset: until the trigger clears (block), 1 (request)"),
     choice("placement_batch", &["request", "block"], "how many of a request's blocks a policy places at once: all together (wafer), or one at a time after the previous one's seal (SepBIT's replayer; set by --setup sepbit-replayer)"),
-    field("fit_segments", "bool", false, "", "halve segment_blocks until the spare space holds 32 segments (a trace's small footprint)"),
+    field("fit_segments", "bool", false, "", "halve segment_blocks until the spare space holds 32 segments (a trace's small footprint); a run not given it: on for a trace that sizes the device, without a segment size"),
     field("open_streams", "int", true, "streams", "open-stream limit of a multi-stream SSD: groups at or above it share the last stream; unset: no limit"),
 ];
 

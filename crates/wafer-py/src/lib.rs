@@ -486,6 +486,20 @@ fn remove_stale_checkpoint_temps(path: &str) -> PyResult<Vec<String>> {
     })
 }
 
+/// The whole device the fields `given_json` gives (a partial device:
+/// absent = its default; `capacity` / `segment_size` in bytes or a size
+/// string), settled and validated as a run settles its device, as JSON;
+/// `ConfigError` naming the field.
+#[pyfunction]
+fn settle_device(given_json: &str) -> PyResult<String> {
+    shielded(|| {
+        let given: serde_json::Map<String, serde_json::Value> = from_json("device", given_json)?;
+        let d = wafer_core::run::spec::device_of(&given, None).map_err(to_py)?;
+        d.geometry().map_err(to_py)?;
+        Ok(serde_json::to_string(&d).expect("a device serialises"))
+    })
+}
+
 /// Validate a device configuration (JSON); returns its geometry as JSON or
 /// raises `ConfigError` naming the field.
 #[pyfunction]
@@ -591,6 +605,23 @@ fn bench_workload(
 
 fn selection(json: &str) -> PyResult<Selection> {
     from_json("trace selection", json)
+}
+
+/// A timing preset's over-provisioning (a share of its physical pages,
+/// `ssd_json` as `timing_config_json` gives it) as the device's `op`,
+/// (physical - logical) / logical.
+#[pyfunction]
+fn preset_op(ssd_json: &str) -> PyResult<f64> {
+    shielded(|| {
+        let ssd: wafer_core::timing::SsdConfig = from_json("timing", ssd_json)?;
+        Ok(wafer_core::run::spec::preset_op(&ssd))
+    })
+}
+
+/// The workload grammar, as `--help` shows it.
+#[pyfunction]
+fn workload_grammar() -> String {
+    wafer_core::workload::GRAMMAR.to_string()
 }
 
 /// Registered trace formats, as JSON.
@@ -1013,6 +1044,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(settle_run, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_op, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_grammar, m)?)?;
+    m.add_function(wrap_pyfunction!(settle_device, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(check_device, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config_json, m)?)?;

@@ -69,6 +69,44 @@ pub struct Skipped {
     pub why: String,
 }
 
+/// A multi-volume run replays every volume's trace whole, once, untimed:
+/// a run length, repeat, extension, accuracy scoring or timing given for it
+/// would be silently unused, so each is refused by name. `writes` left at
+/// [`RunConfig`]'s default or asking for everything
+/// ([`super::warnings::ALL_WRITES`] and more) is not a length.
+fn refuse_per_run_fields(run: &RunConfig, trace: &TraceConfig) -> Result<()> {
+    let whole = |k: &str| {
+        Err(Error::config(
+            k,
+            "a multi-volume run replays every volume's trace whole, once (each its own log); \
+             leave it out, or replay one volume at a time",
+        ))
+    };
+    if run.writes < super::warnings::ALL_WRITES && run.writes != RunConfig::default().writes {
+        return whole("writes");
+    }
+    if run.drive_writes.is_some() {
+        return whole("drive_writes");
+    }
+    if trace.repeat > 1 {
+        return whole("repeat");
+    }
+    if trace.extend.is_some() {
+        return whole("extend");
+    }
+    if run.accuracy {
+        return whole("accuracy");
+    }
+    if run.timing.is_some() {
+        return Err(Error::config(
+            "timing",
+            "a multi-volume run is untimed (its volumes are logs, not one drive); time one \
+             volume at a time (its trace, or the file with --device ID)",
+        ));
+    }
+    Ok(())
+}
+
 /// A multi-volume replay in progress.
 ///
 /// Memory is bounded by the volumes in flight, not the volume count: a
@@ -112,6 +150,7 @@ impl MultiSimulation {
     /// until the merged timeline reaches it.
     pub fn new(cfg: MultiConfig) -> Result<Self> {
         let template = cfg.run.trace.clone().unwrap_or_default();
+        refuse_per_run_fields(&cfg.run, &template)?;
         let volumes: Vec<(TraceConfig, String)> = if cfg.all_devices {
             if template.path.is_empty() {
                 return Err(Error::config(

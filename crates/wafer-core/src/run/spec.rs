@@ -224,6 +224,10 @@ pub(crate) const TIMED_SIZE: &str = "a timed run uses the preset's whole drive (
     over-provisioning; a trace is placed inside it); give fit_device (--fit-device) to size the \
     device yourself";
 
+const TIMED_PREPARATION: &str = "does not apply to a timed run: the preconditioning \
+    (precondition, the preset's [precondition] by default) prepares the drive and the \
+    statistics start after it";
+
 const TIMED_SHAPE: &str = "a timed run's block is the preset's page (flash.page_bytes) and its \
     segment the preset's superblock (a block per plane); change them in a preset file \
     (`wafer presets NAME > my.toml`, then --timing my.toml)";
@@ -284,6 +288,108 @@ pub fn parse_size(field: &str, v: &Value) -> Result<u64> {
             "{other} is not a size (bytes, or a string such as '4GiB')"
         ))),
     }
+}
+
+/// The device `given` asks for (a partial [`DeviceConfig`]: the fields
+/// given, `capacity` / `segment_size` in bytes or a size string) over the
+/// defaults, every device rule applied once: sizes in bytes count blocks of
+/// the run's block size; `gc_high` not given is `gc_low` when that is
+/// larger (GC stops no earlier than it starts); under `timing` the preset's
+/// whole drive (see [`TIMED_SIZE`]), its page as the block, and no prefill
+/// or warm-up of the run's own (the preconditioning prepares the drive).
+pub fn device_of(given: &Map<String, Value>, timing: Option<&TimingRun>) -> Result<DeviceConfig> {
+    let dev: Map<String, Value> = given
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let has = |k: &str| dev.contains_key(k);
+    for (blocks, bytes) in [
+        ("logical_blocks", "capacity"),
+        ("segment_blocks", "segment_size"),
+    ] {
+        if has(blocks) && has(bytes) {
+            return Err(Error::config(
+                bytes,
+                format!("give {blocks} or {bytes}, not both"),
+            ));
+        }
+    }
+    let defaults = serde_json::to_value(DeviceConfig::default()).expect("a device serialises");
+    let mut dv = defaults.clone();
+    for (k, v) in dev.iter().filter(|(k, _)| !SIZES.contains(&k.as_str())) {
+        if dv.get(k).is_none() {
+            return Err(Error::config(
+                &format!("device.{k}"),
+                format!(
+                    "no such device field; known: {}",
+                    crate::device::FIELDS
+                        .iter()
+                        .map(|f| f.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        dv[k] = v.clone();
+    }
+    if let Some(t) = timing {
+        let op = preset_op(&t.ssd);
+        if !t.fit_device {
+            for k in ["logical_blocks", "capacity", "physical_blocks"] {
+                if has(k) {
+                    return Err(Error::config(k, TIMED_SIZE));
+                }
+            }
+            if let Some(o) = dev.get("op").and_then(Value::as_f64) {
+                if (o - op).abs() > 1e-9 {
+                    return Err(Error::config("op", TIMED_SIZE));
+                }
+            }
+        }
+        if let Some(k) = ["segment_blocks", "segment_size"]
+            .into_iter()
+            .find(|k| has(k))
+        {
+            return Err(Error::config(k, TIMED_SHAPE));
+        }
+        if dev
+            .get("block_size")
+            .is_some_and(|b| b.as_u64() != defaults["block_size"].as_u64())
+        {
+            return Err(Error::config("block_size", TIMED_SHAPE));
+        }
+        // The engine replaces both on a timed run: given otherwise, they
+        // would be silently unused.
+        for k in ["prefill", "warmup_drive_writes"] {
+            if dev.get(k).is_some_and(|v| {
+                v.as_f64()
+                    .zip(defaults[k].as_f64())
+                    .map_or(*v != defaults[k], |(a, b)| a != b)
+            }) {
+                return Err(Error::config(k, TIMED_PREPARATION));
+            }
+        }
+        if !has("op") {
+            dv["op"] = serde_json::json!(op);
+        }
+        dv["block_size"] = serde_json::json!(t.ssd.flash.page_bytes);
+    }
+    // Sizes in bytes count blocks of the run's block size (a timed run's
+    // page).
+    let block = dv["block_size"].as_u64().unwrap_or(1).max(1);
+    if let Some(c) = dev.get("capacity") {
+        dv["logical_blocks"] = serde_json::json!(parse_size("capacity", c)? / block);
+    }
+    if let Some(c) = dev.get("segment_size") {
+        dv["segment_blocks"] = serde_json::json!(parse_size("segment_size", c)?.div_ceil(block));
+    }
+    let mut device: DeviceConfig = serde_path_to_error::deserialize(dv)
+        .map_err(|e| Error::config(&format!("device.{}", e.path()), e.into_inner().to_string()))?;
+    if !has("gc_high") {
+        device.gc_high = device.gc_high.max(device.gc_low);
+    }
+    Ok(device)
 }
 
 /// Whether field `name` is given with a value other than its default (a
@@ -360,81 +466,9 @@ impl RunSpec {
             .filter(|(_, v)| !v.is_null())
             .collect();
         let has = |k: &str| dev.contains_key(k);
-        for (blocks, bytes) in [
-            ("logical_blocks", "capacity"),
-            ("segment_blocks", "segment_size"),
-        ] {
-            if has(blocks) && has(bytes) {
-                return Err(Error::config(
-                    bytes,
-                    format!("give {blocks} or {bytes}, not both"),
-                ));
-            }
-        }
         let size_given = has("logical_blocks") || has("capacity");
         let segment_given = has("segment_blocks") || has("segment_size");
-        let mut dv = serde_json::to_value(DeviceConfig::default()).expect("a device serialises");
-        for (k, v) in dev.iter().filter(|(k, _)| !SIZES.contains(&k.as_str())) {
-            if dv.get(k).is_none() {
-                return Err(Error::config(
-                    &format!("device.{k}"),
-                    format!(
-                        "no such device field; known: {}",
-                        crate::device::FIELDS
-                            .iter()
-                            .map(|f| f.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
-            dv[k] = v.clone();
-        }
-        if let Some(t) = &timing {
-            let op = preset_op(&t.ssd);
-            if !t.fit_device {
-                for k in ["logical_blocks", "capacity", "physical_blocks"] {
-                    if has(k) {
-                        return Err(Error::config(k, TIMED_SIZE));
-                    }
-                }
-                if let Some(o) = dev.get("op").and_then(Value::as_f64) {
-                    if (o - op).abs() > 1e-9 {
-                        return Err(Error::config("op", TIMED_SIZE));
-                    }
-                }
-            }
-            let default_block = DeviceConfig::default().block_size as u64;
-            if let Some(k) = ["segment_blocks", "segment_size"]
-                .into_iter()
-                .find(|k| has(k))
-            {
-                return Err(Error::config(k, TIMED_SHAPE));
-            }
-            if dev
-                .get("block_size")
-                .is_some_and(|b| b.as_u64() != Some(default_block))
-            {
-                return Err(Error::config("block_size", TIMED_SHAPE));
-            }
-            if !has("op") {
-                dv["op"] = serde_json::json!(op);
-            }
-            dv["block_size"] = serde_json::json!(t.ssd.flash.page_bytes);
-        }
-        // Sizes in bytes count blocks of the run's block size (a timed
-        // run's page).
-        let block = dv["block_size"].as_u64().unwrap_or(1).max(1);
-        if let Some(c) = dev.get("capacity") {
-            dv["logical_blocks"] = serde_json::json!(parse_size("capacity", c)? / block);
-        }
-        if let Some(c) = dev.get("segment_size") {
-            dv["segment_blocks"] =
-                serde_json::json!(parse_size("segment_size", c)?.div_ceil(block));
-        }
-        let mut device: DeviceConfig = serde_path_to_error::deserialize(dv).map_err(|e| {
-            Error::config(&format!("device.{}", e.path()), e.into_inner().to_string())
-        })?;
+        let mut device = device_of(&dev, timing.as_ref())?;
 
         let setup = self.setup.unwrap_or_default();
 
@@ -494,7 +528,10 @@ impl RunSpec {
                     || (setup == Setup::SepbitReplayer && !size_given);
                 // A device sized from a small footprint gets segments that
                 // fit it, unless the user chose the segment size.
-                device.fit_segments = !size_given && !segment_given && !address_space;
+                // A given fit_segments is the user's.
+                if !has("fit_segments") {
+                    device.fit_segments = !size_given && !segment_given && !address_space;
+                }
                 cfg.trace = Some(TraceConfig {
                     path: path.clone(),
                     format: self.format.clone(),
@@ -577,6 +614,10 @@ impl RunSpec {
                 has("garbage_accounting") && d.garbage_accounting != e.garbage_accounting,
             ),
             ("gc_check", has("gc_check") && d.gc_check != e.gc_check),
+            (
+                "placement_batch",
+                has("placement_batch") && d.placement_batch != e.placement_batch,
+            ),
         ]
         .into_iter()
         .filter_map(|(k, c)| c.then_some(k))

@@ -38,6 +38,28 @@ use crate::error::{Error, Result};
 use crate::request::{Op, Request};
 use crate::rng::Rng;
 
+/// The workload grammar as `--help` shows it (`_core.workload_grammar`),
+/// kept beside [`parse`], which reads it; a test parses its examples.
+pub const GRAMMAR: &str = r#"workload specs (--workload):
+  uniform                 uniform random writes
+  zipf[:THETA]            Zipf(theta), default 1.0; hot blocks scattered (scramble=0 to keep them together)
+  hotcold[:W[:S]]         fraction W of requests to fraction S of the space (default 0.9:0.1)
+  seq                     sequential overwrites, wrapping at the end
+  phase[:W[:S[:P]]]       hot spot W/S that moves every P drive-writes (default 0.9:0.1:1.0); move=slide
+  sets[:N[:M[:THETA]]]    bursts rewriting one of N recurring sets of M chunks (chunk = size), sets by
+                          Zipf(THETA) (default 64:16:1.0): FIOS's coherency
+  mix:A+B+...             tenants with their own region, sizes and rate, e.g.
+                          mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500
+  keys: size=N|A-B|64k  iops=R  reads=F  region=F  scramble=0|1
+        arrivals=poisson|mmpp[:R[:T[:CV]]]|onoff[:ON[:OFF[:CV]]]
+                          bursty arrivals at the same mean rate: mmpp = two rates R apart (10) switching
+                          every T s (1) with gap CV (0.2), write inter-arrival ACF ~0.9; onoff = on ON s,
+                          silent OFF s; addresses as with poisson
+        move=jump|slide   phase only: the hot spot jumps to a random place (default) or slides by its length
+        schedule=P:PATTERN  on/off phases of P seconds, PATTERN of 0/1 repeated, e.g. 600:110000
+                          (OFIOS's six 10-minute phases: one pattern per tenant)
+"#;
+
 pub use zipf::ZipfSampler;
 
 /// An endless, seeded source of requests.
@@ -459,6 +481,31 @@ pub fn parse(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_grammar_shown_is_the_grammar_read() {
+        // Each spec of the help text, and its examples, as the parser reads them.
+        for spec in [
+            "uniform",
+            "zipf:0.8,scramble=0",
+            "hotcold:0.9:0.1",
+            "seq",
+            "phase:0.9:0.1:1.0,move=slide",
+            "sets:64:16:1.0,size=4",
+            "mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500",
+            "uniform,size=4k-1m,reads=0.3,arrivals=mmpp:10:1:0.2",
+            "uniform,arrivals=onoff:1:2:0.5",
+            "uniform,schedule=600:110000",
+        ] {
+            let name = spec.split([':', ',']).next().unwrap();
+            assert!(
+                GRAMMAR.contains(&format!("\n  {name}")),
+                "{name} is not in GRAMMAR"
+            );
+            parse(spec, 1 << 16, 4096, 1).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        }
+        assert!(GRAMMAR.contains("mix:zipf:1.0,size=8,region=0.5+seq,size=64k,iops=500"));
+    }
     use super::*;
 
     fn take(spec: &str, n: usize) -> Vec<Request> {
