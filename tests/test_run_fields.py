@@ -200,7 +200,6 @@ def test_a_new_run_field_needs_no_python(monkeypatch, capsys):
 
     row = {"name": "new_knob", "type": "int", "unit": "widgets", "choices": [], "default": 3, "doc": "a knob",
            "flag": "--new-knob", "group": "run"}
-    monkeypatch.setitem(cli._FIELD, "new_knob", row)
     monkeypatch.setitem(wafer.api._RUN_FIELD, "new_knob", row)
     a = cli.build_parser().parse_args(["replay", "--new-knob", "7"])
     assert cli._timing_kwargs(a)["new_knob"] == 7

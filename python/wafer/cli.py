@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import re
@@ -11,580 +10,45 @@ import sys
 import textwrap
 from typing import Any
 
-from . import _core, traces
+from . import _core
 from .api import (
-    _RUN_FIELD,
-    DEFAULT_WORKLOAD,
-    DEVICE_FIELDS,
     Device,
     compare,
     composites,
     describe_policy,
-    parse_size,
     policies,
     presets,
     replay,
     replay_volumes,
     resume,
     run_config,
-    setups,
     timing_config,
     timing_presets,
     victims,
 )
+from .commands.flags import (
+    EPILOG_WORKLOADS,
+    QUIET_HELP,
+    _add_device,
+    _add_run,
+    _add_setup,
+    _add_timing,
+    _add_trace,
+    _device,
+    _epilog_setups,
+    _params,
+    _positive_float,
+    _positive_int,
+    _preset,
+    _seed,
+    _selection,
+    _setup_kwargs,
+    _timing_kwargs,
+    _trace_kwargs,
+    _writes,
+)
+from .commands.show import _print_result, _write_timeseries
 from .result import RunResult, format_table
-
-#: --quiet: progress goes to stderr unless asked not to.
-QUIET_HELP = "no progress on stderr (a bar on a terminal, elsewhere a line per finished job or per 30 s)"
-
-_FIELD = _RUN_FIELD
-
-
-def _doc(name: str, default: str | None = None) -> str:
-    """A run field's help, as the engine documents it (``wafer.RUN_FIELDS``), with its default."""
-    f = _FIELD[name]
-    if default is None:
-        default = "" if f["default"] in (None, False, True, {}) else json.dumps(f["default"]).strip('"')
-    return f["doc"] + (f" (default {default})" if default else "")
-
-
-def _flag(g: Any, name: str, *flags: str, **kw: Any) -> argparse.Action:
-    """Add run field ``name``'s flag (the table's, or ``flags``) to ``g``: its choices and help from the
-    engine's table; ``kw`` as argparse takes them."""
-    f = _FIELD[name]
-    if f["choices"] and kw.get("action") is None:
-        kw.setdefault("choices", f["choices"])
-    kw.setdefault("help", _doc(name))
-    kw.setdefault("dest", name)
-    return g.add_argument(*(flags or (f["flag"],)), **kw)
-
-EPILOG_WORKLOADS = _core.workload_grammar() + """
-traces (--trace FILE, or --workload FILE): formats
-{formats}
-  (blktrace: binary NAME.blktrace.N, base name NAME, or a tar of them; blkparse and blktrace
-  take :Q or :D), and csv:time=0,op=1,offset=2,size=3[,sep=..,time_unit=..,offset_unit=sector,...]
-  for any other delimited layout (see `wafer traces formats`);
-  gzip/xz/zstd read transparently; the format is detected unless --format is given
-  (one clear winner, or an error listing the candidates).
-  Device size: without --logical-blocks/--capacity the device is the trace's footprint
-  (the blocks it reads or writes, mapped densely; segments shrink to fit a small one);
-  --address-space keeps its addresses and sizes the device to the highest one.
-  A short trace: --extend K continues it to K drive-writes in all with requests drawn from
-  its own lifetimes, sizes, read/write mix and locality (`wafer traces extend` writes it);
-  --repeat K replays it K times (every block then lives exactly one pass); results warn
-  when GC never ran, the warm-up was not reached or the trace ended before --drive-writes.
-""".format(formats=textwrap.fill(
-    ", ".join(f["name"] for f in json.loads(_core.trace_formats_json()) if f["name"] != "csv:KEYS"), 96,
-    initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
-
-
-def _int_type(lo: int, hi: int | None = None, bounds: str | None = None):
-    """An argparse type: an integer in ``lo..=hi`` (the flag is named by
-    argparse on error); ``bounds`` says the range (default: at least ``lo``)."""
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if v < lo or (hi is not None and v > hi):
-            raise argparse.ArgumentTypeError(f"{v} must be {bounds or f'at least {lo}'}")
-        return v
-    return parse
-
-
-#: argparse types: an integer >= 1, >= 0, and a seed (0..2^64-1).
-_positive_int = _int_type(1)
-_nonneg_int = _int_type(0)
-_seed = _int_type(0, (1 << 64) - 1, "an integer from 0 to 2^64-1")
-
-
-def _size(text: str) -> int:
-    """argparse type: a size such as 8GiB (see `wafer.parse_size`)."""
-    try:
-        return parse_size(text)
-    except _core.ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e).split(": ", 2)[-1]) from None
-
-
-def _positive_float(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not (v > 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
-    return v
-
-
-def _nonneg_float(text: str) -> float:
-    """argparse type: a finite number >= 0 (NaN and inf are refused naming the flag)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not (v >= 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
-    return v
-
-
-#: --think-us at most an hour: a closed loop's think time in ns must fit the engine's 64-bit clock many times over.
-MAX_THINK_US = 3.6e9
-
-
-def _think_us(text: str) -> float:
-    """argparse type: a think time in microseconds, 0 to an hour."""
-    v = _nonneg_float(text)
-    if v > MAX_THINK_US:
-        raise argparse.ArgumentTypeError(f"{text} us is more than an hour ({MAX_THINK_US:.0f} us)")
-    return v
-
-
-def _add_device(p: argparse.ArgumentParser) -> None:
-    d = Device()
-    g = p.add_argument_group("device")
-    g.add_argument("--preset", metavar="NAME",
-                   help="a paper's device, every field it sets: " +
-                        ", ".join(f"{x['name']} ({x['description'].split(':')[0]}: "
-                                  + ", ".join(f"{k}={json.dumps(v)}" for k, v in x["device"].items()) + ")"
-                                  for x in presets())
-                        + "; flags given explicitly win over it (--gc-reserve/--gc-high over its GC fractions)")
-    size = g.add_mutually_exclusive_group()
-    size.add_argument("--logical-blocks", type=_positive_int, metavar="N",
-                      help="logical capacity in blocks (default 1Mi = 4 GiB)")
-    size.add_argument("--capacity", metavar="SIZE", help="logical capacity in bytes, e.g. 4GiB, 512MiB, 1TB")
-    g.add_argument("--physical-blocks", type=_positive_int, metavar="N",
-                   help="exact physical capacity in blocks (overrides --op)")
-    g.add_argument("--op", type=_positive_float, metavar="RATIO",
-                   help=f"over-provisioning, (physical-logical)/logical (default {d.op}; with --timing, the preset's)")
-    g.add_argument("--block-size", type=_positive_int, metavar="BYTES", help=f"block (page) size (default {d.block_size})")
-    seg = g.add_mutually_exclusive_group()
-    seg.add_argument("--segment-blocks", type=_positive_int, metavar="N",
-                     help="segment (superblock) size in blocks (default 256; smaller for a trace's small footprint)")
-    seg.add_argument("--segment-size", metavar="SIZE", help="segment size in bytes, e.g. 2MiB or 512MiB")
-    g.add_argument("--gc-reserve", "--gc-low", dest="gc_low", type=_positive_int, metavar="N",
-                   help=f"GC reserve: GC starts below N free segments, the same for every policy (default {d.gc_low}, "
-                        "at least 2); the open segments of a policy's groups come on top, as its own cost")
-    g.add_argument("--gc-high", type=_positive_int, metavar="N",
-                   help="GC stops at N free segments (default: the reserve)")
-    g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=None,
-                   help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
-                        "garbage-proportion: the log-structured store of SepBIT's evaluation, GC while the log's "
-                        "garbage exceeds --gp-threshold (sized automatically; --op unused). Its trigger only: "
-                        "--setup sepbit-replayer sets the replayer's other conventions too")
-    g.add_argument("--garbage-accounting", choices=["immediate", "at-seal"], default=None,
-                   help="immediate: an overwritten copy is garbage of the log at once (default); at-seal: a copy "
-                        "in an open segment counts when the segment is sealed (SepBIT's replayer)")
-    g.add_argument("--gc-check", choices=["block", "request"], default=None,
-                   help="block: check GC after every block, collect until the trigger clears (default); "
-                        "request: check after every request, collect --pick-segments victims (SepBIT's replayer)")
-    g.add_argument("--pick-segments", type=_positive_int, metavar="K",
-                   help="victims per GC check at most (default: until the trigger clears; 1 with --gc-check "
-                        "request, the replayer's --setPickSegAmount)")
-    g.add_argument("--gp-threshold", type=_nonneg_float, metavar="F",
-                   help=f"garbage-proportion mode: log garbage that triggers GC (default {d.gp_threshold})")
-    g.add_argument("--segment-gp-threshold", type=_nonneg_float, metavar="F",
-                   help=f"garbage-proportion mode: least garbage of a victim (default {d.segment_gp_threshold})")
-    g.add_argument("--open-streams", type=_positive_int, metavar="N",
-                   help="open-stream limit of a multi-stream SSD: groups >= N share the last stream (default: none)")
-    g.add_argument("--prefill", action=argparse.BooleanOptionalAction, default=None,
-                   help="write the logical space once before the workload (default: on, or the --preset's); "
-                        "--no-prefill starts from an empty device")
-    g.add_argument("--warmup-drive-writes", type=_nonneg_float, metavar="K",
-                   help=f"drive-writes excluded from the steady-state WAF (default {d.warmup_drive_writes})")
-    g.add_argument("--window-drive-writes", type=_positive_float, metavar="W",
-                   help=f"time-series window length (default {d.window_drive_writes})")
-    g.add_argument("--check-every", type=_nonneg_int, metavar="N",
-                   help="run the FTL invariant checker every N user writes (slow; for debugging)")
-    p.set_defaults(_more_device=_add_more(p, DEVICE_FIELDS, "more device fields (the engine's table)"))
-
-
-#: Device flags, by their argparse dest (= the wafer.Device field); each given explicitly wins over the --preset.
-_DEVICE_FLAGS = ("logical_blocks", "capacity", "physical_blocks", "op", "block_size", "segment_blocks", "segment_size",
-                 "gc_low", "gc_high", "gc_mode", "garbage_accounting", "gc_check", "pick_segments", "gp_threshold",
-                 "segment_gp_threshold", "open_streams", "prefill", "warmup_drive_writes", "window_drive_writes",
-                 "check_every")
-
-
-def _add_more(p: argparse.ArgumentParser, fields: list[dict[str, Any]], title: str) -> list[str]:
-    """A flag for each engine field in ``fields`` (``wafer.DEVICE_FIELDS``, ``wafer.RUN_FIELDS``) that has none
-    above, its type, choices and help from the table: a field added to the engine reaches the CLI as it is.
-    Returns their names (their dests)."""
-    g, names = None, []
-    for f in fields:
-        flag = (f.get("flag") or "--" + f["name"].replace("_", "-")).split(",")[0]
-        if not flag.startswith("--") or flag in p._option_string_actions:
-            continue
-        g = g or p.add_argument_group(title)
-        kw: dict[str, Any] = ({"action": argparse.BooleanOptionalAction} if f["type"] == "bool" else
-                              {"choices": f["choices"]} if f["choices"] else
-                              {"type": {"int": int, "float": float}.get(f["type"], str),
-                               "metavar": {"int": "N", "float": "F"}.get(f["type"], "VALUE")})
-        unit = f" [{f['unit']}]" if f["unit"] else ""
-        default = "unset" if f["default"] is None else json.dumps(f["default"]).strip('"')
-        g.add_argument(flag, dest=f["name"], default=None, help=f"{f['doc']}{unit} (default {default})", **kw)
-        names.append(f["name"])
-    return names
-
-
-def _add_run(p: argparse.ArgumentParser, default_workload: str = DEFAULT_WORKLOAD) -> None:
-    g = p.add_argument_group("run")
-    _flag(g, "workload", default=default_workload, metavar="SPEC",
-          help=_doc("workload", default_workload) + "; see below")
-    n = g.add_mutually_exclusive_group()
-    _flag(n, "writes", type=_positive_int, metavar="N")
-    _flag(n, "drive_writes", "--drive-writes", type=_positive_float, metavar="K")
-    _flag(g, "seed", type=_seed, default=1)
-    _flag(g, "accuracy", action="store_true")
-    _flag(g, "cache_dir", metavar="DIR")
-    _flag(g, "memory_limit", metavar="SIZE", type=_size)
-    g.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    g.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
-
-
-def _epilog_setups() -> str:
-    """The setups, as the engine describes them (``wafer.setups()``), and what a setup fixes."""
-    rows = [textwrap.fill(s["description"], 98, initial_indent=f"  {s['name']:<17}", subsequent_indent=" " * 19,
-                          break_on_hyphens=False) for s in setups()]
-    return ("setups (--setup): a peer simulator's conventions at once, for comparing with its numbers\n"
-            + "\n".join(rows) + "\n"
-            "  A setup fixes --gc-mode, the prefill, --garbage-accounting, --gc-check, --cost-benefit,\n"
-            "  --cost-benefit-clock, --waf-counts-prefill and --placement-batch (giving one otherwise is an error);\n"
-            "  --pick-segments, the thresholds, the reserve and the device size stay yours.\n"
-            "  Results name the setup and conventions used (\"conventions\" in --json).\n"
-            "volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its\n"
-            "  own log in one timeline merged by timestamp, as the replayer runs a list of per-volume\n"
-            "  traces; the result has the overall WAF and each volume's.\n")
-
-
-def _add_setup(p: argparse.ArgumentParser) -> None:
-    """--setup and the conventions it fixes (replay and compare)."""
-    g = p.add_argument_group("conventions (see 'setups' below)")
-    _flag(g, "setup", default="wafer")
-    _flag(g, "cost_benefit", default=None)
-    _flag(g, "cost_benefit_clock", default=None)
-    _flag(g, "waf_counts_prefill", action="store_true", default=None)
-
-
-def _setup_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """setup= and the conventions given, for replay()/compare(); the engine refuses a convention the setup
-    fixes otherwise."""
-    return {"setup": a.setup, "cost_benefit": a.cost_benefit, "cost_benefit_clock": a.cost_benefit_clock,
-            "waf_counts_prefill": a.waf_counts_prefill}
-
-
-def _add_selection(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("trace selection")
-    g.add_argument("--format", metavar="NAME", help="trace format (default: detected from the content)")
-    g.add_argument("--device", metavar="ID", help="keep one device / volume: N, or MAJ,MIN for fiu and blkparse")
-    g.add_argument("--start", type=_nonneg_float, metavar="SECONDS",
-                   help="skip requests before this time (s after the first)")
-    g.add_argument("--end", type=_nonneg_float, metavar="SECONDS", help="stop at this time (s after the first)")
-    g.add_argument("--max-requests", type=_positive_int, metavar="N", help="keep the first N selected requests")
-    g.add_argument("--drop-reads", action="store_true", help="leave read requests out")
-    g.add_argument("--skip-bad", action="store_true",
-                   help="skip malformed lines and report how many (default: stop at the first, naming it)")
-
-
-def _add_trace(p: argparse.ArgumentParser) -> None:
-    """--trace, --remap and the selection flags of replay and compare."""
-    _add_selection(p)
-    g = p.add_argument_group("trace")
-    g.add_argument("--trace", metavar="FILE", action="append",
-                   help="replay a trace file instead of --workload (replay: repeat it for several volumes, "
-                        "each its own log)")
-    g.add_argument("--all-devices", action="store_true",
-                   help="replay: every device of the trace as its own volume (log), merged by timestamp")
-    g.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
-                   help="replay the trace K times in a row, timestamps shifted (default 1); every block then "
-                        "lives exactly one pass: prefer --extend")
-    g.add_argument("--extend", type=_positive_float, metavar="K",
-                   help="continue the trace to K drive-writes in all, drawn from its own lifetimes, sizes, "
-                        "read/write mix and locality (seeded by --seed)")
-    g.add_argument("--address-space", action="store_true",
-                   help="size the device to the trace's highest block, addresses kept (default: its footprint)")
-    g.add_argument("--remap", action="store_true",
-                   help="with --capacity/--logical-blocks: map the blocks the trace touches densely")
-
-
-def _add_timing(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
-    names = ", ".join(t["name"] for t in timing_presets())
-    _flag(g, "timing", metavar="PRESET|FILE", help=_doc("timing") + f"; presets: {names}")
-    _flag(g, "arrival")
-    _flag(g, "queue_depth", type=_positive_int, default=32, metavar="N")
-    _flag(g, "think_ns", "--think-us", dest="think_us", type=_think_us, default=0.0, metavar="US",
-          help="closed loop: host time between a completion and the next request [us] (default 0)")
-    _flag(g, "precondition", type=_nonneg_float, metavar="K")
-    _flag(g, "precondition_workload", "--precondition-workload", metavar="SPEC")
-    _flag(g, "fit_device", "--fit-device", action="store_true")
-    _flag(g, "precondition_cache", "--precondition-cache", metavar="DIR",
-          help=_doc("precondition_cache").replace("true (", "default (").split(", a folder")[0]
-          + "; or this folder")
-    g.add_argument("--no-precondition-cache", action="store_true", help="precondition afresh and save nothing")
-    _flag(g, "flush", "--no-flush", dest="no_flush", action="store_true",
-          help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) instead of "
-               "flushing it to flash, timed (timing.flush)")
-    p.set_defaults(_more_run=_add_more(p, list(_FIELD.values()), "more run fields (the engine's table)"))
-
-
-def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """The timing flags (and any run field with a generic flag) as given; the engine settles them (a timed
-    run's whole drive, its page as the block) and refuses what does not apply, naming the field (and flag)."""
-    return {"timing": a.timing, "arrival": a.arrival, "queue_depth": a.queue_depth,
-            "think_ns": int(a.think_us * 1000), "precondition": a.precondition,
-            "precondition_workload": a.precondition_workload, "fit_device": a.fit_device,
-            "flush": not a.no_flush, "precondition_cache": _precondition_cache(a),
-            **{f: v for f in getattr(a, "_more_run", ()) if (v := getattr(a, f)) is not None}}
-
-
-def _pcache_text(c: dict[str, Any] | None) -> str:
-    """How a timed run's preconditioning came about, for its summary row."""
-    if not c:
-        return ""
-    if c["loaded"]:
-        return f"; loaded from {c['path']}"
-    if c["saved"]:
-        return f"; saved to {c['path']} ({c['bytes'] / 2**20:.0f} MiB) for later runs"
-    return ""
-
-
-def _precondition_cache(a: argparse.Namespace) -> bool | str:
-    if a.no_precondition_cache and a.precondition_cache:
-        raise _core.ConfigError("invalid device configuration: --no-precondition-cache: not with --precondition-cache")
-    return False if a.no_precondition_cache else (a.precondition_cache or True)
-
-
-def _selection(a: argparse.Namespace) -> traces.Selection:
-    return traces.Selection(device=a.device, start_seconds=a.start, end_seconds=a.end,
-                            max_requests=a.max_requests, drop_reads=a.drop_reads, skip_bad=a.skip_bad)
-
-
-def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    if isinstance(a.trace, list):
-        if len(a.trace) > 1:
-            raise _core.ConfigError("invalid run configuration: trace: several --trace files are volumes, "
-                                    "which only `wafer replay` runs")
-        a.trace = a.trace[0]
-    if getattr(a, "trace_file", None):
-        a.trace = a.trace or a.trace_file
-    path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
-    extra = {"cache_dir": a.cache_dir, "memory_limit": a.memory_limit}
-    if path is None:
-        return extra
-    return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap,
-            "address_space": a.address_space, "repeat": a.repeat, "extend": a.extend, **extra}
-
-
-def _preset(a: argparse.Namespace) -> dict[str, Any]:
-    """The preset named by --preset (empty without one)."""
-    name = getattr(a, "preset", None)
-    if not name:
-        return {}
-    found = {p["name"]: p for p in presets()}
-    if name not in found:
-        raise _core.ConfigError(f"unknown device preset '{name}'; known: {', '.join(found)}")
-    return found[name]
-
-
-def _device(a: argparse.Namespace) -> Device:
-    """The device: every field of the --preset, then the flags given explicitly (which win), the rest at their
-    defaults. A flag stands for the fields of the same knob in other units: --segment-size for the preset's
-    segment_blocks, --gc-reserve for its gc_low_fraction, --gc-high for its gc_high_fraction."""
-    pre = dict(_preset(a).get("device", {}))
-    given = {f: v for f in (*_DEVICE_FLAGS, *getattr(a, "_more_device", ())) if (v := getattr(a, f, None)) is not None}
-    for flag, replaces in (("segment_size", "segment_blocks"), ("gc_low", "gc_low_fraction"),
-                           ("gc_high", "gc_high_fraction")):
-        if flag in given:
-            pre.pop(replaces, None)
-    return Device(**{**pre, **given})
-
-
-def _writes(a: argparse.Namespace) -> dict[str, Any]:
-    """--writes or --drive-writes (the latter resolved once the device is sized)."""
-    return {"writes": a.writes, "drive_writes": a.drive_writes}
-
-
-def _params(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise _core.PolicyError(f"--param '{item}' is not KEY=VALUE")
-        k, v = item.split("=", 1)
-        try:
-            out[k] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k] = v
-    return out
-
-
-def _print_result(r: RunResult) -> None:
-    transient = "  (only the prefill transient: see the warning)" if r.transient else ""
-    rows = [
-        ("policy / victim", f"{r.policy} / {r.victim}"),
-        ("workload", r.workload),
-        ("WAF", (f"{r.waf:.4f}" if r.waf else "-") + transient),
-        ("steady-state WAF", (f"{r.steady_waf:.4f}" + transient) if r.steady_waf else "- (warm-up not reached)"),
-        ("user / GC writes", f"{r.user_writes} / {r.gc_writes} blocks"),
-        ("drive-writes", f"{r.drive_writes:.2f} of the {r.raw['geometry']['logical_blocks']}-block device"),
-        ("mean victim valid ratio", f"{r.mean_victim_valid_ratio:.3f}" if r.mean_victim_valid_ratio else "-"),
-        ("erases per segment", "min {min} / mean {mean:.1f} / max {max}".format(**r.erases)),
-        ("groups", ", ".join(f"#{g['group']}: {g['user_writes']}u+{g['gc_writes']}gc, {g['segments']} seg"
-                             for g in r.groups)),
-        ("speed", f"{r.user_writes_per_second / 1e6:.2f} M user writes/s ({r.elapsed_seconds:.2f} s)"),
-    ]
-    t = r.raw.get("trace")
-    if t:
-        truncated = "; TRUNCATED" if t["truncated"] else ""
-        passes = f" in {t['passes']} passes" if t["passes"] > 1 else ""
-        ext = t.get("extension")
-        if ext:
-            passes += (f", then {ext['requests']} requests of its continuation ({ext['write_blocks']} of "
-                       f"{ext['planned_write_blocks']} blocks planned)")
-        rows.insert(2, ("trace", f"{t['format']}: {t['requests']} requests from {t['lines']} lines{passes}; "
-                                 f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
-                                 f"{t['backwards_timestamps']} timestamps raised{truncated}"))
-        geo = r.raw["geometry"]
-        how = {"footprint": "the trace's footprint, blocks mapped densely",
-               "address-space": "the trace's address space",
-               "given": ("the preset's whole drive" if r.timing and not r.timing["fit_device"] else "as given")
-               + (", the trace's blocks mapped densely inside it" if t.get("remapped") else "")}[t["sizing"]]
-        rows.insert(3, ("device", f"{geo['logical_blocks']} logical blocks ({how}; footprint "
-                                  f"{t['footprint_blocks']}, address space {t['address_space_blocks']}), "
-                                  f"{geo['segments']} segments of {geo['segment_blocks']} blocks, OP {geo['op']:.3f}"))
-    for kind, label in (("user", "accuracy (user writes)"), ("gc", "accuracy (GC writes)")):
-        rep = (r.accuracy or {}).get(kind)
-        if rep:
-            rows.append((label, _accuracy_line(rep)))
-    ann = r.raw.get("annotation")
-    if ann:
-        how = "reused" if ann["reused"] else ("cached" if ann["cached"] else "scratch")
-        rows.append(("lifetime annotation", f"{ann['writes']} writes, {ann['bytes'] / 2**20:.1f} MiB, {how}, "
-                                            f"{ann['seconds']:.2f} s" + (f" ({ann['path']})" if ann["cached"] else "")))
-    found = r.raw.get("nodap_search")
-    if found:
-        rows.append(("nodap search", f"{found['groups']} groups, BIRs {_short(found['birs'])}, "
-                                     f"sizes {_short(found['sizes'])}, {found['trials']} trials; {found['stopped']}"))
-    tr = r.training
-    if tr:
-        loss = f", last loss {tr['last_loss']:.3f}" if tr.get("last_loss") is not None else ""
-        rows.append(("online training", f"{tr['trainings']} trainings, {tr['seconds']:.2f} s, "
-                                        f"{tr['last_examples']} examples last{loss}"))
-    conv = r.raw.get("conventions")
-    if conv and (conv["setup"] != "wafer" or conv["gc_check"] != "block" or conv["garbage_accounting"] != "immediate"
-                 or conv["cost_benefit"] != {"form": "lfs", "clock": "user-writes"} or conv["waf_counts_prefill"]):
-        cb = conv["cost_benefit"]
-        pick = conv["pick_segments"] or "until clear"
-        rows.insert(1, ("conventions", f"setup {conv['setup']}: {conv['gc_mode']} GC checked per {conv['gc_check']}, "
-                                       f"victims per check {pick}, garbage {conv['garbage_accounting']}, "
-                                       f"prefill {'on' if conv['prefill'] else 'off'}"
-                                       f"{' (counted in WAF)' if conv['waf_counts_prefill'] else ''}, "
-                                       f"cost-benefit {cb['form']} on {cb['clock']}"))
-    for g in r.groups:
-        if g.get("victims"):
-            life = g.get("mean_lifespan")
-            rows.append((f"group {g['group']} GC", f"{g['victims']} victims, mean garbage "
-                                                   f"{_fmt_num(g['mean_victim_garbage'])}, {g['user_writes']} user "
-                                                   f"+ {g['gc_writes']} GC blocks written, "
-                                                   f"{_fmt_num(g['user_write_share'])} of user writes, "
-                                                   f"{_fmt_num(g['valid_share'])} of valid blocks, lifespan "
-                                                   f"{_fmt_num(life)} user writes"))
-    state = r.policy_state
-    if state:
-        shown = {k: v for k, v in state.items() if v is not None and k != "search"}  # the search has its row
-        rows.append(("policy state", ", ".join(f"{k}={_short(v)}" for k, v in shown.items())))
-    rows += [(k, v + (transient if k == "timing" else "")) for k, v in _timing_rows(r.timing)]
-    for warning in r.warnings:
-        rows.append(("warning", warning["message"]))
-    if r.error:
-        rows.append(("error", r.error))
-    w = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{w}}  {v}")
-
-
-def _lat(s: dict[str, Any]) -> str:
-    return (f"mean {s['mean']:.1f}, p50 {s['p50']:.1f}, p90 {s['p90']:.1f}, p99 {s['p99']:.1f}, "
-            f"p99.9 {s['p999']:.1f}, p99.99 {s['p9999']:.1f}, max {s['max']:.1f} us ({s['count']})")
-
-
-def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """The table rows of a timed run."""
-    if not t:
-        return []
-    tp, u, h, f, e = t["throughput"], t["utilisation"], t["hits"], t["flash"], t["energy"]
-    loop = f" (queue depth {t['queue_depth']})" if t["arrival"] == "closed" else ""
-
-    def rate(x: float | None) -> str:
-        return "-" if x is None else f"{x:.3f}"
-
-    rows = [
-        ("timing", f"{t['preset']} ({'fitted device' if t['fit_device'] else 'whole drive'}), {t['arrival']} "
-                   f"arrivals{loop}; {t['simulated_seconds']:.4f} s simulated after {t['precondition_writes']} "
-                   f"preconditioning writes ({t['precondition_workload']}, {t['precondition_seconds']:.1f} s"
-                   + _pcache_text(t.get("precondition_cache")) + ")"),
-        ("throughput", f"{tp['iops']:.0f} IOPS ({tp['read_iops']:.0f} read, {tp['write_iops']:.0f} write), "
-                       f"{tp['bandwidth_bytes_per_s'] / 1e6:.1f} MB/s"),
-    ]
-    for kind in ("read", "write"):
-        lat = t[f"{kind}_latency"]
-        if lat["device"]["count"]:
-            rows.append((f"{kind} latency (device)", _lat(lat["device"])))
-            rows.append((f"{kind} latency (end to end)", _lat(lat["end_to_end"])))
-    rows += [
-        ("utilisation", f"channels mean {u['channel_mean']:.2f} max {u['channel_max']:.2f}; dies mean "
-                        f"{u['die_mean']:.2f} min {u['die_min']:.2f} max {u['die_max']:.2f}; host link "
-                        f"{max(u['host_link_down'], u['host_link_up']):.2f}; DRAM {u['dram']:.2f}"),
-        ("queue waits", f"host queue mean {t['waits']['host_queue_mean_us']:.1f} us; flash mean "
-                        + ", ".join(f"{k} {v:.1f}" for k, v in t["waits"]["flash_mean_us"].items()) + " us"),
-        ("hit rates", f"cache {rate(h['cache_hit_rate'])}, mapping table {rate(h['cmt_hit_rate'])}"),
-        ("flash operations", f"{f['user_programs']} user + {f['gc_programs']} GC + {f['mapping_programs']} mapping "
-                             f"programs, {f['reads']} reads ({f['mapping_reads']} mapping), {f['erases']} erases; "
-                             f"{f['multiplane_batches']} multi-plane batches; suspended {f['suspended_programs']} "
-                             f"programs, {f['suspended_erases']} erases"),
-        ("end of run", f"flushed {t['flush']['pages']} dirty pages in {t['flush']['seconds'] * 1e3:.3f} ms "
-                       f"({t['flush']['programs']} programs)" if t["flush"] else
-                       f"{t['cache']['dirty_pages_at_end']} dirty pages left in the cache (--no-flush)"),
-        ("WAF with mapping", f"{rate(t['waf_with_mapping'])} (flash programs / user programs); "
-                             f"host WAF {rate(t['host_waf'])} (flash programs / host pages)"),
-        ("energy", f"{e['total_j']:.4g} J, {e['average_power_w']:.3f} W average: flash read {e['flash_read_j']:.3g}, "
-                   f"program {e['flash_program_j']:.3g}, erase {e['flash_erase_j']:.3g}, idle {e['flash_idle_j']:.3g}, "
-                   f"DRAM {e['dram_j']:.3g}, controller {e['controller_j']:.3g} J"),
-        ("timing speed", f"{t['requests_per_wall_second'] / 1e6:.3f} M host requests/s, "
-                         f"{t['flash_ops_per_wall_second'] / 1e6:.3f} M flash operations/s ({t['wall_seconds']:.2f} s)"),
-    ]
-    return rows
-
-
-def _accuracy_line(rep: dict[str, Any]) -> str:
-    """One line of a prediction report: accuracy, and P/R/F1 or per-class recall."""
-    text = f"{rep['accuracy']:.3f} of {rep['predictions']} blocks, {rep['classes']} classes"
-    b = rep.get("binary")
-    if b:
-        text += f"; short-lived class: precision {_fmt_num(b['precision'])}, recall {_fmt_num(b['recall'])}, " \
-                f"F1 {_fmt_num(b['f1'])}"
-    else:
-        text += "; per-class recall " + " ".join(_fmt_num(c["recall"]) for c in rep["per_class"])
-    return text
-
-
-def _short(v: object) -> str:
-    """A policy-state value on one line: floats to 3 decimals, lists compact."""
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    if isinstance(v, list):
-        if any(isinstance(x, dict) for x in v):
-            return f"[{len(v)} entries; see --json]"
-        return "[" + " ".join(_short(x) for x in v) + "]"
-    return str(v)
-
-
-def _write_timeseries(r: RunResult, path: str) -> None:
-    ts = r.timeseries()
-    with open(path, "w", newline="") as f:
-        out = csv.writer(f)
-        out.writerow(ts.keys())
-        out.writerows(zip(*ts.values()))
 
 
 def _victim(a: argparse.Namespace, given: str | None) -> str:
@@ -752,7 +216,6 @@ def cmd_presets(a: argparse.Namespace) -> int:
 
 
 def cmd_policies(a: argparse.Namespace) -> int:
-    import textwrap
 
     ps, cs, vs = policies(), composites(), victims()
     if a.json:
@@ -805,14 +268,6 @@ def cmd_demo(a: argparse.Namespace) -> int:
     print(f"\nreport: {page}  ({time.monotonic() - start:.0f} s; results in {db}: "
           f"`wafer report {db} -o DIR`, `wafer sweep export {db} -o runs.csv`)")
     return 0
-
-
-def _fmt_num(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import _core
 from ..api import Device, policies
-from ..cli import (
+from .flags import (
     EPILOG_WORKLOADS,
     QUIET_HELP,
     _add_device,
@@ -20,12 +20,11 @@ from ..cli import (
     _nonneg_float,
     _params,
     _positive_int,
-    _print_result,
     _seed,
-    _short,
     _trace_kwargs,
     _writes,
 )
+from .show import _print_result, _short
 
 
 def cmd_oracle_search(a: argparse.Namespace) -> int:

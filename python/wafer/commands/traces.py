@@ -8,16 +8,16 @@ from typing import Any
 
 from .. import traces
 from ..api import DEFAULT_WORKLOAD, parse_size
-from ..cli import (
+from .flags import (
     EPILOG_WORKLOADS,
     QUIET_HELP,
     _add_selection,
-    _fmt_num,
     _positive_float,
     _positive_int,
     _seed,
     _selection,
 )
+from .show import _fmt_num
 
 
 def cmd_traces_inspect(a: argparse.Namespace) -> int:

@@ -157,7 +157,7 @@ impl Assisted {
     pub fn new(inner: Box<dyn Placement>, name: &str, base: &str, a: Assists) -> Self {
         Assisted {
             inner,
-            name: super::name::intern(name),
+            name: crate::codec::static_str::intern(name),
             base: base.to_string(),
             user: a.user,
             gc: a.gc,

@@ -12,7 +12,6 @@
 //! ```
 
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
 
 use super::assisted::Assists;
 use super::dogi::Stage;
@@ -238,22 +237,6 @@ fn parse_assists(name: &str) -> Result<Option<(&str, Assists)>> {
     Ok(any.then_some((base, a)))
 }
 
-/// A composite's name as `&'static str` ([`super::Placement::name`]),
-/// interned: there are few distinct ones.
-pub(crate) fn intern(name: &str) -> &'static str {
-    static NAMES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
-    let mut v = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = v.iter().find(|n| **n == name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    v.push(n);
-    n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,7 +261,6 @@ mod tests {
             "{unknown}"
         );
         assert!(e("nodap+nu").contains("already places by the future"));
-        assert!(std::ptr::eq(intern("a+nu"), intern("a+nu")));
     }
 
     /// The tokens the parser reads are the parts [`COMPOSITES`] lists.

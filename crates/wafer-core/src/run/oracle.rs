@@ -29,7 +29,7 @@ pub fn search(
     let (ann, info) = cfg.annotate()?;
     let geo = cfg.device.geometry()?;
     let mut r = search::search(
-        &Prepared::new(&cfg, geo, Some(Arc::new(ann))),
+        &Prepared::new(&cfg, geo, Some(Arc::new(ann)), super::sim::nested_replay),
         opts,
         progress,
     )?;

@@ -7,12 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::config::RunConfig;
-use super::sim::Simulation;
 use crate::device::Geometry;
 use crate::engine::{Placement, Replayed, RunService};
 use crate::error::Result;
 use crate::future::Annotation;
-use crate::policy;
 use crate::request::Request;
 
 /// Where a preparation's events go ([`reporting`]).
@@ -40,12 +38,33 @@ pub(crate) struct Prepared<'a> {
     cfg: &'a RunConfig,
     geo: Geometry,
     ann: Option<Arc<Annotation>>,
+    nested: Nested,
 }
 
+/// A whole replay of a run (the policy built through the wrapper), as
+/// the run's own module provides it ([`super::sim`]): the service asks for
+/// nested replays without building runs itself.
+pub(crate) type Nested = fn(
+    RunConfig,
+    Option<Arc<Annotation>>,
+    &mut dyn FnMut(Box<dyn Placement>) -> Box<dyn Placement>,
+) -> Result<Replayed>;
+
 impl<'a> Prepared<'a> {
-    /// The service of the run `cfg` on `geo`, annotated by `ann`.
-    pub(crate) fn new(cfg: &'a RunConfig, geo: Geometry, ann: Option<Arc<Annotation>>) -> Self {
-        Prepared { cfg, geo, ann }
+    /// The service of the run `cfg` on `geo`, annotated by `ann`, replaying
+    /// other policies with `nested`.
+    pub(crate) fn new(
+        cfg: &'a RunConfig,
+        geo: Geometry,
+        ann: Option<Arc<Annotation>>,
+        nested: Nested,
+    ) -> Self {
+        Prepared {
+            cfg,
+            geo,
+            ann,
+            nested,
+        }
     }
 }
 
@@ -86,17 +105,6 @@ impl RunService for Prepared<'_> {
             c.params = p.clone();
         }
         c.accuracy = false;
-        let mut sim = Simulation::with_builder(c, self.ann.clone(), |cfg, geo| {
-            Ok(wrap(policy::build(&cfg.policy, &cfg.params, geo)?))
-        })?;
-        sim.run()?;
-        let r = sim.result();
-        Ok(Replayed {
-            waf: r.waf,
-            steady_waf: r.steady_waf,
-            groups: r.groups,
-            policy_state: r.policy_state,
-            training: r.training,
-        })
+        (self.nested)(c, self.ann.clone(), wrap)
     }
 }

@@ -17,7 +17,7 @@ use super::setup::Conventions;
 use super::timed::{self, Timed};
 use super::{resources, warnings};
 use crate::device::Geometry;
-use crate::engine::{Engine, Placement};
+use crate::engine::{Engine, Placement, Replayed};
 use crate::error::{Error, Result};
 use crate::ftl::stats::Counters;
 use crate::future::{AccuracyReport, Annotation, AnnotationInfo, Future};
@@ -166,7 +166,7 @@ impl Simulation {
             }
             None => (None, None),
         };
-        policy.prepare(&Prepared::new(&cfg, geo, ann.clone()))?;
+        policy.prepare(&Prepared::new(&cfg, geo, ann.clone(), nested_replay))?;
         let future = ann.is_some();
         // A timed run's preconditioned drive saved by an earlier run
         // replaces the prefill and the preconditioning (and the fresh
@@ -667,4 +667,25 @@ impl Simulation {
         }
         r
     }
+}
+
+/// A nested replay for a policy's preparation ([`Prepared`]): run `cfg`
+/// whole with its policy passed through `wrap`, and what the policy saw.
+pub(crate) fn nested_replay(
+    cfg: RunConfig,
+    ann: Option<Arc<Annotation>>,
+    wrap: &mut dyn FnMut(Box<dyn Placement>) -> Box<dyn Placement>,
+) -> Result<Replayed> {
+    let mut sim = Simulation::with_builder(cfg, ann, |cfg, geo| {
+        Ok(wrap(policy::build(&cfg.policy, &cfg.params, geo)?))
+    })?;
+    sim.run()?;
+    let r = sim.result();
+    Ok(Replayed {
+        waf: r.waf,
+        steady_waf: r.steady_waf,
+        groups: r.groups,
+        policy_state: r.policy_state,
+        training: r.training,
+    })
 }

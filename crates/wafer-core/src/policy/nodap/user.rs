@@ -210,7 +210,7 @@ impl NoDapUser {
         let nodap = NoDap::new(crate::params::parse("nodap", &nodap_params)?, geo)?;
         Ok(NoDapUser {
             nodap,
-            name: crate::policy::name::intern(name),
+            name: crate::codec::static_str::intern(name),
             predictor: predictor.into(),
             predictor_params,
             classes: Vec::new(),

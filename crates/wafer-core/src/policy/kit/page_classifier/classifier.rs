@@ -37,7 +37,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::features::{to_inputs, Features, INPUTS};
-use super::params::{ClassifierParams, LabelUnseen};
+use super::params::{Config, LabelUnseen};
 use super::threshold::{Pick, Threshold};
 use crate::error::Result;
 use crate::features::LastWrite;
@@ -58,23 +58,6 @@ pub enum Pred {
     Long = 1,
     /// No prediction (first write, or no model yet).
     Unseen = 2,
-}
-
-/// How the classifier is set up: its parameters, checked
-/// ([`ClassifierParams::config`]), and what they resolve to.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Config {
-    /// Policy name (errors, model files).
-    #[serde(with = "crate::codec::static_str")]
-    pub policy: crate::codec::Name,
-    /// The parameters as given.
-    pub p: ClassifierParams,
-    /// Write window [pages].
-    pub window: u64,
-    /// Keep hidden states as int8.
-    pub int8: bool,
-    /// A model to start from, and its threshold.
-    pub model: Option<(Tensors, Option<u64>)>,
 }
 
 /// The GRU and its head.
@@ -620,6 +603,7 @@ impl Classifier {
 
 #[cfg(test)]
 mod tests {
+    use super::super::params::ClassifierParams;
     use super::*;
 
     fn random_model(hidden: usize, seed: u64) -> Tensors {

@@ -5,10 +5,26 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::classifier::Config;
 use crate::device::Geometry;
 use crate::error::{Error, Result};
 use crate::model::Tensors;
+
+/// How the classifier is set up: its parameters, checked
+/// ([`ClassifierParams::config`]), and what they resolve to.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Config {
+    /// Policy name (errors, model files).
+    #[serde(with = "crate::codec::static_str")]
+    pub policy: crate::codec::Name,
+    /// The parameters as given.
+    pub p: ClassifierParams,
+    /// Write window [pages].
+    pub window: u64,
+    /// Keep hidden states as int8.
+    pub int8: bool,
+    /// A model to start from, and its threshold.
+    pub model: Option<(Tensors, Option<u64>)>,
+}
 
 /// What a training set does with the window's writes whose page was not
 /// written again before the window ended (no lifetime sample).
