@@ -286,3 +286,43 @@ def test_split_on_the_command_line(tmp_path):
     p = subprocess.run([sys.executable, "-m", "wafer", "traces", "split", str(src), "-o", str(tmp_path / "o"),
                         "--volumes", "7"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "no volume 7" in p.stderr and "Traceback" not in p.stderr
+
+
+def _srt_record(sec, usec, size, sectno, disk, read):
+    import struct
+    return struct.pack(">13I", 52, (1 << 16) | 1, sec, usec, 0, 0, size, sectno, (8 << 24) | (disk << 8) | 14,
+                       0, 0, int(read), 0)
+
+
+def test_the_peers_layouts_are_detected_and_read(tmp_path):
+    """HP SRT (binary, the header's sector size), NetApp IOLogDump (both schemas) and MiDAS-Simulation's
+    input: detected without --format, in the units their own tools read."""
+    srt = tmp_path / "t.srt.gz"
+    header = b"$$TR_IOREC-1.3\ndisks = {\n 0 -> {\n  sectorsize  = 256,\n }\n};\n\x0c"
+    srt.write_bytes(gzip.compress(header + b"".join(_srt_record(i, 500, 4096, 8 * i, i % 2, i % 3 == 0)
+                                                     for i in range(50))))
+    st = traces.inspect(srt)
+    assert (st.format, st.requests, st.reads) == ("hpsrt", 50, 17)
+    assert st.to_dict()["address_space_blocks"] == -(-(8 * 49 * 256 + 4096) // 4096)
+    assert traces.inspect(srt, "hpsrt:512").to_dict()["address_space_blocks"] == (8 * 49 * 512 + 4096) // 4096
+
+    netapp = tmp_path / "n.csv"
+    rows = ["#DUMP_OFFSET.I,ELAPSED_USECS.D,ELAPSED_TICKS.I,CMD.S,INFLIGHT_IOS.I,TS.I,SEQID.I,LUN_SSID.I,OP.I,"
+            "PHASE.I,LBA.I,NBLKS.I,LATENCY_TICKS.I,HOST_ID.I,HOST_LUN.I,LATENCY_USECS.D"]
+    for i in range(40):
+        cmd, op = [("WR_IN", 1), ("RD_IN", 0), ("WR_OUT", 3)][i % 3]
+        rows.append(f"{i},{81442951.096 + i * 100:.3f},1,{cmd},0,1,{i},1,{op},0,{2254431928 + 8 * i},8,1,6,1,5.0")
+    netapp.write_text("\n".join(rows) + "\n")
+    st = traces.inspect(netapp)
+    assert (st.format, st.requests, st.reads, st.to_dict()["read"]["unkept_events"]) == ("netapp", 27, 13, 13)
+    assert st.to_dict()["write_bytes"] == 14 * 4096
+
+    midas = tmp_path / "m.trace"
+    lines = [f"{i * 0.000001:.6f} {1 if i % 4 else 0} {i % 16} {8192 if i % 5 else 8182} " for i in range(60)]
+    midas.write_text("\n".join(lines[:30] + ["LOAD_END"] + lines[30:] + ["0.001 3 2 4096"]) + "\n")
+    st = traces.inspect(midas)
+    assert (st.format, st.requests, st.trims) == ("midas", 61, 1)
+    # The simulator's whole pages: 8,182 bytes are one page.
+    assert st.to_dict()["write_bytes"] == sum(8192 if i % 5 else 4096 for i in range(60) if i % 4)
+    r = wafer.replay("base", trace=midas, device=wafer.Device(logical_blocks=64, segment_blocks=4, op=0.5))
+    assert r.user_writes > 0

@@ -247,6 +247,9 @@ pub fn detect(path: &str) -> Result<String> {
     if blktrace::is_blktrace(&head) {
         return Ok("blktrace".into());
     }
+    if super::hpsrt::is_hpsrt(&head) {
+        return Ok("hpsrt".into());
+    }
     let head = if blktrace::is_tar(&head) {
         match tartext::kind(&head) {
             tartext::Kind::Blktrace => return Ok("blktrace".into()),
@@ -273,7 +276,7 @@ pub fn detect(path: &str) -> Result<String> {
             None,
             format!(
                 "not a text trace (binary data at byte {at}) and not a binary format wafer \
-                 knows (native, blktrace); give --format NAME if it is one of: {}",
+                 knows (native, blktrace, hpsrt); give --format NAME if it is one of: {}",
                 known_formats()
             ),
         ));

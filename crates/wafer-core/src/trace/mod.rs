@@ -42,9 +42,12 @@ pub mod extend;
 mod fields;
 mod fiu;
 mod flashnet;
+pub mod hpsrt;
+mod midas;
 mod msr;
 mod msrcut;
 pub mod native;
+mod netapp;
 pub mod rate;
 mod remap;
 mod spc;
@@ -116,6 +119,8 @@ pub enum Reader {
     ColumnMap,
     /// Binary blktrace events, keeping one action.
     Blktrace(blktrace::Action),
+    /// Binary HP SRT records, sectors in this unit.
+    HpSrt(hpsrt::SectorUnit),
 }
 
 /// A registered format.
@@ -228,6 +233,26 @@ pub const FORMATS: &[FormatInfo] = &[
         reader: Reader::Blktrace(blktrace::Action::Issue),
     },
     FormatInfo {
+        name: "netapp",
+        description: "NetApp IOLogDump CSV (hfplayer): ELAPSED_USECS(us), CMD(RD_IN/WR_IN; *_OUT skipped), LUN_SSID, LBA(sector), NBLKS(sector), of 16 or 23 fields",
+        reader: Reader::Text(|| Box::<netapp::NetApp>::default()),
+    },
+    FormatInfo {
+        name: "midas",
+        description: "MiDAS-Simulation input, whitespace: time(s) type(0 r/1 w/3 trim) lba(4KiB page) size(B, whole pages); LOAD_END lines",
+        reader: Reader::Text(|| Box::<midas::Midas>::default()),
+    },
+    FormatInfo {
+        name: "hpsrt",
+        description: "HP SRT binary (DiskSim's hpl/hpl2): big-endian records; sectors of the header's sectorsize (512 without a header)",
+        reader: Reader::HpSrt(hpsrt::SectorUnit::Header),
+    },
+    FormatInfo {
+        name: "hpsrt:512",
+        description: "HP SRT binary with 512-byte sectors, as DiskSim reads it",
+        reader: Reader::HpSrt(hpsrt::SectorUnit::Disksim),
+    },
+    FormatInfo {
         name: "csv:KEYS",
         description: "any delimited text with a column map, e.g. csv:time=0,op=1,offset=2,size=3 [device=N sep=comma|tab|space header=N|auto time_unit=ns|us|ms|s offset_unit=/size_unit=byte|sector|block4k|BYTES read=/write=/trim=/skip=V1|V2]",
         reader: Reader::ColumnMap,
@@ -274,7 +299,7 @@ pub fn line_format(name: &str) -> Result<Box<dyn LineFormat>> {
     match find(name)?.reader {
         Reader::Text(build) => Ok(build()),
         Reader::ColumnMap => Err(needs_map()),
-        Reader::Blktrace(_) => Err(spec_error(
+        Reader::Blktrace(_) | Reader::HpSrt(_) => Err(spec_error(
             "a binary format, not read line by line".to_string(),
         )),
     }
@@ -508,19 +533,14 @@ pub fn open_selected(
         Some(f) => f.to_string(),
         None => detect(path)?,
     };
-    let blktrace_action = match find(&format) {
-        Ok(FormatInfo {
-            reader: Reader::Blktrace(a),
-            ..
-        }) => Some(*a),
-        _ => None,
-    };
-    let inner: Box<dyn RecordSource> = if format == NATIVE {
-        Box::new(native::NativeRecords::open(path)?)
-    } else if let Some(action) = blktrace_action {
-        Box::new(blktrace::BlktraceRecords::open(path, action, sel.skip_bad)?)
-    } else {
-        Box::new(TextRecords::open(path, &format, sel.skip_bad)?)
+    let reader = find(&format).ok().map(|f| f.reader);
+    let inner: Box<dyn RecordSource> = match reader {
+        _ if format == NATIVE => Box::new(native::NativeRecords::open(path)?),
+        Some(Reader::Blktrace(action)) => {
+            Box::new(blktrace::BlktraceRecords::open(path, action, sel.skip_bad)?)
+        }
+        Some(Reader::HpSrt(unit)) => Box::new(hpsrt::HpSrtRecords::open(path, unit, sel.skip_bad)?),
+        _ => Box::new(TextRecords::open(path, &format, sel.skip_bad)?),
     };
     Ok((Selected::new(inner, sel)?, format))
 }
