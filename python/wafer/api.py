@@ -540,6 +540,9 @@ def compare(
     parameter) becomes a row whose ``error`` says why; the others still run.
     The result is a :class:`ResultSet`: a list of :class:`RunResult` with
     ``to_pandas()`` / ``to_arrow()`` of the summary, one row per run."""
+    if kwargs.get("dump_gc") is not None:
+        raise _core.ConfigError("invalid run configuration: dump_gc: one file per run; dump a run's victims with "
+                                "replay (`wafer replay --dump-gc FILE`), not a comparison of several")
     names = _names("policies", policies) if policies is not None else [p["name"] for p in _registry()["policies"]]
     params = kwargs.pop("params", None) or {}
     victims = _names("victims", victims)

@@ -148,7 +148,8 @@ def _timing_rows(t: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 def _accuracy_line(rep: dict[str, Any]) -> str:
     """One line of a prediction report: accuracy, and P/R/F1 or per-class recall."""
-    text = f"{rep['accuracy']:.3f} of {rep['predictions']} blocks, {rep['classes']} classes"
+    text = (f"{rep['accuracy']:.3f} of {rep['predictions']} blocks, {rep['classes']} classes "
+            f"(always the commonest class: {rep['majority']:.3f}; balanced {rep['balanced_accuracy']:.3f})")
     b = rep.get("binary")
     if b:
         text += f"; short-lived class: precision {_fmt_num(b['precision'])}, recall {_fmt_num(b['recall'])}, " \

@@ -14,7 +14,7 @@ pub mod service;
 mod vacant;
 
 pub(crate) use placement::forward_block_hooks;
-pub use placement::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite};
+pub use placement::{BlockEvent, Ctx, Event, GcBlock, Placement, UserWrite, VictimRow, VictimSink};
 pub use service::{Replayed, RunService};
 
 use serde::Serialize;
@@ -153,6 +153,10 @@ pub struct Engine {
     /// (the only mode a checkpoint holds).
     #[serde(skip)]
     flash_log: Option<Vec<FlashOp>>,
+    /// Where each collected victim is reported (`--dump-gc`), and how many
+    /// were collected since it was attached.
+    #[serde(skip)]
+    victim_sink: Option<(Box<dyn VictimSink>, u64)>,
 }
 
 impl Engine {
@@ -264,6 +268,7 @@ impl Engine {
             last_request_ns: None,
             hinted,
             flash_log: None,
+            victim_sink: None,
         };
         e.ftl.gc_reserve = gc_low as u32;
         e.schedule();
@@ -1064,6 +1069,9 @@ impl Engine {
         self.stats.victim(valid);
         let lifespan = self.ftl.now - self.ftl.segs.open_time[v];
         self.stats.collected(from_group, valid, lifespan);
+        if self.victim_sink.is_some() {
+            self.report_victim(victim, valid);
+        }
         // Before the erase, so the policy still sees the victim's group and times.
         self.policy.on_event(
             &Ctx {
@@ -1200,6 +1208,37 @@ impl Engine {
     /// The policy's current model, if it has one.
     pub fn policy_model(&self) -> Option<crate::model::Tensors> {
         self.policy.model()
+    }
+
+    /// Report every victim collected from now on to `sink` (`None`:
+    /// stop), returning the one attached before.
+    pub fn dump_victims(
+        &mut self,
+        sink: Option<Box<dyn VictimSink>>,
+    ) -> Option<Box<dyn VictimSink>> {
+        std::mem::replace(&mut self.victim_sink, sink.map(|s| (s, 0))).map(|(s, _)| s)
+    }
+
+    #[cold]
+    fn report_victim(&mut self, victim: SegmentId, valid: u32) {
+        let v = victim as usize;
+        let segs = &self.ftl.segs;
+        let row = VictimRow {
+            victim: 0,
+            time_ns: self.ftl.now_ns,
+            now: self.ftl.now,
+            segment: victim,
+            group: segs.group[v] as u32,
+            blocks: self.ftl.geo.segment_blocks,
+            valid,
+            open_time: segs.open_time[v],
+            seal_time: segs.seal_time[v],
+            erase_count: segs.erase_count[v],
+        };
+        if let Some((sink, n)) = self.victim_sink.as_mut() {
+            sink.victim(&VictimRow { victim: *n, ..row });
+            *n += 1;
+        }
     }
 
     // ---- timing sink (see `sink.rs`) ----

@@ -389,3 +389,42 @@ pub trait Placement: Send {
         false
     }
 }
+
+/// One collected victim, as the engine saw it just before the erase (for
+/// `--dump-gc`: [`VictimSink`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VictimRow {
+    /// Victims collected before this one in the run (0, 1, ...).
+    pub victim: u64,
+    /// Trace time of the request being served [ns].
+    pub time_ns: u64,
+    /// User blocks written so far (the engine's logical clock, the prefill
+    /// included).
+    pub now: u64,
+    /// The victim segment.
+    pub segment: u32,
+    /// The group (class) that wrote it.
+    pub group: u32,
+    /// Blocks per segment.
+    pub blocks: u32,
+    /// Its valid blocks (those moved).
+    pub valid: u32,
+    /// When it was opened and sealed [user blocks, the same clock as `now`].
+    pub open_time: u64,
+    /// See `open_time`.
+    pub seal_time: u64,
+    /// Erases it had before this one.
+    pub erase_count: u32,
+}
+
+/// Where the engine reports each collected victim (`--dump-gc`): called
+/// once per victim, off the per-block path.
+pub trait VictimSink: Send {
+    /// One victim.
+    fn victim(&mut self, row: &VictimRow);
+    /// The run is over: write what is buffered; the first error met, if
+    /// any (a sink never stops the run).
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}

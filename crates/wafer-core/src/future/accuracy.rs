@@ -78,10 +78,14 @@ impl Confusion {
                 f1: s.f1,
             }
         });
+        let recalls: Vec<f64> = per_class.iter().filter_map(|c| c.recall).collect();
+        let largest = per_class.iter().map(|c| c.support).max().unwrap_or(0);
         Some(ClassReport {
             predictions: total,
             correct,
             accuracy: correct as f64 / total as f64,
+            majority: largest as f64 / total as f64,
+            balanced_accuracy: recalls.iter().sum::<f64>() / recalls.len() as f64,
             classes: n,
             bounds: self
                 .bounds
@@ -148,6 +152,17 @@ pub struct ClassReport {
     pub correct: u64,
     /// correct / predictions.
     pub accuracy: f64,
+    /// The accuracy of always predicting the most common true class (the
+    /// largest class's share): what an accuracy must beat to say the
+    /// predictions carry information. A skewed class mix makes a high
+    /// accuracy cheap, a balanced one makes it dear; Shiro's Table V scores
+    /// traces whose short share runs from 3% to 98%.
+    #[serde(default)]
+    pub majority: f64,
+    /// Mean per-class recall over the classes that occur: the accuracy with
+    /// every true class weighted alike (0.5 for a constant guess between two).
+    #[serde(default)]
+    pub balanced_accuracy: f64,
     /// Number of classes.
     pub classes: usize,
     /// Upper bounds of the classes at the end of the run [user blocks]
@@ -198,6 +213,9 @@ mod tests {
         assert!((b.recall.unwrap() - 0.75).abs() < 1e-12);
         assert!((b.f1.unwrap() - 2.0 * 0.6 * 0.75 / 1.35).abs() < 1e-12);
         assert_eq!(r.confusion, vec![vec![3, 1], vec![2, 4]]);
+        // 6 of 10 are cold: always "cold" scores 0.6; recalls 0.75 and 4/6.
+        assert!((r.majority - 0.6).abs() < 1e-12);
+        assert!((r.balanced_accuracy - (0.75 + 4.0 / 6.0) / 2.0).abs() < 1e-12);
         assert_eq!(r.bounds, vec![Some(10)]);
     }
 

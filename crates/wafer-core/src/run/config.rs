@@ -62,6 +62,9 @@ pub struct RunConfig {
     /// Timing mode: simulate this SSD's latency, throughput and energy
     /// (see [`crate::timing`]); `None`: WAF mode.
     pub timing: Option<TimingRun>,
+    /// Write one row per collected victim to this file (CSV, or Arrow for
+    /// `.arrow`; [`super::gc_dump`]).
+    pub dump_gc: Option<String>,
 }
 
 impl Default for RunConfig {
@@ -84,6 +87,7 @@ impl Default for RunConfig {
             victim_ties: VictimTies::Wafer,
             waf_counts_prefill: false,
             timing: None,
+            dump_gc: None,
         }
     }
 }

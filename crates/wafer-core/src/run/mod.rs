@@ -10,6 +10,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod gc_dump;
 pub mod multi;
 pub mod oracle;
 pub mod precondition;

@@ -97,6 +97,12 @@ fn refuse_per_run_fields(run: &RunConfig, trace: &TraceConfig) -> Result<()> {
     if run.accuracy {
         return whole("accuracy");
     }
+    if run.dump_gc.is_some() {
+        return Err(Error::config(
+            "dump_gc",
+            "a multi-volume run does not dump its volumes' victims; replay one volume at a time",
+        ));
+    }
     if run.timing.is_some() {
         return Err(Error::config(
             "timing",

@@ -57,6 +57,9 @@ pub struct Simulation {
     /// checkpoint stores it, so a trace edited since is refused on resume;
     /// `None` for a synthetic workload, a pure function of the config).
     digest: Option<Digest>,
+    /// `dump_gc`: the victim dump, until the workload starts (the engine
+    /// holds it from then on).
+    dump: Option<Box<dyn crate::engine::VictimSink>>,
 }
 
 /// Requests of a synthetic workload looked at for a write before a run
@@ -196,6 +199,12 @@ impl Simulation {
             None => None,
         };
         let digest = cfg.trace.as_ref().map(|_| Digest::default());
+        let dump =
+            match &cfg.dump_gc {
+                Some(p) => Some(Box::new(super::gc_dump::GcDump::create(p)?)
+                    as Box<dyn crate::engine::VictimSink>),
+                None => None,
+            };
         Ok(Simulation {
             cfg,
             engine,
@@ -213,6 +222,7 @@ impl Simulation {
             timed,
             origin,
             digest,
+            dump,
         })
     }
 
@@ -232,10 +242,15 @@ impl Simulation {
     /// Whether this run can be checkpointed at all (a timed replay cannot:
     /// its event queue is not state).
     fn checkpointable(&self) -> Result<()> {
-        match self.timed {
-            Some(_) => Err(crate::codec::unsupported("a timed replay")),
-            None => Ok(()),
+        if self.timed.is_some() {
+            return Err(crate::codec::unsupported("a timed replay"));
         }
+        if self.cfg.dump_gc.is_some() {
+            return Err(crate::codec::unsupported(
+                "a run dumping its victims (dump_gc)",
+            ));
+        }
+        Ok(())
     }
 
     /// Write the run's complete state to `path`, atomically (see
@@ -447,6 +462,10 @@ impl Simulation {
                 return Ok(false);
             }
         }
+        if let Some(d) = self.dump.take() {
+            // The workload starts: victims are reported from here on.
+            self.engine.dump_victims(Some(d));
+        }
         let t = Instant::now();
         let goal = self.cfg.writes.min(self.written.saturating_add(budget));
         let r = match self.timed.as_mut() {
@@ -462,7 +481,14 @@ impl Simulation {
             None => self.advance(goal),
         };
         self.elapsed += t.elapsed().as_secs_f64();
-        r.map(|_| self.done())
+        r?;
+        let done = self.done();
+        if done {
+            if let Some(mut d) = self.engine.dump_victims(None) {
+                d.finish().map_err(|e| Error::config("dump_gc", e))?;
+            }
+        }
+        Ok(done)
     }
 
     /// Top up the lookahead queue. A source error is kept until the requests

@@ -57,6 +57,8 @@ pub struct RunSpec {
     pub cache_dir: Option<String>,
     /// Refuse runs estimated above this (bytes, or a size such as "8GiB").
     pub memory_limit: Option<Value>,
+    /// Write one row per collected victim to this file.
+    pub dump_gc: Option<String>,
     /// Trace file to replay instead of the workload.
     pub trace: Option<String>,
     /// Trace format (detected when absent).
@@ -164,6 +166,7 @@ pub const RUN_FIELDS: &[RunField] = &[
     f("accuracy", "bool", "", &[], "false", "--accuracy", "run", "annotate every block's death time (cached next to a trace) and score the policy's lifetime predictions: accuracy, precision, recall, F1, confusion, per window"),
     f("cache_dir", "str", "", &[], "null", "--cache-dir", "run", "folder of wafer's caches (lifetime annotations, split traces, preconditioned drives); unset: $WAFER_CACHE_DIR, else $XDG_CACHE_HOME/wafer, else ~/.cache/wafer"),
     f("memory_limit", "int|str", "bytes", &[], "null", "--memory-limit", "run", "refuse runs estimated to need more memory (bytes or a size such as \"8GiB\"); unset: what the machine has available"),
+    f("dump_gc", "str", "", &[], "null", "--dump-gc", "run", "write one row per collected victim to this file, as SepBIT's replayer prints its removed segments (time, segment, group, valid and invalid blocks, garbage proportion, age and lifespan in user writes, erase count): Arrow for a name ending .arrow, else CSV"),
     f("trace", "str", "", &[], "null", "--trace", "trace", "replay this trace file instead of the workload"),
     f("format", "str", "", &[], "null", "--format", "trace", "the trace's format; unset: detected from its content"),
     f("selection", "object", "", &[], "null", "--device, --start, --end, --max-requests, --drop-reads, --skip-bad", "trace", "what part of the trace to replay (device, time window, first N requests, reads, bad lines)"),
@@ -586,6 +589,10 @@ impl RunSpec {
         };
         cfg.waf_counts_prefill = self.waf_counts_prefill.unwrap_or(false);
         cfg.timing = timing;
+        if self.dump_gc.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(Error::config("dump_gc", "an empty file name"));
+        }
+        cfg.dump_gc = self.dump_gc.clone();
         // A setup fixes its conventions: one given otherwise is an error,
         // never silently replaced (the same value given is harmless).
         let mut fixed = cfg.clone();
