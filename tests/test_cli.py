@@ -44,8 +44,9 @@ def test_compare_json_and_report(tmp_path):
     # The representative set by default (`--policies all` runs every one: test_api's compare test).
     names = ["base", "two-r", "sepbit", "midas", "dogi", "nodap"]
     assert [(r["policy"], r["victim"]) for r in res] == [(a, b) for b in ("greedy", "fifo") for a in names]
-    # Bars, WAF over time, group sizes, victims; the oracles bring accuracy curves and group lifetimes.
-    assert (tmp_path / "report.html").read_text().count("Plotly.newPlot") == 6
+    # Bars, WAF over time, group sizes (at the end and over time), victims; the oracles bring accuracy curves
+    # and group lifetimes.
+    assert (tmp_path / "report.html").read_text().count("Plotly.newPlot") == 7
     assert (tmp_path / "figures" / "steady-waf.svg").exists()
     assert json.loads((tmp_path / "results.json").read_text())["results"]
 

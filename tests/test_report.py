@@ -37,6 +37,28 @@ def test_tables_are_tidy(runs):
     assert t.policies == ["base", "sepbit", "midas", "nodap"], "legend order: by family"
 
 
+def test_group_windows_add_up_to_the_runs_groups(runs, tmp_path):
+    """Each group's part of each window (MiDAS-Simulation's per-group lines): the windows' victims and writes
+    add up to the run's per-group totals, and the last window's segments are the groups' at the end."""
+    t = from_results(runs)
+    g = t.group_windows
+    assert len(g) and {"window", "group", "victims", "victim_valid_ratio", "sealed_segments", "open_segments",
+                       "valid_blocks", "drive_writes"} <= set(g.columns)
+    for r_i, r in enumerate(runs):
+        mine = g[g.run == r_i]
+        for grp in r.raw["groups"]:
+            rows = mine[mine.group == grp["group"]]
+            assert rows.victims.sum() == grp["victims"], (r.policy, grp["group"])
+            assert rows.user_writes.sum() == grp["user_writes"] and rows.gc_writes.sum() == grp["gc_writes"]
+            last = rows[rows.window == rows.window.max()].iloc[0]
+            assert last.sealed_segments + last.open_segments == grp["segments"]
+    midas = g[(g.policy == "midas") & (g.victim == "greedy")]
+    assert midas.group.nunique() > 2, "MiDAS's chain of groups, each with its own series"
+    r = runs[0]
+    ts = r.group_timeseries()
+    assert len(ts["window"]) == len(r.raw["group_windows"]) and set(ts) >= {"sealed_segments", "victims"}
+
+
 def test_every_figure_has_its_data(runs):
     t = from_results(runs)
     made = {a: f(t) for a, _, f in figs.FIGURES}
@@ -82,13 +104,14 @@ def test_many_policies_are_split_by_family(runs):
 def test_write_report_from_results_json_and_store(runs, tmp_path):
     page = write_report(runs, tmp_path / "a", title="t")
     html = page.read_text()
-    assert html.count("Plotly.newPlot") == 6 and "<svg" not in html.split("<body>")[1].split("<script")[0]
+    assert html.count("Plotly.newPlot") == 7 and "<svg" not in html.split("<body>")[1].split("<script")[0]
     assert html.count("<tr>") == 1 + 8 and 'class="runs"' in html
     for name in ("steady-waf", "waf-over-time", "accuracy", "group-sizes", "group-lifetimes", "victim-valid-ratios"):
         assert (tmp_path / "a" / "figures" / f"{name}.png").stat().st_size > 1000
         assert (tmp_path / "a" / "figures" / f"{name}.svg").read_text().startswith("<?xml")
     again = write_report(tmp_path / "a" / "results.json", tmp_path / "b", static_formats=())
-    assert again.read_text().count("Plotly.newPlot") == 6
+    assert again.read_text().count("Plotly.newPlot") == 7
+    assert (tmp_path / "a" / "group_timeseries.csv").read_text().count("\n") > 8
     (tmp_path / "one.json").write_text(json.dumps(runs[0].to_dict()))
     assert "Plotly.newPlot" in write_report(tmp_path / "one.json", tmp_path / "c", static_formats=()).read_text()
 

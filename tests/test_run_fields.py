@@ -275,9 +275,12 @@ def test_dump_gc_writes_one_row_per_victim(tmp_path, capsys):
 
     t = _trace(tmp_path)
     flags = ["--trace", t, "--policy", "sepbit", "--repeat", "4", "--segment-blocks", "4", "--op", "0.5", "--json", "-q"]
-    assert main(["replay", *flags, "--dump-gc", str(tmp_path / "gc.csv")]) == 0
+    assert main(["replay", *flags, "--dump-gc", str(tmp_path / "gc.csv"),
+                 "--group-timeseries", str(tmp_path / "groups.csv")]) == 0
     r = json.loads(capsys.readouterr().out)
     victims = sum(g["victims"] for g in r["groups"])
+    per_group = list(csv.DictReader(open(tmp_path / "groups.csv")))
+    assert sum(int(x["victims"]) for x in per_group) == victims
     rows = list(csv.DictReader(open(tmp_path / "gc.csv")))
     assert victims > 0 and len(rows) == victims
     assert [int(x["victim"]) for x in rows] == list(range(victims))

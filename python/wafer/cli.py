@@ -58,7 +58,7 @@ def _victim(a: argparse.Namespace, given: str | None) -> str:
 
 #: `wafer replay` flags that do not define the run (allowed with --resume).
 _NOT_THE_RUN = {"command", "func", "parser", "argv", "resume", "checkpoint", "checkpoint_every", "quiet", "json",
-                "timeseries", "show_config"}
+                "timeseries", "group_timeseries", "show_config"}
 
 
 def _given(a: argparse.Namespace) -> set[str]:
@@ -103,6 +103,8 @@ def cmd_replay(a: argparse.Namespace) -> int:
                    checkpoint_every=a.checkpoint_every, **kw)
     if a.timeseries:
         _write_timeseries(r, a.timeseries)
+    if a.group_timeseries:
+        _write_timeseries(r, a.group_timeseries, groups=True)
     if a.json:
         print(json.dumps(r.to_dict()))
     else:
@@ -309,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "`wafer policies`)")
     r.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     r.add_argument("--timeseries", metavar="FILE.csv", help="also write the per-window time series as CSV")
+    r.add_argument("--group-timeseries", metavar="FILE.csv",
+                   help="also write each group's part of each window as CSV (sealed and open segments, victims and "
+                        "their valid ratio, writes, valid blocks: MiDAS-Simulation's per-group lines)")
     r.add_argument("--show-config", action="store_true",
                    help="print the run configuration the engine settles from these flags (JSON: every default "
                         "and rule applied; `_core.Simulation` runs it as is; a --setup's conventions are applied "

@@ -165,6 +165,14 @@ class RunResult:
                     out[c] = [timed[i][c] if i in timed else None for i in range(len(rows))]
         return out
 
+    def group_timeseries(self) -> dict[str, list]:
+        """Each group's part of each window, one row per window and group (columns ``window``, ``group``,
+        ``user_writes``, ``gc_writes``, ``victims``, ``victim_valid_ratio``, ``sealed_segments``,
+        ``open_segments``, ``valid_blocks``): what MiDAS-Simulation prints per group every GB."""
+        rows = self.raw.get("group_windows") or []
+        cols = list(rows[0].keys()) if rows else ["window", "group"]
+        return {c: [r[c] for r in rows] for c in cols}
+
     def to_arrow(self):
         """The time series as a ``pyarrow.Table`` (needs pyarrow)."""
         import pyarrow as pa

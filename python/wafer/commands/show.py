@@ -170,8 +170,9 @@ def _short(v: object) -> str:
     return str(v)
 
 
-def _write_timeseries(r: RunResult, path: str) -> None:
-    ts = r.timeseries()
+def _write_timeseries(r: RunResult, path: str, groups: bool = False) -> None:
+    """The run's time series (``groups``: each group's part of each window) as CSV."""
+    ts = r.group_timeseries() if groups else r.timeseries()
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(ts.keys())

@@ -39,7 +39,8 @@ def write_report(
     ``source``: a results store (path or open :class:`wafer.store.Store`; only
     ``study`` or the ``jobs`` ids if given), a results JSON file, or a list of :class:`wafer.RunResult`.
     Also written: ``results.json`` (every run), ``runs.csv`` (one row per run),
-    ``timeseries.csv`` (one row per run x window), ``groups.csv`` and, for each
+    ``timeseries.csv`` (one row per run x window), ``groups.csv``, ``group_timeseries.csv`` (one row per run x window x
+    group) and, for each
     figure the data has, ``figures/NAME.png`` and ``.svg`` (``static_formats=()``
     skips them). ``extra``: more (anchor, heading, plotly figure) sections;
     ``notes``: paragraphs under the title; ``gaps``: an oracle-gap table
@@ -54,8 +55,10 @@ def write_report(
     tables.runs.to_csv(out / "runs.csv", index=False)
     tables.windows.to_csv(out / "timeseries.csv", index=False)
     tables.groups.to_csv(out / "groups.csv", index=False)
+    tables.group_windows.to_csv(out / "group_timeseries.csv", index=False)
     links = [("results.json", "every run, in full"), ("runs.csv", "one row per run"),
-             ("timeseries.csv", "one row per run and window"), ("groups.csv", "one row per run and group")]
+             ("timeseries.csv", "one row per run and window"), ("groups.csv", "one row per run and group"),
+             ("group_timeseries.csv", "one row per run, window and group (MiDAS-Simulation's per-group lines)")]
     sections = []
     if gaps is None:  # runs that hold a decomposition (wafer gap's five variants) get its figure
         from ..gap import find, tidy

@@ -52,6 +52,10 @@ class Tables:
     * ``groups``: one row per run x group at the end of the run: ``group``,
       ``segments``, ``valid_blocks``, ``user_writes``, ``gc_writes``,
       ``lifetime_p10/median/p90`` [drive-writes] of the blocks it received.
+    * ``group_windows``: one row per run x window x group: ``window``,
+      ``drive_writes`` (end of the window), ``group``, ``user_writes``,
+      ``gc_writes``, ``victims``, ``victim_valid_ratio``, ``sealed_segments``,
+      ``open_segments``, ``valid_blocks`` (MiDAS-Simulation's per-group lines).
     * ``victims``: one row per run x valid-ratio bin: ``lo``, ``hi``, ``victims``, ``share``.
     * ``latency``: one row per run x operation x point of a latency CDF
       (``op``, ``us``, ``cdf``), from results that carry ``latency`` (timing runs).
@@ -62,6 +66,7 @@ class Tables:
     groups: Any
     victims: Any
     latency: Any
+    group_windows: Any = None
     title: str = "wafer report"
     notes: list[str] = field(default_factory=list)
 
@@ -95,7 +100,7 @@ def from_results(results: list[RunResult], title: str = "wafer report") -> Table
     """The tables of these runs (from :func:`wafer.compare`, a store, or JSON)."""
     import pandas as pd
 
-    runs, windows, groups, victims, latency = [], [], [], [], []
+    runs, windows, groups, victims, latency, group_windows = [], [], [], [], [], []
     for i, r in enumerate(results):
         lab = _label_of(r)
         dims = {"run": i, **{k: lab[k] for k in DIMS[1:] if k in lab}, "family": family(lab["policy_name"])}
@@ -107,8 +112,13 @@ def from_results(results: list[RunResult], title: str = "wafer report") -> Table
                                           "user_classes", "gc_classes", "train_seconds", "elapsed_seconds",
                                           "user_writes_per_second", "warnings")}})
         logical = (r.raw.get("geometry") or {}).get("logical_blocks") or 1
+        ends = []
         for w, row in enumerate(r.raw.get("windows") or []):
             windows.append({**dims, "window": w, **row})
+            ends.append(row["drive_writes"])
+        for row in r.raw.get("group_windows") or []:
+            w = row["window"]
+            group_windows.append({**dims, "drive_writes": ends[w] if w < len(ends) else math.nan, **row})
         for g in r.raw.get("groups") or []:
             life = g.get("lifetime") or {}
             groups.append({**dims, "group": g["group"], "segments": g["segments"], "valid_blocks": g["valid_blocks"],
@@ -128,6 +138,7 @@ def from_results(results: list[RunResult], title: str = "wafer report") -> Table
                   groups=frame(groups, columns=DIMS if not groups else None),
                   victims=frame(victims, columns=DIMS if not victims else None),
                   latency=frame(latency, columns=[*DIMS, "op", "us", "cdf"] if not latency else None),
+                  group_windows=frame(group_windows, columns=DIMS if not group_windows else None),
                   title=title)
 
 

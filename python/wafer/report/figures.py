@@ -202,6 +202,47 @@ def group_sizes(t: Tables):
     return fig
 
 
+def group_windows(t: Tables):
+    """Each group's sealed segments over the run, one line per group, for the first seed of each policy and
+    setting (a menu picks the run); the hover has the window's victims and their valid ratio, what
+    MiDAS-Simulation prints per group every GB."""
+    go, _ = _go()
+    import plotly.colors as pc
+
+    g = t.group_windows
+    if g is None or g.empty:
+        return None
+    first = g[g.seed == g.seed.min()]
+    keys = [k for k in ("workload", "device", "victim", "length") if first[k].nunique() > 1]
+    runs = []
+    for _run, d in first.groupby("run", sort=True):
+        setting = " · ".join(str(d[k].iloc[0]) for k in keys)
+        runs.append((f"{d.policy.iloc[0]}" + (f" · {setting}" if setting else ""), d))
+    n = int(first.group.max()) + 1
+    colours = pc.sample_colorscale("Viridis", [i / max(1, n - 1) for i in range(n)])
+    fig = go.Figure()
+    traces, trace_panels = [], []
+    for i, (label, d) in enumerate(runs):
+        for k, dk in d.groupby("group", sort=True):
+            if (dk.sealed_segments + dk.open_segments).sum() == 0 and dk.victims.sum() == 0:
+                continue
+            traces.append(go.Scatter(
+                x=dk.drive_writes, y=dk.sealed_segments, mode="lines", name=f"group {k}", visible=i == 0,
+                line_color=colours[int(k)], legendgroup=f"g{k}",
+                customdata=dk[["victims", "victim_valid_ratio", "valid_blocks"]].fillna(-1),
+                hovertemplate="group " + str(k) + " at %{x:.2f} drive-writes: %{y} sealed segments<br>"
+                              "%{customdata[0]} victims, valid ratio %{customdata[1]:.3f}; %{customdata[2]} valid "
+                              "blocks<extra></extra>"))
+            trace_panels.append(label)
+    if not traces:
+        return None
+    fig.add_traces(traces)
+    fig.update_layout(**_LAYOUT, height=440, xaxis_title="drive-writes", yaxis_title="sealed segments",
+                      title="Group sizes over the run (sealed segments per group; first seed)")
+    _selector(fig, trace_panels, [label for label, _ in runs], "run")
+    return fig
+
+
 def group_lifetimes(t: Tables):
     """Lifetimes of the blocks each group received: median with the p10–p90
     range, in drive-writes, log scale (runs with ``accuracy``; first seed)."""
@@ -303,6 +344,7 @@ FIGURES = [
     ("waf-over-time", "WAF over time", waf_over_time),
     ("accuracy", "Prediction accuracy", accuracy),
     ("group-sizes", "Group sizes", group_sizes),
+    ("group-windows", "Group sizes over time", group_windows),
     ("group-lifetimes", "Group lifetimes", group_lifetimes),
     ("victims", "Victim valid ratios", victim_histogram),
     ("latency", "Latency", latency_cdf),

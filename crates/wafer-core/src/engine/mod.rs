@@ -1090,7 +1090,7 @@ impl Engine {
     #[cold]
     #[inline(never)]
     fn periodic(&mut self) -> Result<()> {
-        if let Some(index) = self.stats.tick(self.ftl.free.len()) {
+        if let Some(index) = self.stats.tick(self.ftl.free.len(), &self.ftl.segs) {
             self.stats.set_threshold(self.policy.threshold());
             self.close_retired();
             self.policy.on_event(

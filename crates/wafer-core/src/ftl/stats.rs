@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::device::Geometry;
-use crate::ftl::GroupId;
+use crate::ftl::{GroupId, SegState, Segments};
 use crate::future::accuracy::{f1, ratio, Confusion};
 
 /// Bins of the victim valid-ratio histogram ([0, 0.05), [0.05, 0.1), ... [0.95, 1]).
@@ -113,6 +113,41 @@ pub struct WindowRow {
     pub threshold: Option<f64>,
 }
 
+/// One group's part of a closed window: what MiDAS-Simulation prints per
+/// group every GB (`simul_info`: `GROUP g[sealed segments]: victims' valid
+/// ratio (ERASE: victims)`), with the group's writes and valid blocks.
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
+pub struct GroupWindowRow {
+    /// Index of the window in `windows`.
+    pub window: u64,
+    /// Group.
+    pub group: u32,
+    /// User writes placed in the group in the window [blocks].
+    pub user_writes: u64,
+    /// GC writes placed in the group in the window [blocks].
+    pub gc_writes: u64,
+    /// Segments of the group collected in the window (MiDAS's `ERASE`).
+    pub victims: u64,
+    /// Mean valid ratio of those victims (MiDAS's `VPG/EPG`).
+    pub victim_valid_ratio: Option<f64>,
+    /// Sealed segments the group holds at the window's end (MiDAS's
+    /// `[TOTAL_GNUM]`).
+    pub sealed_segments: u64,
+    /// Open segments it holds (its append points).
+    pub open_segments: u64,
+    /// Valid blocks in its segments at the window's end.
+    pub valid_blocks: u64,
+}
+
+/// A group's running totals when the last window closed.
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize)]
+struct GroupMark {
+    user: u64,
+    gc: u64,
+    victims: u64,
+    victim_valid: u64,
+}
+
 /// Everything the engine counts during the workload (prefill excluded).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
@@ -131,6 +166,12 @@ pub struct Stats {
     pub group_victims: Vec<GroupVictims>,
     /// Closed windows.
     pub windows: Vec<WindowRow>,
+    /// Each group's part of each closed window.
+    #[serde(default)]
+    pub group_windows: Vec<GroupWindowRow>,
+    /// Each group's totals when the last window closed.
+    #[serde(default)]
+    group_marks: Vec<GroupMark>,
     /// Counters when the last window closed.
     window_start: Counters,
     /// Window length [user blocks]; fractional, so that boundaries fall at
@@ -293,6 +334,8 @@ impl Stats {
             group_gc: vec![0; groups],
             group_victims: vec![GroupVictims::default(); groups],
             windows: Vec::new(),
+            group_windows: Vec::new(),
+            group_marks: Vec::new(),
             window_start: Counters::default(),
             window_blocks: window_blocks.max(1.0),
             warmup_blocks,
@@ -317,12 +360,12 @@ impl Stats {
 
     /// Record the warm-up snapshot and close windows that are due. Returns
     /// the index of a window that closed, if one did.
-    pub fn tick(&mut self, free_segments: usize) -> Option<u64> {
+    pub fn tick(&mut self, free_segments: usize, segs: &Segments) -> Option<u64> {
         if self.warm.is_none() && self.c.user_writes >= self.warmup_blocks {
             self.warm = Some(self.c);
         }
         if self.c.user_writes >= self.window_end(self.windows.len()) {
-            self.close_window(free_segments);
+            self.close_window(free_segments, segs);
             return Some(self.windows.len() as u64 - 1);
         }
         None
@@ -339,11 +382,12 @@ impl Stats {
     }
 
     /// Close the current window (also used for the partial last one).
-    pub fn close_window(&mut self, free_segments: usize) {
+    pub fn close_window(&mut self, free_segments: usize, segs: &Segments) {
         let (c, s) = (self.c, self.window_start);
         if c.user_writes == s.user_writes && c.gc_writes == s.gc_writes {
             return;
         }
+        self.close_group_windows(segs);
         let victims = c.victims - s.victims;
         let moved = c.victim_valid_blocks - s.victim_valid_blocks;
         self.windows.push(WindowRow {
@@ -393,6 +437,45 @@ impl Stats {
             threshold: None,
         });
         self.window_start = c;
+    }
+
+    /// Each group's part of the window closing now (one pass over the
+    /// segments: windows are few).
+    fn close_group_windows(&mut self, segs: &Segments) {
+        let groups = self.group_user.len();
+        let mut rows = vec![GroupWindowRow::default(); groups];
+        for (i, &st) in segs.state.iter().enumerate() {
+            let Some(r) = rows.get_mut(segs.group[i] as usize) else {
+                continue;
+            };
+            match st {
+                SegState::Free => continue,
+                SegState::Open => r.open_segments += 1,
+                SegState::Sealed => r.sealed_segments += 1,
+            }
+            r.valid_blocks += segs.valid[i] as u64;
+        }
+        self.group_marks.resize(groups, GroupMark::default());
+        let window = self.windows.len() as u64;
+        for (g, mut r) in rows.into_iter().enumerate() {
+            let now = GroupMark {
+                user: self.group_user[g],
+                gc: self.group_gc[g],
+                victims: self.group_victims[g].victims,
+                victim_valid: self.group_victims[g].valid_blocks,
+            };
+            let was = std::mem::replace(&mut self.group_marks[g], now);
+            r.window = window;
+            r.group = g as u32;
+            r.user_writes = now.user - was.user;
+            r.gc_writes = now.gc - was.gc;
+            r.victims = now.victims - was.victims;
+            r.victim_valid_ratio = (r.victims > 0).then(|| {
+                (now.victim_valid - was.victim_valid) as f64
+                    / (r.victims * self.segment_blocks) as f64
+            });
+            self.group_windows.push(r);
+        }
     }
 
     /// Record the segments held out of use as GC starts.

@@ -7,7 +7,7 @@ use super::setup::Conventions;
 use super::warnings::Warning;
 use crate::device::Geometry;
 use crate::engine::GcSettings;
-use crate::ftl::stats::{Counters, HeldSegments, WindowRow, VICTIM_BINS};
+use crate::ftl::stats::{Counters, GroupWindowRow, HeldSegments, WindowRow, VICTIM_BINS};
 pub use crate::ftl::stats::{GroupResult, LifetimeProfile};
 use crate::future::{AccuracyReport, AnnotationInfo};
 use crate::model::train::TrainingStats;
@@ -76,6 +76,9 @@ pub struct RunResult {
     pub groups: Vec<GroupResult>,
     /// Time series, one row per window.
     pub windows: Vec<WindowRow>,
+    /// Each group's part of each window (MiDAS-Simulation's per-group
+    /// lines): one row per window and group.
+    pub group_windows: Vec<GroupWindowRow>,
     /// Wall time spent simulating the workload [s] (prefill excluded).
     pub elapsed_seconds: f64,
     /// Wall time of the prefill [s].

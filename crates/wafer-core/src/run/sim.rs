@@ -609,7 +609,7 @@ impl Simulation {
         let e = &self.engine;
         let mut stats = e.stats.clone();
         let closed = stats.windows.len();
-        stats.close_window(e.ftl.free_segments());
+        stats.close_window(e.ftl.free_segments(), &e.ftl.segs);
         if stats.windows.len() > closed {
             stats.set_threshold(e.policy_threshold());
         }
@@ -659,6 +659,7 @@ impl Simulation {
             erases,
             groups,
             windows: stats.windows,
+            group_windows: stats.group_windows,
             elapsed_seconds: self.elapsed,
             prefill_seconds: self.prefill_seconds,
             user_writes_per_second: if self.elapsed > 0.0 {
