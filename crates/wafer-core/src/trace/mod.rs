@@ -49,6 +49,7 @@ mod msrcut;
 pub mod native;
 mod netapp;
 pub mod rate;
+mod read_ahead;
 mod remap;
 mod spc;
 pub mod split;
@@ -541,6 +542,13 @@ pub fn open_selected(
         }
         Some(Reader::HpSrt(unit)) => Box::new(hpsrt::HpSrtRecords::open(path, unit, sel.skip_bad)?),
         _ => Box::new(TextRecords::open(path, &format, sel.skip_bad)?),
+    };
+    // Parsed (and decompressed) on a thread of its own past the first
+    // records; the native format is read as fast as it is used.
+    let inner: Box<dyn RecordSource> = if format == NATIVE {
+        inner
+    } else {
+        Box::new(read_ahead::ReadAhead::new(inner))
     };
     Ok((Selected::new(inner, sel)?, format))
 }

@@ -219,77 +219,130 @@ fn run(
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "trace".into());
     let stem = stem.split('.').next().unwrap_or("trace").to_string();
-    let mut volumes = Vec::with_capacity(chosen.len());
-    for d in chosen {
-        crate::interrupt::check()?;
-        let name = super::device_name(d).replace(',', "-");
-        let path = out.join(format!("{stem}.dev{name}.arrow"));
-        let part = out.join(format!("{stem}.dev{name}.arrow.part"));
-        let raw = spill_path(spill_dir, d);
-        let file = File::open(&raw).map_err(|e| {
-            Error::trace(
-                &raw.display().to_string(),
-                None,
-                format!("cannot read: {e}"),
-            )
-        })?;
-        let mut reader = BufReader::with_capacity(1 << 20, file);
-        let mut blocks: HashSet<u64> = HashSet::new();
-        let bs = block_size as u64;
-        let mut rec = [0u8; RAW];
-        let part_name = part.display().to_string();
-        native::write_records(
-            || match reader.read_exact(&mut rec) {
-                Ok(()) => {
-                    let u =
-                        |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
-                    let r = Record {
-                        time_ns: u(0),
-                        device: u(8),
-                        op: match rec[16] {
-                            0 => Op::Read,
-                            1 => Op::Write,
-                            _ => Op::Trim,
-                        },
-                        offset: u(17),
-                        size: u(25),
-                    };
-                    if r.size > 0 {
-                        for b in r.offset / bs..=(r.offset + r.size - 1) / bs {
-                            blocks.insert(b);
-                        }
-                    }
-                    Ok(Some(r))
+    // Each chosen volume's spill becomes its native file on its own: the
+    // volumes are shared out to the cores (one volume per worker at a time),
+    // and the list keeps the chosen order.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(chosen.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<Result<Volume>>>> =
+        std::sync::Mutex::new((0..chosen.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&d) = chosen.get(k) else {
+                    return;
+                };
+                let v = crate::interrupt::check().and_then(|()| {
+                    write_volume(
+                        d,
+                        &spills[&d],
+                        out,
+                        spill_dir,
+                        &stem,
+                        source,
+                        source_format,
+                        block_size,
+                    )
+                });
+                let failed = v.is_err();
+                done.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(v);
+                if failed {
+                    // the others stop at their next volume
+                    next.store(chosen.len(), std::sync::atomic::Ordering::Relaxed);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-                Err(e) => Err(Error::trace(
-                    &part_name,
-                    None,
-                    format!("cannot read its spill: {e}"),
-                )),
-            },
-            &part_name,
-            source,
-            source_format,
-        )?;
-        fs::rename(&part, &path).map_err(|e| {
-            Error::trace(
-                &path.display().to_string(),
-                None,
-                format!("cannot write: {e}"),
-            )
-        })?;
-        let _ = fs::remove_file(&raw);
-        let s = &spills[&d];
-        volumes.push(Volume {
-            device: super::device_name(d),
-            path: path.display().to_string(),
-            requests: s.requests,
-            reads: s.reads,
-            writes: s.writes,
-            write_bytes: s.write_bytes,
-            footprint_blocks: blocks.len() as u64,
-        });
+            });
+        }
+    });
+    // Volumes are taken in order and each taken one is finished, so an
+    // unwritten one only follows a failed one, whose error comes first.
+    let mut volumes = Vec::with_capacity(chosen.len());
+    for v in done.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        volumes.push(v.expect("an unwritten volume follows a failed one")?);
     }
     Ok(volumes)
+}
+
+/// Volume `d`'s spill (counts `s`) written as `out/STEM.devID.arrow`, its
+/// footprint counted on the way; the spill is removed.
+#[allow(clippy::too_many_arguments)]
+fn write_volume(
+    d: u64,
+    s: &Spill,
+    out: &Path,
+    spill_dir: &Path,
+    stem: &str,
+    source: &str,
+    source_format: &str,
+    block_size: u32,
+) -> Result<Volume> {
+    let name = super::device_name(d).replace(',', "-");
+    let path = out.join(format!("{stem}.dev{name}.arrow"));
+    let part = out.join(format!("{stem}.dev{name}.arrow.part"));
+    let raw = spill_path(spill_dir, d);
+    let file = File::open(&raw).map_err(|e| {
+        Error::trace(
+            &raw.display().to_string(),
+            None,
+            format!("cannot read: {e}"),
+        )
+    })?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut blocks: HashSet<u64> = HashSet::new();
+    let bs = block_size as u64;
+    let mut rec = [0u8; RAW];
+    let part_name = part.display().to_string();
+    native::write_records(
+        || match reader.read_exact(&mut rec) {
+            Ok(()) => {
+                let u = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
+                let r = Record {
+                    time_ns: u(0),
+                    device: u(8),
+                    op: match rec[16] {
+                        0 => Op::Read,
+                        1 => Op::Write,
+                        _ => Op::Trim,
+                    },
+                    offset: u(17),
+                    size: u(25),
+                };
+                if r.size > 0 {
+                    for b in r.offset / bs..=(r.offset + r.size - 1) / bs {
+                        blocks.insert(b);
+                    }
+                }
+                Ok(Some(r))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(Error::trace(
+                &part_name,
+                None,
+                format!("cannot read its spill: {e}"),
+            )),
+        },
+        &part_name,
+        source,
+        source_format,
+    )?;
+    fs::rename(&part, &path).map_err(|e| {
+        Error::trace(
+            &path.display().to_string(),
+            None,
+            format!("cannot write: {e}"),
+        )
+    })?;
+    let _ = fs::remove_file(&raw);
+    Ok(Volume {
+        device: super::device_name(d),
+        path: path.display().to_string(),
+        requests: s.requests,
+        reads: s.reads,
+        writes: s.writes,
+        write_bytes: s.write_bytes,
+        footprint_blocks: blocks.len() as u64,
+    })
 }
