@@ -322,6 +322,9 @@ def test_the_peers_layouts_are_detected_and_read(tmp_path):
     midas.write_text("\n".join(lines[:30] + ["LOAD_END"] + lines[30:] + ["0.001 3 2 4096"]) + "\n")
     st = traces.inspect(midas)
     assert (st.format, st.requests, st.trims) == ("midas", 61, 1)
+    # LOAD_END: what came before it, as the simulator reports the writes after it apart.
+    assert st.to_dict()["read"]["load_end"] == {
+        "requests": 30, "write_bytes": sum(8192 if i % 5 else 4096 for i in range(30) if i % 4)}
     # The simulator's whole pages: 8,182 bytes are one page.
     assert st.to_dict()["write_bytes"] == sum(8192 if i % 5 else 4096 for i in range(60) if i % 4)
     r = wafer.replay("base", trace=midas, device=wafer.Device(logical_blocks=64, segment_blocks=4, op=0.5))

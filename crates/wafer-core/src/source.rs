@@ -336,6 +336,7 @@ fn add(total: &mut ReadStats, s: &ReadStats) {
     total.filtered += s.filtered;
     total.truncated |= s.truncated;
     total.unkept_events += s.unkept_events;
+    total.load_end = total.load_end.or(s.load_end);
 }
 
 fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {

@@ -33,7 +33,7 @@ def _print_result(r: RunResult) -> None:
                        f"{ext['planned_write_blocks']} blocks planned)")
         rows.insert(2, ("trace", f"{t['format']}: {t['requests']} requests from {t['lines']} lines{passes}; "
                                  f"skipped {t['skipped_bad']} bad, {t['zero_size']} zero-size, {t['filtered']} filtered; "
-                                 f"{t['backwards_timestamps']} timestamps raised{truncated}"))
+                                 f"{t['backwards_timestamps']} timestamps raised{truncated}{_load_end(t)}"))
         geo = r.raw["geometry"]
         how = {"footprint": "the trace's footprint, blocks mapped densely",
                "address-space": "the trace's address space",
@@ -177,6 +177,16 @@ def _write_timeseries(r: RunResult, path: str, groups: bool = False) -> None:
         out = csv.writer(f)
         out.writerow(ts.keys())
         out.writerows(zip(*ts.values()))
+
+
+def _load_end(read: dict[str, Any]) -> str:
+    """A trace's end-of-load marker (MiDAS-Simulation's LOAD_END), as the
+    simulator reports it: the writes after it apart."""
+    le = read.get("load_end")
+    if not le:
+        return ""
+    return (f"; LOAD_END after {le['requests']} requests ({le['write_bytes'] / 2**20:.1f} MiB written before it; "
+            "what follows is the simulator's \"write after load\")")
 
 
 def _pcache_text(c: dict[str, Any] | None) -> str:

@@ -17,7 +17,7 @@ from .flags import (
     _seed,
     _selection,
 )
-from .show import _fmt_num
+from .show import _fmt_num, _load_end
 
 
 def cmd_traces_inspect(a: argparse.Namespace) -> int:
@@ -59,7 +59,7 @@ def cmd_traces_inspect(a: argparse.Namespace) -> int:
                                     f"peak {_fmt_num(f['peak_iops_5min'])} IOPS, mean {_fmt_num(f['iops'])} IOPS"))
     rows.append(("reading", f"{rd['lines']} lines; skipped {rd['skipped_bad']} bad, {rd['zero_size']} zero-size, "
                             f"{rd['filtered']} filtered; {rd['backwards_timestamps']} timestamps raised"
-                            + ("; TRUNCATED archive" if rd["truncated"] else "")))
+                            + ("; TRUNCATED archive" if rd["truncated"] else "") + _load_end(rd)))
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"  {k:<{w}}  {v}")

@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::fields::{decimal, first, mul, uint};
-use super::{LineFormat, Record};
+use super::{LineFormat, LoadEnd, Record};
 use crate::request::Op;
 
 /// The simulator's page [bytes].
@@ -29,6 +29,13 @@ const PAGE: u64 = 4096;
 pub struct Midas {
     /// Type-2 lines seen.
     unused: AtomicU64,
+    /// Requests read, and the bytes they wrote.
+    requests: AtomicU64,
+    write_bytes: AtomicU64,
+    /// Requests before the first `LOAD_END` + 1 (0: none yet), and their
+    /// bytes written.
+    marker: AtomicU64,
+    marker_bytes: AtomicU64,
 }
 
 const LAYOUT: &str = "time_s type(0 r/1 w/3 trim) lba(4KiB) size_B";
@@ -36,6 +43,14 @@ const LAYOUT: &str = "time_s type(0 r/1 w/3 trim) lba(4KiB) size_B";
 impl LineFormat for Midas {
     fn parse(&self, line: &str) -> Result<Option<Record>, String> {
         if line.trim() == "LOAD_END" {
+            if self.marker.load(Ordering::Relaxed) == 0 {
+                let (r, b) = (
+                    self.requests.load(Ordering::Relaxed),
+                    self.write_bytes.load(Ordering::Relaxed),
+                );
+                self.marker_bytes.store(b, Ordering::Relaxed);
+                self.marker.store(r + 1, Ordering::Relaxed);
+            }
             return Ok(None);
         }
         let (f, n) = first::<4>(line.split_ascii_whitespace());
@@ -56,13 +71,18 @@ impl LineFormat for Midas {
                 ))
             }
         };
-        Ok(Some(Record {
+        let r = Record {
             time_ns: decimal(f[0], 9, "time")?,
             device: 0,
             op,
             offset: mul(uint(f[2], "lba")?, PAGE, "lba")?,
             size: uint(f[3], "size")? / PAGE * PAGE,
-        }))
+        };
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if op == Op::Write {
+            self.write_bytes.fetch_add(r.size, Ordering::Relaxed);
+        }
+        Ok(Some(r))
     }
 
     fn looks_like(&self, line: &str) -> bool {
@@ -81,6 +101,14 @@ impl LineFormat for Midas {
 
     fn unkept_events(&self) -> u64 {
         self.unused.load(Ordering::Relaxed)
+    }
+
+    fn load_end(&self) -> Option<LoadEnd> {
+        let m = self.marker.load(Ordering::Relaxed);
+        (m > 0).then(|| LoadEnd {
+            requests: m - 1,
+            write_bytes: self.marker_bytes.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -113,7 +141,19 @@ mod tests {
             "under a page: nothing (zero-size)"
         );
         assert_eq!(m.parse("2 3 7 8192").unwrap().unwrap().op, Op::Trim);
+        assert_eq!(m.load_end(), None);
         assert_eq!(m.parse("LOAD_END").unwrap(), None);
+        // Four requests before it: one write of a page, two reads, a trim (which writes nothing).
+        assert_eq!(
+            m.load_end(),
+            Some(LoadEnd {
+                requests: 4,
+                write_bytes: 4096
+            })
+        );
+        m.parse("3 1 9 4096").unwrap();
+        m.parse("LOAD_END").unwrap();
+        assert_eq!(m.load_end().unwrap().requests, 4, "the first marker counts");
         assert_eq!(m.parse("2 2 7 8192").unwrap(), None);
         assert_eq!(m.unkept_events(), 1);
         assert!(m.parse("2 5 7 8192").unwrap_err().contains("type '5'"));

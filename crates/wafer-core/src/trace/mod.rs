@@ -109,6 +109,22 @@ pub trait LineFormat: Send {
     fn unkept_events(&self) -> u64 {
         0
     }
+    /// Where the layout marks the end of a load phase (MiDAS-Simulation's
+    /// `LOAD_END`), once its line was read.
+    fn load_end(&self) -> Option<LoadEnd> {
+        None
+    }
+}
+
+/// What came before a trace's end-of-load marker (MiDAS-Simulation's
+/// `LOAD_END`: the simulator reports the writes after it apart, as "write
+/// after load size").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadEnd {
+    /// Requests read before the marker (before any selection).
+    pub requests: u64,
+    /// Bytes those requests wrote.
+    pub write_bytes: u64,
 }
 
 /// How a registered format is read.
@@ -328,6 +344,9 @@ pub struct ReadStats {
     /// issue events are read, and the reverse).
     #[serde(default)]
     pub unkept_events: u64,
+    /// The trace's end-of-load marker, if it has one.
+    #[serde(default)]
+    pub load_end: Option<LoadEnd>,
 }
 
 /// A stream of records.

@@ -181,7 +181,10 @@ impl RecordSource for TextRecords {
                     self.records += 1;
                     return Ok(Some(r));
                 }
-                Ok(None) => self.stats.unkept_events = self.format.unkept_events(),
+                Ok(None) => {
+                    self.stats.unkept_events = self.format.unkept_events();
+                    self.stats.load_end = self.format.load_end();
+                }
                 Err(reason) => self.bad(reason)?,
             }
         }
