@@ -22,7 +22,7 @@ def test_device_has_every_engine_field_with_its_default():
     assert set(engine) <= set(fields), f"missing in wafer.Device: {set(engine) - set(fields)}"
     assert set(fields) - set(engine) == {"capacity", "segment_size"}
     for name, f in engine.items():
-        expected = None if name in ("logical_blocks", "segment_blocks", "gc_high") else f["default"]
+        expected = None if name in ("logical_blocks", "segment_blocks", "gc_high", "fit_segments") else f["default"]
         assert fields[name].default == expected, name
         assert f["doc"] and f["type"] in ("int", "float", "bool", "str"), name
         assert f"``{name}``" in wafer.Device.__doc__

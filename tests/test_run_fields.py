@@ -300,3 +300,26 @@ def test_dump_gc_writes_one_row_per_victim(tmp_path, capsys):
         wafer.replay("base", trace=t, repeat=4, device=wafer.Device(segment_blocks=4, op=0.5),
                      dump_gc=str(tmp_path / "y.csv"),
                      checkpoint=str(tmp_path / "run.ckpt"), checkpoint_every=0.5)
+
+
+def test_review_mends(tmp_path, capsys):
+    """compare keeps its own --policies/--victims (no generic --victim/--policy/--param); a Device's
+    fit_segments=False reaches the engine; dump_gc with a checkpoint is refused before the run; a
+    multi-volume run refuses a time series; --all-devices refuses per-run fields before splitting."""
+    from wafer.cli import build_parser
+
+    cmp = build_parser()._subparsers._group_actions[0].choices["compare"]
+    assert cmp.parse_args(["--victim", "fifo"]).victims == "fifo", "still the abbreviation of --victims"
+    assert "--param" not in cmp._option_string_actions or cmp._option_string_actions["--param"].dest == "param"
+    t = _trace(tmp_path)
+    assert json.loads(_core.settle_run(json.dumps({"trace": t})))["device"]["fit_segments"] is True
+    off = wafer.api.run_config("base", trace=t, device=wafer.Device(fit_segments=False))
+    assert off["device"]["fit_segments"] is False
+    with pytest.raises(wafer.CheckpointError, match="dump_gc"):
+        wafer.replay("base", trace=t, dump_gc=str(tmp_path / "g.csv"), checkpoint=str(tmp_path / "c.ckpt"))
+    assert not (tmp_path / "g.csv").exists()
+    assert main(["replay", "--trace", t, "--trace", t, "--timeseries", str(tmp_path / "ts.csv"), "-q"]) == 2
+    assert "timeseries" in capsys.readouterr().err
+    with pytest.raises(wafer.ConfigError, match="accuracy: a multi-volume run"):
+        wafer.replay_volumes("base", all_devices=t, accuracy=True, cache_dir=str(tmp_path / "cache"))
+    assert not (tmp_path / "cache" / "split").exists(), "refused before the split"

@@ -139,6 +139,11 @@ def check_device(device_json: str) -> str:
     raises `ConfigError` naming the field.
     """
 
+def check_multi_run(config_json: str) -> None:
+    """Refuse, naming the field, a run configuration (JSON) that a
+    multi-volume run could not give every volume (before a file is split).
+    """
+
 def checkpoint_config(path: str) -> str:
     """The run configuration stored in checkpoint `path`, as JSON (as
     `canonical_config_json` gives it), once the file's header, checksum and

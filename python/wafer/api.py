@@ -79,8 +79,9 @@ def _dumps(config: dict[str, Any], what: str) -> str:
 DEVICE_FIELDS: list[dict[str, Any]] = json.loads(_core.device_fields_json())
 _DEFAULT_DEVICE = {f["name"]: f["default"] for f in DEVICE_FIELDS}
 #: Engine fields that stay None in Python until given: a trace sizes the device, and may fit the segment size;
-#: gc_high not given is gc_low when that is larger (the engine settles each).
-_UNSET = ("logical_blocks", "segment_blocks", "gc_high")
+#: gc_high not given is gc_low when that is larger; fit_segments not given is on for a trace that sizes the device
+#: (the engine settles each).
+_UNSET = ("logical_blocks", "segment_blocks", "gc_high", "fit_segments")
 #: Python-only fields, each placed after the engine field it stands for (bytes or a string like ``"4GiB"``).
 _SIZES = {"logical_blocks": ("capacity", "logical capacity in bytes or a size string (\"4GiB\"), instead of "
                                          "logical_blocks"),
@@ -474,6 +475,9 @@ def replay(
     if checkpoint is not None and config.get("timing") is not None:
         # Said before the run is built (a timed device may not even fit).
         raise _core.CheckpointError(f"checkpoint {checkpoint}: a timed replay cannot be checkpointed")
+    if checkpoint is not None and config.get("dump_gc") is not None:
+        raise _core.CheckpointError(f"checkpoint {checkpoint}: a run dumping its victims (dump_gc) cannot be "
+                                    "checkpointed (its dump would restart); leave one of them out")
     if save_model is not None:
         # Said before the run: a training run is not lost to a bad path.
         where = os.path.dirname(os.path.abspath(save_model))
@@ -734,6 +738,9 @@ def replay_volumes(
         # volume's requests, timestamps and order are the same.
         from .traces import split_cached
 
+        # What no volume could run is refused before the (long) split.
+        _core.check_multi_run(_dumps(run_config(policy, str(all_devices), trace=str(all_devices), format=format,
+                                                selection=selection, **kwargs), "run"))
         split = split_cached(str(all_devices), format, skip_bad=sel.skip_bad, cache_dir=kwargs.get("cache_dir"),
                              progress=progress)
         names = [f"{all_devices}#{v['device']}" for v in split]

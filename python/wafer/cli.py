@@ -116,6 +116,10 @@ def _replay_volumes(a: argparse.Namespace, dev: Device) -> int:
     """`wafer replay` with several --trace files or --all-devices."""
     if a.all_devices and (not a.trace or len(a.trace) != 1):
         raise _core.ConfigError("invalid run configuration: trace: --all-devices needs exactly one --trace")
+    for flag in ("timeseries", "group_timeseries"):
+        if getattr(a, flag):
+            raise _core.ConfigError(f"invalid run configuration: {flag}: a multi-volume run has a time series per "
+                                    "volume (in --json's volumes); replay one volume for --" + flag.replace("_", "-"))
     kw: dict[str, Any] = dict(format=a.format, selection=_selection(a), remap=a.remap, repeat=a.repeat,
                               extend=a.extend, address_space=a.address_space, device=dev, accuracy=a.accuracy,
                               victim=_victim(a, a.victim), seed=a.seed, params=_params(a.param), **_writes(a),
@@ -345,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setup(c)
     _add_device(c)
     _add_trace(c)
-    _add_timing(c)
+    _add_timing(c, own=("policy", "victim", "params", "dump_gc"))
     c.set_defaults(func=cmd_compare)
 
     pr = sub.add_parser("presets", help="list the timing and device presets, or print a timing preset to copy and edit")

@@ -618,6 +618,16 @@ fn preset_op(ssd_json: &str) -> PyResult<f64> {
     })
 }
 
+/// Refuse, naming the field, a run configuration (JSON) that a
+/// multi-volume run could not give every volume (before a file is split).
+#[pyfunction]
+fn check_multi_run(config_json: &str) -> PyResult<()> {
+    shielded(|| {
+        let cfg = run_config(config_json)?;
+        wafer_core::run::multi::check_run(&cfg).map_err(to_py)
+    })
+}
+
 /// The workload grammar, as `--help` shows it.
 #[pyfunction]
 fn workload_grammar() -> String {
@@ -1044,6 +1054,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_fields_json, m)?)?;
     m.add_function(wrap_pyfunction!(settle_run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_multi_run, m)?)?;
     m.add_function(wrap_pyfunction!(preset_op, m)?)?;
     m.add_function(wrap_pyfunction!(workload_grammar, m)?)?;
     m.add_function(wrap_pyfunction!(settle_device, m)?)?;

@@ -154,7 +154,7 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help=f"GC reserve: GC starts below N free segments, the same for every policy (default {d.gc_low}, "
                         "at least 2); the open segments of a policy's groups come on top, as its own cost")
     g.add_argument("--gc-high", type=_positive_int, metavar="N",
-                   help="GC stops at N free segments (default: the reserve)")
+                   help="GC stops at N free segments (default: the larger of 4 and the reserve)")
     g.add_argument("--gc-mode", choices=["watermark", "garbage-proportion"], default=None,
                    help="watermark: fixed-capacity SSD, GC below --gc-low free segments (default); "
                         "garbage-proportion: the log-structured store of SepBIT's evaluation, GC while the log's "
@@ -295,7 +295,9 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
                    help="with --capacity/--logical-blocks: map the blocks the trace touches densely")
 
 
-def _add_timing(p: argparse.ArgumentParser) -> None:
+def _add_timing(p: argparse.ArgumentParser, own: tuple[str, ...] = ()) -> None:
+    """The timing flags, then a generic flag for every other run field the parser has none for but ``own``
+    (the fields a command sets itself, e.g. compare's policy, victim and params)."""
     g = p.add_argument_group("timing (latency, throughput and energy of an SSD; see `wafer presets`)")
     names = ", ".join(t["name"] for t in timing_presets())
     _flag(g, "timing", metavar="PRESET|FILE", help=_doc("timing") + f"; presets: {names}")
@@ -312,7 +314,8 @@ def _add_timing(p: argparse.ArgumentParser) -> None:
     _flag(g, "flush", "--no-flush", dest="no_flush", action="store_true",
           help="leave the dirty cache at the end (reported as timing.cache.dirty_pages_at_end) instead of "
                "flushing it to flash, timed (timing.flush)")
-    p.set_defaults(_more_run=_add_more(p, list(_FIELD.values()), "more run fields (the engine's table)"))
+    p.set_defaults(_more_run=_add_more(p, [f for f in _FIELD.values() if f["name"] not in own],
+                                       "more run fields (the engine's table)"))
 
 
 def _timing_kwargs(a: argparse.Namespace) -> dict[str, Any]:

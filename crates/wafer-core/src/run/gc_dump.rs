@@ -41,6 +41,8 @@ pub struct GcDump {
     path: String,
     out: Out,
     error: Option<String>,
+    /// `finish` ran (the Arrow footer is written once).
+    finished: bool,
 }
 
 enum Out {
@@ -91,6 +93,7 @@ impl GcDump {
             path: path.to_string(),
             out,
             error: None,
+            finished: false,
         })
     }
 
@@ -123,6 +126,14 @@ impl GcDump {
         a.rows = rows;
         a.rows.clear();
         Ok(())
+    }
+}
+
+/// A run that stops early (an error, Ctrl-C, a caller that stops stepping)
+/// still leaves a readable file: what was dumped, the Arrow footer written.
+impl Drop for GcDump {
+    fn drop(&mut self) {
+        let _ = self.finish();
     }
 }
 
@@ -169,6 +180,9 @@ impl VictimSink for GcDump {
     }
 
     fn finish(&mut self) -> std::result::Result<(), String> {
+        if std::mem::replace(&mut self.finished, true) {
+            return Ok(());
+        }
         if self.error.is_none() {
             let res = match &mut self.out {
                 Out::Csv(f) => f.flush().map_err(|e| e.to_string()),

@@ -113,6 +113,12 @@ fn refuse_per_run_fields(run: &RunConfig, trace: &TraceConfig) -> Result<()> {
     Ok(())
 }
 
+/// Whether `run` can be every volume's run (the refusals of
+/// [`MultiSimulation::new`], said before a file is split into its volumes).
+pub fn check_run(run: &RunConfig) -> Result<()> {
+    refuse_per_run_fields(run, &run.trace.clone().unwrap_or_default())
+}
+
 /// A multi-volume replay in progress.
 ///
 /// Memory is bounded by the volumes in flight, not the volume count: a

@@ -18,6 +18,7 @@ pub fn search(
     progress: &mut dyn FnMut(&Trial),
 ) -> Result<(SearchResult, AnnotationInfo)> {
     let mut cfg = cfg.clone();
+    cfg.dump_gc = None;
     cfg.resolve()?;
     // The annotation covers the run's real length: drive-writes count in
     // the device's logical blocks, known once the stream is open (a trace's

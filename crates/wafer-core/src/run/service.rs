@@ -105,6 +105,8 @@ impl RunService for Prepared<'_> {
             c.params = p.clone();
         }
         c.accuracy = false;
+        // The outer run's dump is the outer run's.
+        c.dump_gc = None;
         (self.nested)(c, self.ann.clone(), wrap)
     }
 }

@@ -145,6 +145,14 @@ impl Simulation {
             writes_at_all(&cfg, &geo)?;
         }
         let memory_estimate = resources::check(&cfg, &geo)?;
+        // Before the annotation, a policy's preparation and the prefill: a
+        // file that cannot be written is said at once.
+        let dump =
+            match &cfg.dump_gc {
+                Some(p) => Some(Box::new(super::gc_dump::GcDump::create(p)?)
+                    as Box<dyn crate::engine::VictimSink>),
+                None => None,
+            };
         let mut policy = build(&cfg, &geo)?;
         if let Some(limit) = cfg.device.open_streams {
             policy = Box::new(policy::streams::StreamLimit::new(policy, limit));
@@ -199,12 +207,6 @@ impl Simulation {
             None => None,
         };
         let digest = cfg.trace.as_ref().map(|_| Digest::default());
-        let dump =
-            match &cfg.dump_gc {
-                Some(p) => Some(Box::new(super::gc_dump::GcDump::create(p)?)
-                    as Box<dyn crate::engine::VictimSink>),
-                None => None,
-            };
         Ok(Simulation {
             cfg,
             engine,

@@ -158,7 +158,15 @@ impl HpSrtRecords {
             if unit == SectorUnit::Header {
                 match sizes.first() {
                     None => {}
-                    Some(&s) if sizes.iter().all(|&x| x == s) && s > 0 => sector = s,
+                    Some(&s) if sizes.iter().all(|&x| x == s) => {
+                        if !(s.is_power_of_two() && (128..=65536).contains(&s)) {
+                            return Err(fail(format!(
+                                "the header's sectorsize {s} is not a power of two from 128 to 65536 \
+                                 bytes; give --format hpsrt:512 to read 512-byte sectors"
+                            )));
+                        }
+                        sector = s;
+                    }
                     Some(_) => {
                         return Err(fail(format!(
                             "the header's disks have different sector sizes ({sizes:?}); \
@@ -414,5 +422,13 @@ mod tests {
             .to_string();
         assert!(e.contains("hpsrt:512"), "{e}");
         assert!(HpSrtRecords::open(&p, SectorUnit::Disksim, false).is_ok());
+
+        let odd = "$$TR_IOREC\nsectorsize = 1000;\n";
+        let p = file("t7.srt", odd, &[record(0, 0, 512, 1, 0, false)]);
+        let e = HpSrtRecords::open(&p, SectorUnit::Header, false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("not a power of two"), "{e}");
     }
 }

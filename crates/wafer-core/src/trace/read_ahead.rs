@@ -10,7 +10,10 @@
 //! refilled, so reading allocates nothing per batch. Records, the error
 //! that ends a source (after the records read before it) and the reading
 //! counts arrive in the source's own order: a replay's result is the same
-//! with or without the thread.
+//! with or without the thread. The reading counts (`lines`, ...) are those
+//! of the batches delivered, so a run that stops before the trace's end
+//! (`writes`, `end_seconds`) counts up to a batch more lines read than it
+//! applied, as it counted the reader's smaller buffer before.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
@@ -57,6 +60,8 @@ pub struct ReadAhead {
     state: State,
     stats: ReadStats,
     taken: u64,
+    /// No thread could be had: read on the caller's thread to the end.
+    stay: bool,
 }
 
 impl ReadAhead {
@@ -66,34 +71,52 @@ impl ReadAhead {
             stats: *inner.stats(),
             state: State::Direct(inner),
             taken: 0,
+            stay: false,
         }
     }
 
-    /// Move the source to its thread.
+    /// Move the source to its thread (it stays on the caller's if the
+    /// system has no thread to give).
     fn start(&mut self) {
-        let State::Direct(mut inner) = std::mem::replace(&mut self.state, State::Moving) else {
+        let State::Direct(inner) = std::mem::replace(&mut self.state, State::Moving) else {
             unreachable!("started once");
         };
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(inner)));
+        let theirs = slot.clone();
         let (tx, rx) = sync_channel::<Batch>(AHEAD);
         let (back, spare) = sync_channel::<Vec<Record>>(AHEAD + 2);
-        std::thread::spawn(move || loop {
-            let mut records = spare
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-            records.clear();
-            let error = inner.fill(&mut records, BATCH);
-            let last = error.is_some() || records.len() < BATCH;
-            let batch = Batch {
-                records,
-                error,
-                stats: *inner.stats(),
-                last,
-            };
-            // The consumer is gone (a run stopped early): stop reading.
-            if tx.send(batch).is_err() || last {
-                return;
-            }
-        });
+        let started = std::thread::Builder::new()
+            .name("wafer-trace-reader".into())
+            .spawn(move || {
+                let Some(mut inner) = theirs.lock().unwrap_or_else(|e| e.into_inner()).take()
+                else {
+                    return;
+                };
+                loop {
+                    let mut records = spare
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    records.clear();
+                    let error = inner.fill(&mut records, BATCH);
+                    let last = error.is_some() || records.len() < BATCH;
+                    let batch = Batch {
+                        records,
+                        error,
+                        stats: *inner.stats(),
+                        last,
+                    };
+                    // The consumer is gone (a run stopped early): stop reading.
+                    if tx.send(batch).is_err() || last {
+                        return;
+                    }
+                }
+            });
+        if started.is_err() {
+            let inner = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            self.state = State::Direct(inner.expect("a thread that never started took nothing"));
+            self.stay = true;
+            return;
+        }
         self.state = State::Ahead {
             rx,
             back,
@@ -121,7 +144,7 @@ impl RecordSource for ReadAhead {
             let error = inner.fill(out, max);
             self.stats = *inner.stats();
             self.taken += (out.len() - before) as u64;
-            if error.is_none() && out.len() - before == max && self.taken >= DIRECT {
+            if error.is_none() && out.len() - before == max && self.taken >= DIRECT && !self.stay {
                 self.start();
             }
             return error;
