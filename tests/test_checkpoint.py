@@ -213,7 +213,7 @@ def test_a_sweep_never_adopts_a_foreign_or_corrupt_checkpoint(tmp_path, capsys):
     assert "starting the job over" in capsys.readouterr().err
     # A corrupt file is treated as absent too.
     with open(ck, "wb") as f:
-        f.write(b"WAFERCKP\x02\x00\x00\x00" + bytes(40))
+        f.write(b"WAFERCKP\x03\x00\x00\x00" + bytes(40))
     out = run_job("j", SPEC, ctx)
     assert out["status"] == "done" and not out.get("resumed"), out
     assert "corrupt" in out["checkpoint_error"], out["checkpoint_error"]
