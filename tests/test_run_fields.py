@@ -291,6 +291,11 @@ def test_dump_gc_writes_one_row_per_victim(tmp_path, capsys):
     capsys.readouterr()
     table = pyarrow.ipc.open_file(tmp_path / "gc.arrow").read_all()
     assert table.num_rows == victims and table.column("segment").to_pylist() == [int(x["segment"]) for x in rows]
+    # A run that fails before its workload starts leaves the last dump as it was, and no part file.
+    before = (tmp_path / "gc.csv").read_bytes()
+    assert main(["replay", "--trace", t, "--op", "0.01", "--dump-gc", str(tmp_path / "gc.csv"), "-q"]) == 2
+    capsys.readouterr()
+    assert (tmp_path / "gc.csv").read_bytes() == before and not (tmp_path / "gc.csv.part").exists()
     # Bad input: an unwritable file is refused before the run, naming the flag; compare and checkpoints refuse it.
     assert main(["replay", *flags, "--dump-gc", str(tmp_path / "no" / "gc.csv")]) == 2
     assert "--dump-gc (dump_gc)" in capsys.readouterr().err

@@ -1216,7 +1216,11 @@ impl Engine {
         &mut self,
         sink: Option<Box<dyn VictimSink>>,
     ) -> Option<Box<dyn VictimSink>> {
-        std::mem::replace(&mut self.victim_sink, sink.map(|s| (s, 0))).map(|(s, _)| s)
+        let sink = sink.map(|mut s| {
+            s.start();
+            (s, 0)
+        });
+        std::mem::replace(&mut self.victim_sink, sink).map(|(s, _)| s)
     }
 
     #[cold]

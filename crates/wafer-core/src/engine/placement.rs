@@ -420,6 +420,8 @@ pub struct VictimRow {
 /// Where the engine reports each collected victim (`--dump-gc`): called
 /// once per victim, off the per-block path.
 pub trait VictimSink: Send {
+    /// The workload starts: victims are reported from now on.
+    fn start(&mut self) {}
     /// One victim.
     fn victim(&mut self, row: &VictimRow);
     /// The run is over: write what is buffered; the first error met, if

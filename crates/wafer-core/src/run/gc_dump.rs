@@ -16,7 +16,11 @@
 //! anything else CSV with a header line.
 //!
 //! Rows start with the workload: a prefill's or a timed run's
-//! preconditioning's victims are not in it.
+//! preconditioning's victims are not in it. The file is written as
+//! `FILE.part` (created when the run is built, so a path that cannot be
+//! written is said at once) and renamed to `FILE` when the run ends, also
+//! early; a run that fails before its workload starts leaves `FILE` as it
+//! was.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -39,6 +43,10 @@ const TAIL_U64: &[&str] = &["age_writes", "lifespan_writes", "open_time", "seal_
 /// A victim dump being written.
 pub struct GcDump {
     path: String,
+    /// `path.part`, where it is written.
+    part: String,
+    /// The workload started (else the file is dropped, not kept).
+    started: bool,
     out: Out,
     error: Option<String>,
     /// `finish` ran (the Arrow footer is written once).
@@ -62,7 +70,8 @@ impl GcDump {
         let bad = |e: &dyn std::fmt::Display| {
             Error::config("dump_gc", format!("{path}: cannot write: {e}"))
         };
-        let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(|e| bad(&e))?);
+        let part = format!("{path}.part");
+        let file = BufWriter::with_capacity(1 << 20, File::create(&part).map_err(|e| bad(&e))?);
         let out = if path.ends_with(".arrow") {
             let mut fields: Vec<Field> = Vec::new();
             fields.extend(U64.iter().map(|n| Field::new(*n, DataType::UInt64, false)));
@@ -91,6 +100,8 @@ impl GcDump {
         };
         Ok(GcDump {
             path: path.to_string(),
+            part,
+            started: false,
             out,
             error: None,
             finished: false,
@@ -143,6 +154,10 @@ fn gp(r: &VictimRow) -> f64 {
 }
 
 impl VictimSink for GcDump {
+    fn start(&mut self) {
+        self.started = true;
+    }
+
     fn victim(&mut self, r: &VictimRow) {
         if self.error.is_some() {
             return;
@@ -183,6 +198,10 @@ impl VictimSink for GcDump {
         if std::mem::replace(&mut self.finished, true) {
             return Ok(());
         }
+        if !self.started {
+            let _ = std::fs::remove_file(&self.part);
+            return Ok(());
+        }
         if self.error.is_none() {
             let res = match &mut self.out {
                 Out::Csv(f) => f.flush().map_err(|e| e.to_string()),
@@ -196,6 +215,11 @@ impl VictimSink for GcDump {
                 }
             };
             self.error = res.err();
+        }
+        if self.error.is_none() {
+            if let Err(e) = std::fs::rename(&self.part, &self.path) {
+                self.error = Some(e.to_string());
+            }
         }
         match self.error.take() {
             Some(e) => Err(format!("{}: cannot write the victim dump: {e}", self.path)),
