@@ -62,6 +62,9 @@ pub struct ReadAhead {
     taken: u64,
     /// No thread could be had: read on the caller's thread to the end.
     stay: bool,
+    /// `next_record`'s one-record buffer, kept so a record costs no
+    /// allocation.
+    one: Vec<Record>,
 }
 
 impl ReadAhead {
@@ -72,6 +75,7 @@ impl ReadAhead {
             state: State::Direct(inner),
             taken: 0,
             stay: false,
+            one: Vec::with_capacity(1),
         }
     }
 
@@ -130,11 +134,14 @@ impl ReadAhead {
 
 impl RecordSource for ReadAhead {
     fn next_record(&mut self) -> Result<Option<Record>> {
-        let mut one = Vec::with_capacity(1);
-        match self.fill(&mut one, 1) {
-            Some(e) if one.is_empty() => Err(e),
+        let mut one = std::mem::take(&mut self.one);
+        let got = self.fill(&mut one, 1);
+        let r = one.pop();
+        self.one = one;
+        match got {
+            Some(e) if r.is_none() => Err(e),
             Some(_) => unreachable!("one record is returned before its error"),
-            None => Ok(one.pop()),
+            None => Ok(r),
         }
     }
 
