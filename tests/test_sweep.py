@@ -487,6 +487,14 @@ def test_a_study_over_the_volumes_of_a_fleet_trace(tmp_path, monkeypatch):
     assert [w["label"] for w in study('"top:2"').workloads] == ["fleet.csv#0", "fleet.csv#1"]
     assert [w["label"] for w in study("[2, 0]").workloads] == ["fleet.csv#2", "fleet.csv#0"]
     assert [os.stat(p).st_mtime_ns for p in files] == stamps, "the split is reused"
+    # Same size, same modification time, other bytes: split again (the key is the content).
+    st = os.stat(trace)
+    edited = trace.read_text().replace(lines[0], lines[0].replace(",hm,0,", ",hm,2,"), 1)
+    assert len(edited) == st.st_size
+    trace.write_text(edited)
+    os.utime(trace, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [w["trace"]["path"] for w in study('"all"').workloads] != files
+    trace.write_text("".join(lines))
     for bad, why in (("[7]", r"s.toml:1: traces: .*volumes: no volume 7 in the file \(its volumes: 0, 1, 2\)"),
                      ('"top:0"', "top:N"), ("[]", "the list is empty"), ('"some"', "give \"all\"")):
         with pytest.raises(wafer.ConfigError, match=why):

@@ -37,7 +37,7 @@ class WorkloadError(WaferError):
     """Workload spec that does not parse."""
 
 class MultiSimulation:
-    """Several volumes replayed in one timeline, each its own log:
+    """Several volumes replayed one after another, each its own log:
     `MultiSimulation(config_json)` (a `MultiConfig`), then `step(n)` until it
     returns True, then `result_json()`.
     """

@@ -720,9 +720,10 @@ def replay_volumes(
     progress: bool = False,
     **kwargs: Any,
 ) -> MultiResult:
-    """Replay several volumes in one timeline, each its own log (its own
-    device sized from its trace, policy and victim selector), merged by
-    timestamp, as SepBIT's trace replayer runs a list of per-volume traces:
+    """Replay several volumes, each its own log (its own device sized from
+    its trace, policy and victim selector), as SepBIT's trace replayer runs
+    a list of per-volume traces (the logs share nothing, so they run one
+    after another and memory holds one volume's engine at a time):
     the volumes are the files in ``traces``, or every device of the one file
     ``all_devices``. Keyword arguments are those of :func:`run_config`
     (device, victim, seed, setup, params ...); the result has the overall

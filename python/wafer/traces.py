@@ -151,14 +151,19 @@ def split(path: str, out_dir: str, volumes: str | list | None = None, format: st
 def split_cached(path: str, format: str | None = None, *, skip_bad: bool = False,
                  cache_dir: str | os.PathLike | None = None, progress: bool = False) -> list[dict[str, Any]]:
     """Every volume of ``path`` split once (:func:`split`) into wafer's cache
-    folder (``split/``), keyed by the file's path, size and modification
-    time and the reader's settings: later calls (a study's every load) reuse
-    it, a changed file is split again."""
+    folder (``split/``), keyed by the file's content (its SHA-256, read in
+    one pass at ~1 GB/s; the split itself reads and writes it all) and the
+    reader's settings: later calls (a study's every load) reuse it, and a
+    file whose bytes changed is split again, whatever its size and
+    modification time say."""
     import hashlib
     import shutil
 
-    st = os.stat(path)
-    key = json.dumps([os.path.abspath(path), st.st_size, st.st_mtime_ns, format, skip_bad, 1])
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    key = json.dumps([digest.hexdigest(), format, skip_bad, 2])
     root = _core.cache_dir(str(cache_dir) if cache_dir else None)
     if root is None:
         raise _core.ConfigError("invalid run configuration: cache_dir: no cache folder (set $WAFER_CACHE_DIR or "

@@ -323,7 +323,7 @@ impl Simulation {
     }
 }
 
-/// Several volumes replayed in one timeline, each its own log:
+/// Several volumes replayed one after another, each its own log:
 /// `MultiSimulation(config_json)` (a `MultiConfig`), then `step(n)` until it
 /// returns True, then `result_json()`.
 #[pyclass(module = "wafer._core")]

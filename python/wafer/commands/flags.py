@@ -241,8 +241,8 @@ def _epilog_setups() -> str:
             "  --pick-segments, the thresholds, the reserve and the device size stay yours.\n"
             "  Results name the setup and conventions used (\"conventions\" in --json).\n"
             "volumes: --trace A --trace B ... (or --all-devices with one trace) replays each volume as its\n"
-            "  own log in one timeline merged by timestamp, as the replayer runs a list of per-volume\n"
-            "  traces; the result has the overall WAF and each volume's.\n")
+            "  own log, as the replayer runs a list of per-volume traces (one volume in memory at a time);\n"
+            "  the result has the overall WAF and each volume's.\n")
 
 
 def _add_setup(p: argparse.ArgumentParser) -> None:
@@ -282,7 +282,7 @@ def _add_trace(p: argparse.ArgumentParser) -> None:
                    help="replay a trace file instead of --workload (replay: repeat it for several volumes, "
                         "each its own log)")
     g.add_argument("--all-devices", action="store_true",
-                   help="replay: every device of the trace as its own volume (log), merged by timestamp")
+                   help="replay: every device of the trace as its own volume (log)")
     g.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
                    help="replay the trace K times in a row, timestamps shifted (default 1); every block then "
                         "lives exactly one pass: prefer --extend")

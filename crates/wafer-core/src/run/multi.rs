@@ -1,18 +1,19 @@
 //! Many volumes in one run, as SepBIT's trace replayer runs a list of
 //! per-volume traces (`tracereplay/TraceReplay.java`): each volume is its
 //! own log (its own device sized from its trace, its own policy and victim
-//! selector instances, its own GC), and their requests are applied in one
-//! timeline, merged by timestamp (ties: the earlier volume in the list).
-//! The result has every volume's own [`RunResult`] and the overall WAF,
-//! (Σ user + Σ GC) / Σ user writes, the replayer's "WA" over all logs.
+//! selector instances, its own GC). The result has every volume's own
+//! [`RunResult`] and the overall WAF, (Σ user + Σ GC) / Σ user writes, the
+//! replayer's "WA" over all logs.
 //!
 //! The volumes are a list of traces, or every device of one trace file
 //! (`all_devices`: one volume per device id, in order of first appearance).
-//! Each trace's clock starts at its first request; the merge shifts each by
-//! its first request's time against the earliest volume's, so traces cut
-//! from one recording (or devices of one file) keep their interleaving.
+//! The logs share nothing (no clock, device, cache or random stream), so the
+//! volumes are replayed one after another, each whole, in list order: every
+//! volume's result is the one a merged, time-ordered replay gives (and the
+//! one it gets replayed alone), and memory holds one volume's engine at a
+//! time, whatever the volume count or how the volumes interleave in time
+//! (issue 47 item 5; the replayer itself interleaves them by timestamp).
 
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -47,7 +48,7 @@ pub struct MultiResult {
     pub user_writes: u64,
     /// GC writes over all volumes [blocks].
     pub gc_writes: u64,
-    /// Wall time of the merged replay [s].
+    /// Wall time of the whole replay [s].
     pub elapsed_seconds: f64,
     /// Each volume's own result, in list order (its `workload` names the
     /// trace and, for `all_devices`, the device).
@@ -55,8 +56,9 @@ pub struct MultiResult {
     /// Volumes that could not run (a device too small for any working
     /// log, ...): each with why. The others ran; none of these counts.
     pub skipped: Vec<Skipped>,
-    /// Most volumes whose engines were in memory at once (each is built at
-    /// its first request and dropped at its last).
+    /// Most volumes whose engines were in memory at once: 1 (each is built
+    /// when its turn comes and dropped, its result kept, when its trace
+    /// ends), 0 when none ran.
     pub peak_volumes_in_memory: usize,
 }
 
@@ -121,20 +123,16 @@ pub fn check_run(run: &RunConfig) -> Result<()> {
 
 /// A multi-volume replay in progress.
 ///
-/// Memory is bounded by the volumes in flight, not the volume count: a
-/// volume's simulation (its FTL, policy and tables) is built when the
-/// merged timeline reaches its first request and dropped, its result kept,
-/// when its trace ends. A fleet of volumes recorded one after another
-/// holds one engine at a time; volumes that all span the whole recording
-/// are all in flight at once (`docs/PERFORMANCE.md` has the measured peak).
+/// Memory is one volume's engine plus every finished volume's result
+/// (about 30 KB each): a volume's simulation (its FTL, policy and tables)
+/// is built when its turn comes and dropped, its result kept, when its
+/// trace ends (`docs/PERFORMANCE.md` has the measured peak against the
+/// volume count).
 pub struct MultiSimulation {
     /// Each volume's run, in list order, and what became of it.
     volumes: Vec<Volume>,
-    /// Offset of each volume's clock from the earliest one's [ns].
-    offset: Vec<u64>,
-    /// Next event of each volume: (Reverse(time + offset), Reverse(volume)),
-    /// its first request's time until it is built.
-    heap: BinaryHeap<(std::cmp::Reverse<u64>, std::cmp::Reverse<usize>)>,
+    /// The volume replaying (every one before it is done or skipped).
+    current: usize,
     elapsed: f64,
     written: u64,
     skipped: Vec<Skipped>,
@@ -142,7 +140,6 @@ pub struct MultiSimulation {
     first_error: Option<Error>,
     /// Most volumes built at once so far.
     peak_in_flight: usize,
-    in_flight: usize,
 }
 
 /// One volume of a multi-volume run.
@@ -158,8 +155,7 @@ enum Volume {
 }
 
 impl MultiSimulation {
-    /// List every volume and find where its clock starts; nothing is built
-    /// until the merged timeline reaches it.
+    /// List every volume; nothing is built until its turn.
     pub fn new(cfg: MultiConfig) -> Result<Self> {
         let template = cfg.run.trace.clone().unwrap_or_default();
         refuse_per_run_fields(&cfg.run, &template)?;
@@ -195,38 +191,25 @@ impl MultiSimulation {
                 "a multi-volume run needs at least one volume (a trace, or a file with devices)",
             ));
         }
-        let mut runs = Vec::with_capacity(volumes.len());
-        let mut origin = Vec::with_capacity(volumes.len());
-        for (t, name) in volumes {
-            let start =
-                trace::first_time(&t.path, t.format.as_deref(), &t.selection)?.unwrap_or(u64::MAX);
-            let mut run = cfg.run.clone();
-            run.workload = name.clone();
-            run.writes = u64::MAX;
-            run.drive_writes = None;
-            run.trace = Some(t);
-            runs.push(Volume::Waiting(Box::new(run), name));
-            origin.push(start);
-        }
-        let first = origin.iter().copied().min().unwrap_or(0);
-        let offset = origin.iter().map(|&o| o.saturating_sub(first)).collect();
-        let mut heap = BinaryHeap::new();
-        for (v, &o) in origin.iter().enumerate() {
-            heap.push((
-                std::cmp::Reverse(o.saturating_sub(first)),
-                std::cmp::Reverse(v),
-            ));
-        }
+        let volumes = volumes
+            .into_iter()
+            .map(|(t, name)| {
+                let mut run = cfg.run.clone();
+                run.workload = name.clone();
+                run.writes = u64::MAX;
+                run.drive_writes = None;
+                run.trace = Some(t);
+                Volume::Waiting(Box::new(run), name)
+            })
+            .collect();
         Ok(MultiSimulation {
-            volumes: runs,
-            offset,
-            heap,
+            volumes,
+            current: 0,
             elapsed: 0.0,
             written: 0,
             skipped: Vec::new(),
             first_error: None,
             peak_in_flight: 0,
-            in_flight: 0,
         })
     }
 
@@ -240,8 +223,8 @@ impl MultiSimulation {
         self.peak_in_flight
     }
 
-    /// Build volume `v` (its first request is due): its simulation, or a
-    /// note in `skipped` when its device cannot hold a working log.
+    /// Build volume `v` (its turn came): its simulation, or a note in
+    /// `skipped` when its device cannot hold a working log.
     fn start(&mut self, v: usize) -> Result<()> {
         let Volume::Waiting(run, name) = std::mem::replace(&mut self.volumes[v], Volume::Skipped)
         else {
@@ -250,9 +233,7 @@ impl MultiSimulation {
         match Simulation::new(*run) {
             Ok(sim) => {
                 self.volumes[v] = Volume::Running(Box::new(sim));
-                self.in_flight += 1;
-                self.peak_in_flight = self.peak_in_flight.max(self.in_flight);
-                self.push(v);
+                self.peak_in_flight = self.peak_in_flight.max(1);
             }
             // A volume whose device cannot hold a working log (too small
             // for its segments and reserve) is left out with a note, never
@@ -269,42 +250,22 @@ impl MultiSimulation {
         Ok(())
     }
 
-    /// Queue volume `v`'s next request, or (its trace ended) keep its
-    /// result and drop its engine.
-    fn push(&mut self, v: usize) {
-        let Volume::Running(sim) = &mut self.volumes[v] else {
-            return;
-        };
-        match sim.next_time() {
-            Some(t) => {
-                let key = t.saturating_add(self.offset[v]);
-                self.heap
-                    .push((std::cmp::Reverse(key), std::cmp::Reverse(v)));
-            }
-            None => {
-                let r = sim.result();
-                self.volumes[v] = Volume::Done(Box::new(r));
-                self.in_flight -= 1;
-                release_freed();
-            }
-        }
-    }
-
-    /// Apply requests in time order until `budget` more user blocks are
-    /// written or every trace ends. Returns true when the run is done.
+    /// Replay until `budget` more user blocks are written or every trace
+    /// ends. Returns true when the run is done.
     pub fn step(&mut self, budget: u64) -> Result<bool> {
         let t = Instant::now();
         let goal = self.written.saturating_add(budget);
         let r = self.advance(goal);
         self.elapsed += t.elapsed().as_secs_f64();
         r?;
-        if self.heap.is_empty() && self.ran() == 0 {
+        let done = self.current >= self.volumes.len();
+        if done && self.ran() == 0 {
             // Every volume refused: the configuration, not the volumes.
             if let Some(e) = self.first_error.clone() {
                 return Err(e);
             }
         }
-        Ok(self.heap.is_empty())
+        Ok(done)
     }
 
     /// Volumes that ran (or run).
@@ -316,22 +277,29 @@ impl MultiSimulation {
     }
 
     fn advance(&mut self, goal: u64) -> Result<()> {
-        while self.written < goal {
-            let Some((_, std::cmp::Reverse(v))) = self.heap.pop() else {
-                return Ok(());
-            };
+        while self.written < goal && self.current < self.volumes.len() {
+            let v = self.current;
             let sim = match &mut self.volumes[v] {
                 Volume::Waiting(..) => {
                     self.start(v)?;
                     continue;
                 }
                 Volume::Running(sim) => sim,
-                Volume::Done(_) | Volume::Skipped => continue,
+                Volume::Done(_) | Volume::Skipped => {
+                    self.current += 1;
+                    continue;
+                }
             };
             let before = sim.written();
-            sim.step_request()?;
+            let done = sim.step(goal - self.written)?;
             self.written += sim.written() - before;
-            self.push(v);
+            if done {
+                // Its trace ended: keep the result, free the engine.
+                let r = sim.result();
+                self.volumes[v] = Volume::Done(Box::new(r));
+                release_freed();
+                self.current += 1;
+            }
         }
         Ok(())
     }
@@ -341,9 +309,10 @@ impl MultiSimulation {
         self.step(u64::MAX).map(|_| ())
     }
 
-    /// Results so far: every volume that started, in list order.
+    /// Results so far: every volume that started, in list order (each with
+    /// its own wall time).
     pub fn result(&self) -> MultiResult {
-        let mut volumes: Vec<RunResult> = self
+        let volumes: Vec<RunResult> = self
             .volumes
             .iter()
             .filter_map(|v| match v {
@@ -352,16 +321,6 @@ impl MultiSimulation {
                 _ => None,
             })
             .collect();
-        // The merged replay's time, split evenly (the engines are interleaved).
-        let share = self.elapsed / volumes.len().max(1) as f64;
-        for r in &mut volumes {
-            r.elapsed_seconds = share;
-            r.user_writes_per_second = if share > 0.0 {
-                r.user_writes as f64 / share
-            } else {
-                0.0
-            };
-        }
         let (mut num, mut den) = (0.0, 0.0);
         for r in &volumes {
             if let Some(w) = r.waf {

@@ -572,15 +572,6 @@ pub fn open_selected(
     Ok((Selected::new(inner, sel)?, format))
 }
 
-/// The format time of the first selected request of a trace [ns], `None`
-/// if it selects none: the origin its replay's times count from (a
-/// multi-volume run aligns its volumes by it).
-pub fn first_time(path: &str, format: Option<&str>, sel: &Selection) -> Result<Option<u64>> {
-    let (mut s, _) = open_selected(path, format, sel)?;
-    Ok(s.next_record()?
-        .map(|_| s.t0.expect("set by the first record")))
-}
-
 /// The device ids of a trace's selected requests, in order of first
 /// appearance (one pass over the file).
 pub fn devices(path: &str, format: Option<&str>, sel: &Selection) -> Result<Vec<u64>> {
