@@ -215,6 +215,9 @@ pub struct Resolved {
     format: String,
     /// The continuation after the trace, when extended.
     extension: Option<Plan>,
+    /// The records the footprint pass parsed, replayed from memory instead
+    /// of reading a text trace again (`None`: native, or over the budget).
+    recording: Option<Arc<trace::recording::Recording>>,
 }
 
 /// Figures of the trace a run replays, reported with its result.
@@ -340,7 +343,10 @@ fn add(total: &mut ReadStats, s: &ReadStats) {
 }
 
 fn open_blocks(t: &TraceConfig, block_size: u32, r: &Resolved) -> Result<BlockSource> {
-    let (sel, _) = trace::open_selected(&t.path, Some(&r.format), &t.selection)?;
+    let sel = match &r.recording {
+        Some(rec) => trace::open_recorded(Arc::clone(rec), &t.selection)?,
+        None => trace::open_selected(&t.path, Some(&r.format), &t.selection)?.0,
+    };
     Ok(BlockSource::new(sel, block_size, r.remap.clone(), &t.path)
         .with_continuation(r.extension.as_ref().map(Plan::continuation)))
 }
@@ -436,7 +442,13 @@ pub fn resolve(
         Some(f) => f.clone(),
         None => trace::detect(&t.path)?,
     };
-    let (address_space, map, error) = trace::footprint(&t.path, Some(&format), &t.selection, bs)?;
+    let (address_space, map, error, recording) = trace::footprint_recorded(
+        &t.path,
+        Some(&format),
+        &t.selection,
+        bs,
+        Some(trace::recording::budget()).filter(|&b| b > 0),
+    )?;
     let footprint = map.blocks();
     if let (0, Some(e)) = (footprint, error) {
         // Nothing before the bad input: nothing to replay.
@@ -515,6 +527,7 @@ pub fn resolve(
         sizing,
         format,
         extension,
+        recording: recording.map(Arc::new),
     }));
     Ok(())
 }

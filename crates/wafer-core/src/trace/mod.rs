@@ -50,6 +50,7 @@ pub mod native;
 mod netapp;
 pub mod rate;
 mod read_ahead;
+pub mod recording;
 mod remap;
 mod spc;
 pub mod split;
@@ -549,6 +550,16 @@ pub fn open_selected(
     format: Option<&str>,
     sel: &Selection,
 ) -> Result<(Selected, String)> {
+    let (inner, format) = open_source(path, format, sel)?;
+    Ok((Selected::new(inner, sel)?, format))
+}
+
+/// `path`'s records as `format` (`None` = detect), before the selection.
+fn open_source(
+    path: &str,
+    format: Option<&str>,
+    sel: &Selection,
+) -> Result<(Box<dyn RecordSource>, String)> {
     let format = match format {
         Some(f) => f.to_string(),
         None => detect(path)?,
@@ -569,7 +580,17 @@ pub fn open_selected(
     } else {
         Box::new(read_ahead::ReadAhead::new(inner))
     };
-    Ok((Selected::new(inner, sel)?, format))
+    Ok((inner, format))
+}
+
+/// A recording of a trace's records (from [`footprint_recorded`]) with the
+/// selection applied: the same requests, counts and error as
+/// [`open_selected`] on the file it was taken from with `sel`.
+pub fn open_recorded(
+    rec: std::sync::Arc<recording::Recording>,
+    sel: &Selection,
+) -> Result<Selected> {
+    Selected::new(Box::new(recording::Replayed::new(rec)), sel)
 }
 
 /// The device ids of a trace's selected requests, in order of first
@@ -709,11 +730,32 @@ pub fn footprint(
     sel: &Selection,
     block_size: u32,
 ) -> Result<(u64, Remap, Option<Error>)> {
-    let (mut s, _) = open_selected(path, format, sel)?;
+    footprint_recorded(path, format, sel, block_size, None).map(|(e, m, err, _)| (e, m, err))
+}
+
+/// [`footprint`], keeping the records it read within `record` bytes (see
+/// [`recording`]; never for a native trace, read as fast as it is used):
+/// `None` when not asked, native, or larger than the budget.
+pub fn footprint_recorded(
+    path: &str,
+    format: Option<&str>,
+    sel: &Selection,
+    block_size: u32,
+    record: Option<u64>,
+) -> Result<(u64, Remap, Option<Error>, Option<recording::Recording>)> {
+    let (inner, format) = open_source(path, format, sel)?;
+    let slot = recording::Slot::default();
+    let inner: Box<dyn RecordSource> = match record {
+        Some(budget) if format != NATIVE => {
+            Box::new(recording::Tap::new(inner, budget, slot.clone()))
+        }
+        _ => inner,
+    };
+    let mut s = Selected::new(inner, sel)?;
     let mut end = 0u64;
     let mut builder = remap::Builder::default();
     let mut seen = 0u64;
-    loop {
+    let error = loop {
         seen += 1;
         if seen & 0xFFFF == 0 {
             crate::interrupt::check()?;
@@ -724,8 +766,11 @@ pub fn footprint(
                 end = end.max(first + n);
                 builder.add(first, first + n);
             }
-            Ok(None) => return Ok((end, builder.finish(), None)),
-            Err(e) => return Ok((end, builder.finish(), Some(e))),
+            Ok(None) => break None,
+            Err(e) => break Some(e),
         }
-    }
+    };
+    drop(s); // the tap leaves its recording in `slot`
+    let rec = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    Ok((end, builder.finish(), error, rec))
 }
