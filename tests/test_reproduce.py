@@ -43,6 +43,11 @@ def test_victims_variants_and_accuracy_claims():
     assert holds is True and "38% lower" in numbers
     assert rp.accuracy_at_least("nodap", "user", ["zipf:1.0"], 1.0)(c)[0] is True
     assert rp.accuracy_at_least("sepbit", "user", ["zipf:1.0"], 0.9)(c)[0] is False
+    # With the baselines stored, the claim's numbers show them beside the accuracy.
+    df = c.df.copy()
+    df["user_majority"], df["user_balanced_accuracy"] = 0.7, 0.55
+    holds, numbers = rp.accuracy_at_least("sepbit", "user", ["zipf:1.0"], 0.9)(rp.Cells(df))
+    assert holds is False and "0.880 (commonest class 0.700, balanced 0.550)" in numbers
     assert rp.lowest("nodap", ["zipf:1.0"], among="practical")(c)[0] is True
 
 

@@ -137,3 +137,20 @@ def test_export_parquet_and_csv(tmp_path, jobs):
     back = pd.read_parquet(tmp_path / "a.parquet")
     assert back.job.tolist() == df.job.tolist() and back.steady_waf.tolist() == df.steady_waf.tolist()
     assert len(pd.read_csv(tmp_path / "w.csv")) == 6 * 20
+
+
+def test_a_store_made_before_a_metric_existed_gets_its_column(tmp_path, jobs):
+    """Stores outlive versions: a metric column added since (here the accuracy's baselines) is added
+    to an old store when it is opened, its old jobs reading as unmeasured."""
+    path = tmp_path / "old.sqlite"
+    db = Store(path)
+    j = jobs[0]
+    db.claim(j, "me")
+    db.finish(run_job(j.id, j.spec), "me")
+    db.db.execute("ALTER TABLE jobs DROP COLUMN user_majority")
+    db.close()
+    with sqlite3.connect(path) as con:
+        assert "user_majority" not in {r[1] for r in con.execute("PRAGMA table_info(jobs)")}
+    with Store(path) as db:
+        df = db.to_pandas()
+        assert len(df) == 1 and df.user_majority.isna().all() and df.waf.notna().all()

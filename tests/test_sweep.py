@@ -141,6 +141,9 @@ def test_run_returns_a_table_and_resumes(tmp_path):
     df = sweep.run(study(metrics=["steady_waf", "user_accuracy"]), db)
     assert len(df) == 48 and set(df.status) == {"done"}
     assert (df.steady_waf >= 1).all() and df[df.policy_name == "sepbit"].user_accuracy.between(0, 1).all()
+    # The accuracy comes with what it is read against (issue 49 item 2).
+    sb = df[df.policy_name == "sepbit"]
+    assert sb.user_majority.between(0, 1).all() and sb.user_balanced_accuracy.between(0, 1).all()
     again = sweep.run(study(metrics=["steady_waf", "user_accuracy"]), db)
     assert again.runs.tolist() == [1] * 48, "nothing ran twice"
     assert again.finished.tolist() == df.finished.tolist()

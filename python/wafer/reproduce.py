@@ -42,7 +42,8 @@ class Cells:
         self._practical = {p: _practical(n) for p, n in zip(df.policy, df.policy_name)}
         self._waf = {tuple(r[k] for k in keys): (r["mean"], r["half"]) for _, r in self.table.iterrows()}
         self._acc = {}
-        for col in ("user_accuracy", "gc_accuracy"):
+        for col in ("user_accuracy", "gc_accuracy", "user_majority", "gc_majority", "user_balanced_accuracy",
+                    "gc_balanced_accuracy"):
             if col in done and done[col].notna().any():
                 s = summarize(done, keys, col)
                 self._acc[col] = {tuple(r[k] for k in keys): r["mean"] for _, r in s.iterrows()}
@@ -58,6 +59,16 @@ class Cells:
         """Mean ``user`` or ``gc`` prediction accuracy of a cell (NaN if none)."""
         v = self._acc.get(f"{kind}_accuracy", {}).get((op, victim, workload, policy))
         return math.nan if v is None else v
+
+    def acc_note(self, kind: str, policy: str, workload: str, op: float, victim: str) -> str:
+        """The baselines a cell's accuracy is read against, as " (commonest class M, balanced B)", or
+        "" when the store has no such columns (runs stored before they were recorded)."""
+        key = (op, victim, workload, policy)
+        m = self._acc.get(f"{kind}_majority", {}).get(key)
+        b = self._acc.get(f"{kind}_balanced_accuracy", {}).get(key)
+        if m is None or b is None or m != m or b != b:
+            return ""
+        return f" (commonest class {m:.3f}, balanced {b:.3f})"
 
     def settings(self):
         """Every (op, victim) of the experiment."""
@@ -245,7 +256,8 @@ def accuracy_at_least(policy: str, kind: str, workloads: list[str], lo: float,
         for op, v in c.settings():
             for w in workloads:
                 a = c.acc(kind, policy, w, op, v)
-                items.append((None if a != a else lo - 1e-9 <= a <= hi + 1e-9, f"{w} {op:.0%} {v}: {_f(a)}"))
+                items.append((None if a != a else lo - 1e-9 <= a <= hi + 1e-9,
+                              f"{w} {op:.0%} {v}: {_f(a)}{c.acc_note(kind, policy, w, op, v)}"))
         return _all(items)
     return check
 

@@ -201,6 +201,10 @@ class RunResult:
             rep = (self.accuracy or {}).get(kind) or {}
             row[f"{kind}_accuracy"] = rep.get("accuracy")
             row[f"{kind}_classes"] = rep.get("classes")
+            # What the accuracy is measured against: always answering the commonest class, and
+            # the mean of the per-class recalls (a constant answer scores 1/classes).
+            row[f"{kind}_majority"] = rep.get("majority")
+            row[f"{kind}_balanced_accuracy"] = rep.get("balanced_accuracy")
         row["train_seconds"] = (self.training or {}).get("seconds")
         t = self.timing
         if t:

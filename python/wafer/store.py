@@ -55,7 +55,9 @@ METRICS = (("waf", "REAL"), ("steady_waf", "REAL"), ("extra_writes_per_user_writ
            ("user_writes", "INTEGER"), ("gc_writes", "INTEGER"), ("drive_writes", "REAL"),
            ("mean_victim_valid_ratio", "REAL"), ("elapsed_seconds", "REAL"), ("user_writes_per_second", "REAL"),
            ("user_accuracy", "REAL"), ("gc_accuracy", "REAL"), ("user_classes", "INTEGER"),
-           ("gc_classes", "INTEGER"), ("train_seconds", "REAL"), ("warnings", "TEXT"))
+           ("gc_classes", "INTEGER"), ("train_seconds", "REAL"), ("warnings", "TEXT"),
+           ("user_majority", "REAL"), ("user_balanced_accuracy", "REAL"), ("gc_majority", "REAL"),
+           ("gc_balanced_accuracy", "REAL"))
 _WINDOW_COLUMNS = ("drive_writes", "user_writes", "gc_writes", "waf", "cumulative_waf", "victims",
                    "victim_valid_ratio", "free_segments", "user_accuracy", "cumulative_user_accuracy",
                    "gc_accuracy", "cumulative_gc_accuracy")
@@ -236,6 +238,15 @@ class Store:
         version = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
         if str(version) != str(SCHEMA_VERSION):
             raise _core.ConfigError(f"{self.path}: store schema {version}, this wafer reads {SCHEMA_VERSION}")
+        # Metrics added since a store was made get their (empty) column: old jobs read as unmeasured.
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}
+        missing = [(n, t) for n, t in METRICS if n not in have]
+        if missing:
+            with self._tx() as db:
+                have = {r[1] for r in db.execute("PRAGMA table_info(jobs)")}
+                for n, t in missing:
+                    if n not in have:
+                        db.execute(f"ALTER TABLE jobs ADD COLUMN {n} {t}")
 
     def close(self) -> None:
         self.db.close()
