@@ -177,6 +177,26 @@ def test_extend_keeps_the_footprint_and_ends_the_repeat_warning(short, tmp_path)
     assert e.returncode == 2 and "repeat or extend" in e.stderr
 
 
+def test_extend_too_large_for_the_disk_is_refused_and_writes_nothing(short, tmp_path):
+    """Review wave 3: `--drive-writes 1e6` wrote 12 GB in a minute and left a cut file under the output
+    name. The file's size is estimated first and refused past the disk's free space, naming the flag; a
+    written file appears only whole (written as OUT.part and renamed)."""
+    out = tmp_path / "huge.arrow"
+    e = cli("traces", "extend", str(short), "--drive-writes", "1e9", "-o", str(out), ok=False)
+    assert e.returncode == 2 and "--drive-writes" in e.stderr and "GB free" in e.stderr, e.stderr
+    assert "Traceback" not in e.stderr and list(tmp_path.glob("huge.arrow*")) == []
+    cli("traces", "extend", str(short), "--drive-writes", "2", "-o", str(out))
+    assert out.exists() and list(tmp_path.glob("*.part")) == []
+
+
+@pytest.mark.parametrize("flag", [["--extend", "2"], ["--repeat", "3"], ["--format", "msr"], ["--device", "1"],
+                                  ["--address-space"], ["--remap"]])
+def test_trace_flags_with_a_workload_are_refused_not_ignored(flag):
+    """Review wave 3: `--extend` with a synthetic workload ran the workload as if it were not given."""
+    e = cli("replay", "--workload", "zipf:1.0", "--writes", "1000", *flag, ok=False)
+    assert e.returncode == 2 and "only with a trace" in e.stderr and "Traceback" not in e.stderr, e.stderr
+
+
 def test_a_transient_result_says_so_in_its_row(short):
     rows = wafer.compare(["base", "two-r"], trace=short, device=wafer.Device(op=0.25))
     assert all(r.transient for r in rows)

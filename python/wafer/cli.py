@@ -396,7 +396,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweep.cli import add_parser as add_sweep
 
     add_sweep(sub)
+    _own_parser(p)
     return p
+
+
+def _own_parser(p: argparse.ArgumentParser) -> None:
+    """Every (sub)command knows its parser, so an engine error naming a field names its flag
+    (:func:`_name_flag`) wherever it comes from."""
+    for act in p._actions:
+        if isinstance(act, argparse._SubParsersAction):
+            for sp in act.choices.values():
+                if sp.get_default("parser") is None:
+                    sp.set_defaults(parser=sp)
+                _own_parser(sp)
 
 
 def _name_flag(msg: str, parser: argparse.ArgumentParser | None) -> str:

@@ -350,7 +350,14 @@ def _trace_kwargs(a: argparse.Namespace) -> dict[str, Any]:
     path = a.trace or (a.workload if os.path.isfile(a.workload) else None)
     extra = {"cache_dir": a.cache_dir, "memory_limit": a.memory_limit}
     if path is None:
-        return extra
+        # Trace-only flags given with a workload go to the engine, which refuses them by name
+        # (dropping them here ran the workload as if they had not been given).
+        given = {"format": a.format, "remap": a.remap or None, "address_space": a.address_space or None,
+                 "repeat": a.repeat if a.repeat != 1 else None, "extend": a.extend}
+        sel = _selection(a)
+        if sel != traces.Selection():
+            given["selection"] = sel
+        return {**extra, **{k: v for k, v in given.items() if v is not None}}
     return {"trace": path, "format": a.format, "selection": _selection(a), "remap": a.remap,
             "address_space": a.address_space, "repeat": a.repeat, "extend": a.extend, **extra}
 

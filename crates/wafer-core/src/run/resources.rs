@@ -125,6 +125,24 @@ pub fn available() -> Option<(u64, &'static str)> {
     .min_by_key(|&(m, _)| m)
 }
 
+/// Bytes free for this user on the file system holding `dir`, `None` when
+/// it cannot be asked.
+pub fn disk_free(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: `c` is a NUL-terminated path and `st` a writable statvfs;
+    // statvfs writes only into `st` and its result is read only on success.
+    #[allow(unsafe_code)]
+    let st = unsafe {
+        if libc::statvfs(c.as_ptr(), st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        st.assume_init()
+    };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;

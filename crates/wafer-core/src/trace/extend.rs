@@ -263,6 +263,8 @@ pub struct Model {
     /// Sampled inter-arrival gaps [ns].
     gaps: Vec<u64>,
     /// Read requests per write request.
+    /// Write requests of the trace.
+    write_requests: u64,
     read_ratio: f64,
     /// Blocks the trace writes: the clock at its end [user blocks].
     written: u64,
@@ -441,6 +443,7 @@ impl Model {
             reads: reads.kept,
             gaps: gaps.kept,
             read_ratio: n_reads as f64 / n_writes.max(1) as f64,
+            write_requests: n_writes,
             written: clock,
             end_ns,
         })
@@ -449,6 +452,13 @@ impl Model {
     /// Blocks the trace writes [user blocks].
     pub fn written_blocks(&self) -> u64 {
         self.written
+    }
+
+    /// Requests a continuation writing `blocks` user blocks makes, about:
+    /// writes of the trace's mean size, and its reads per write.
+    pub fn requests_for(&self, blocks: u64) -> f64 {
+        let per_write = self.written.max(1) as f64 / self.write_requests.max(1) as f64;
+        blocks as f64 / per_write * (1.0 + self.read_ratio)
     }
 
     /// Units the continuation rewrites.
@@ -681,6 +691,9 @@ pub struct Written {
     pub continuation: ContinuationStats,
 }
 
+/// Free space an extension leaves on its disk at least [bytes].
+const DISK_MARGIN: u64 = 256 << 20;
+
 /// Write the selected requests of `path` and a continuation to
 /// `drive_writes` in all (of its footprint in `block_size` blocks, the
 /// device a replay sizes from it) to `out`, a native trace.
@@ -714,6 +727,31 @@ pub fn write_extended(
         drive_writes,
         seed,
     )?;
+    // The file's size, about (a native row is 33 bytes), against the disk's
+    // free space: a drive-writes count too large for the disk is refused
+    // before anything is written.
+    let rows = plan.model.requests_for(plan.blocks) + plan.model.write_requests as f64;
+    let bytes = rows * native::ROW_BYTES as f64;
+    let dir = std::path::Path::new(out)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if let Some(free) = crate::run::resources::disk_free(dir) {
+        if bytes > free.saturating_sub(DISK_MARGIN) as f64 {
+            return Err(Error::config(
+                "drive_writes",
+                format!(
+                    "{drive_writes} drive-writes of this trace's {blocks}-block footprint would write \
+                     about {:.1} GB ({:.3e} requests) to {out}, more than the {:.1} GB free there \
+                     (less a {} MiB margin); ask for fewer drive-writes",
+                    bytes / 1e9,
+                    rows,
+                    free as f64 / 1e9,
+                    DISK_MARGIN >> 20,
+                ),
+            ));
+        }
+    }
     let mut cont = plan.continuation();
     native::write_records(
         || match src.next_record()? {

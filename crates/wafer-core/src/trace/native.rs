@@ -49,6 +49,8 @@ use crate::request::Op;
 /// batch buffers instead of mapping fresh pages for each (33 MiB batches
 /// read at half the speed).
 const BATCH: usize = 1 << 16;
+/// Bytes of one row's columns (time, device, op, offset, size) on disk.
+pub const ROW_BYTES: usize = 8 + 8 + 1 + 8 + 8;
 
 /// The reader's buffer [bytes]: the footer and batch headers pass through
 /// it; a batch's bodies are read past it.
@@ -316,9 +318,32 @@ pub fn write_records(
         ("wafer.source_format".to_string(), source_format.to_string()),
     ]);
     let schema = Arc::new(schema(meta));
-    let file = File::create(out).map_err(|e| io(&e))?;
-    let mut w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &schema)
-        .map_err(|e| io(&e))?;
+    // Written under `OUT.part` and renamed when whole: an error, Ctrl-C
+    // (checked every batch) or a kill never leaves a cut file under the
+    // name asked for (a rerun overwrites the `.part`).
+    let part = format!("{out}.part");
+    let written = (|| {
+        let file = File::create(&part).map_err(|e| io(&e))?;
+        write_batches(&mut next, file, &schema, &io)
+    })();
+    match written {
+        Ok(()) => std::fs::rename(&part, out).map_err(|e| io(&e)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&part);
+            Err(e)
+        }
+    }
+}
+
+/// The records `next` yields as Arrow batches into `file`, then the footer.
+fn write_batches(
+    next: &mut impl FnMut() -> Result<Option<Record>>,
+    file: File,
+    schema: &Arc<Schema>,
+    io: &dyn Fn(&dyn std::fmt::Display) -> Error,
+) -> Result<()> {
+    let mut w =
+        FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema).map_err(|e| io(&e))?;
     let mut rows = Rows::default();
     let mut digest = RowsDigest::default();
     loop {
@@ -342,6 +367,7 @@ pub fn write_records(
             let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| io(&e))?;
             digest.add(column_bytes(&batch), batch.num_rows());
             w.write(&batch).map_err(|e| io(&e))?;
+            crate::interrupt::check()?;
         }
         if rec.is_none() {
             break;

@@ -281,7 +281,6 @@ fn write_volume(
 ) -> Result<Volume> {
     let name = super::device_name(d).replace(',', "-");
     let path = out.join(format!("{stem}.dev{name}.arrow"));
-    let part = out.join(format!("{stem}.dev{name}.arrow.part"));
     let raw = spill_path(spill_dir, d);
     let file = File::open(&raw).map_err(|e| {
         Error::trace(
@@ -294,7 +293,8 @@ fn write_volume(
     let mut blocks: HashSet<u64> = HashSet::new();
     let bs = block_size as u64;
     let mut rec = [0u8; RAW];
-    let part_name = part.display().to_string();
+    let raw_name = raw.display().to_string();
+    let path_name = path.display().to_string();
     native::write_records(
         || match reader.read_exact(&mut rec) {
             Ok(()) => {
@@ -319,22 +319,15 @@ fn write_volume(
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
             Err(e) => Err(Error::trace(
-                &part_name,
+                &raw_name,
                 None,
-                format!("cannot read its spill: {e}"),
+                format!("cannot read this spill of the split: {e}"),
             )),
         },
-        &part_name,
+        &path_name,
         source,
         source_format,
     )?;
-    fs::rename(&part, &path).map_err(|e| {
-        Error::trace(
-            &path.display().to_string(),
-            None,
-            format!("cannot write: {e}"),
-        )
-    })?;
     let _ = fs::remove_file(&raw);
     Ok(Volume {
         device: super::device_name(d),
