@@ -349,8 +349,8 @@ fn dogi_pool_victims_by_cost_benefit() {
 
 #[test]
 fn dogi_expired_and_pool_rules_are_parameters() {
-    // The paper takes an expired segment whenever there is one (`always`);
-    // wafer's guard (`guarded`, the default) only when it is no fuller
+    // The paper takes an expired segment whenever there is one (`always`,
+    // the default); wafer's guard (`guarded`) only when it is no fuller
     // than the pool's victim: never more expired victims than `always`.
     let victims = |params: Value| {
         let mut p = quick();
@@ -364,10 +364,10 @@ fn dogi_expired_and_pool_rules_are_parameters() {
             s["victims"].clone(),
         )
     };
-    let (e, pool, guarded) = victims(json!({}));
-    assert_eq!((e.as_str(), pool.as_str()), (Some("guarded"), Some("tail")));
-    let (e, _, always) = victims(json!({"expired": "always"}));
-    assert_eq!(e, "always");
+    let (e, pool, always) = victims(json!({}));
+    assert_eq!((e.as_str(), pool.as_str()), (Some("always"), Some("tail")));
+    let (e, _, guarded) = victims(json!({"expired": "guarded"}));
+    assert_eq!(e, "guarded");
     let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
     assert!(
         n(&always, "expired") >= n(&guarded, "expired"),
@@ -377,7 +377,7 @@ fn dogi_expired_and_pool_rules_are_parameters() {
     // Every sealed segment in the pool: a different set of victims.
     let (_, pool, all) = victims(json!({"pool": "all"}));
     assert_eq!(pool, "all");
-    assert_ne!(all, guarded);
+    assert_ne!(all, always);
     for bad in [json!({"expired": "never"}), json!({"pool": "head"})] {
         let mut p = quick();
         for (k, v) in bad.as_object().unwrap() {
