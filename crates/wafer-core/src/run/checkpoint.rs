@@ -56,8 +56,9 @@ pub const MAGIC: &[u8; 8] = b"WAFERCKP";
 /// Version of the layout after the magic; a file of another version is
 /// refused with a clear error. Format 2 (issue 42) added the body's length
 /// and checksum and the binding of the configuration to the state; format 3
-/// the statistics' per-group windows.
-pub const FORMAT: u32 = 3;
+/// the statistics' per-group windows; format 4 MiDAS's configuration
+/// timing (its GB count and a configuration waiting for the next GB).
+pub const FORMAT: u32 = 4;
 /// Bytes before the body: magic, format, body length, checksum.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 

@@ -35,7 +35,11 @@
 //!   `first_window = 2`), the model's budget all segments but `FREENUM` = 4
 //!   (`model_reserve = 4`), and the last group's victims by the run's
 //!   selector as the simulator's `vs_policy` chooses them (`last_victim`:
-//!   `greedy`, `cost-benefit-sqrt` under cost-benefit, `fifo`). Under
+//!   `greedy`, `cost-benefit-sqrt` under cost-benefit, `fifo`), and a new
+//!   configuration applied at the next GB of writes, only if predicted no
+//!   worse than the last GB measured, the start-up groups joining its last
+//!   group (`apply_at = "gb"`, `apply_gate`, `startup_to_last`,
+//!   `g1_one_less`). Under
 //!   greedy and cost-benefit it is within 2% of the simulator
 //!   (docs/FIDELITY.md has the numbers and commands).
 //! * `mqsim`: MQSim's timing conventions (github.com/CMU-SAFARI/MQSim),
@@ -272,6 +276,13 @@ impl Setup {
                     "window_unit": "physical",
                     "model_reserve": 4,
                     "hot_filter": "always",
+                    // when and whether a configuration is applied, and how
+                    // the start-up groups join it (`algorithm.cpp`'s
+                    // `check_applying_config`, the per-GB pause)
+                    "apply_at": "gb",
+                    "apply_gate": true,
+                    "startup_to_last": true,
+                    "g1_one_less": true,
                 });
                 let last = match victim {
                     "greedy" => Some("greedy"),

@@ -41,9 +41,14 @@
 //! τ schedule (`hot_filter = "always"`), its first model window opened after
 //! 2 logical device sizes of writes, the prefill included (`first_window`),
 //! 4 physical device sizes long (`uid_window`, `window_unit`), the model's
-//! budget of all segments but its 4 free ones (`model_reserve`), and its
+//! budget of all segments but its 4 free ones (`model_reserve`), its
 //! last-group victims by the run's selector in its forms (`last_victim`:
-//! greedy, the sqrt cost-benefit, or FIFO).
+//! greedy, the sqrt cost-benefit, or FIFO), and when a configuration takes
+//! effect: at the next GB (physical device size of writes) after the
+//! window, where its model thread's result is picked up (`apply_at`), only
+//! if predicted no worse than the last GB's measured WAF (`apply_gate`,
+//! `check_applying_config`), the start-up segments joining its last group
+//! (`startup_to_last`), G1 collected one segment early (`g1_one_less`).
 //!
 //! Deviations:
 //! * MCAM's chain is solved in closed form (its stationary flow) instead of
@@ -61,7 +66,9 @@
 //!   still alive at its end counted as censored; the simulator puts them in
 //!   its last bin and rescales the bins for the window's truncation.
 //! * No group merge on a >10% valid-ratio misprediction: the model re-runs
-//!   every window instead.
+//!   every window instead. Nor the simulator's window doubling after a
+//!   failed model run, or its model stopping for good after a configuration
+//!   of two groups or fewer.
 //! * The last group's victims come from the 8 best segments of one scan; the
 //!   segments are re-scanned when those are used (an exact scan per GC took
 //!   half the run time; the others' scores change little in between).
@@ -183,6 +190,29 @@ pub struct Params {
     /// same halfway / ×1.5 rule); the first model run takes the start-up G0
     /// as measured (one segment, its share of the writes and valid ratio).
     pub hot_filter: String,
+    /// When a configuration the model found takes effect: "window"
+    /// (default) at once, at the model window's end; "gb": at the next
+    /// boundary of a physical device size of writes (the prefill counted),
+    /// as in MiDAS-Simulation, whose model thread's result is picked up at
+    /// the per-GB pause (`sleep(5)` in its write loop) that follows the
+    /// window: deterministic here, in user writes.
+    pub apply_at: String,
+    /// Apply a configuration only if its predicted WAF is at most the WAF
+    /// measured over the last whole physical device size of writes (user
+    /// and GC writes over user writes, the prefill counted), as
+    /// MiDAS-Simulation's `check_applying_config`; a refused one is counted
+    /// (`gated`) and the start-up or current configuration stays until the
+    /// next window.
+    pub apply_gate: bool,
+    /// At the first configuration, move every start-up segment into the new
+    /// last group without copies (the hot group keeps its newest `hot - 1`
+    /// segments), as MiDAS-Simulation regroups; false (default): the
+    /// start-up groups stay in place and drain through GC.
+    pub startup_to_last: bool,
+    /// Collect G1 one segment before its configured size (MiDAS-Simulation
+    /// compares G1's count against its size less 2 where the other groups
+    /// use less 1).
+    pub g1_one_less: bool,
 }
 
 impl Default for Params {
@@ -199,6 +229,10 @@ impl Default for Params {
             window_unit: "logical".into(),
             model_reserve: None,
             hot_filter: "model".into(),
+            apply_at: "window".into(),
+            apply_gate: false,
+            startup_to_last: false,
+            g1_one_less: false,
         }
     }
 }
@@ -301,6 +335,18 @@ pub struct Midas {
     hot_writes: (u64, u64),
     model_runs: u32,
     merges: u32,
+    /// `apply_at = "gb"`.
+    apply_at_gb: bool,
+    /// The physical device size of writes being counted: (its index, user
+    /// writes, GC writes), and the WAF of the last whole one (0 before).
+    gb: (u64, u64, u64),
+    last_gb_waf: f64,
+    /// A configuration found and waiting for the next GB boundary, and
+    /// whether that boundary passed.
+    pending: Option<(Config, Prediction)>,
+    apply_due: bool,
+    /// Configurations `apply_gate` refused.
+    gated: u32,
 }
 
 impl Midas {
@@ -368,6 +414,12 @@ impl Midas {
         let unit = (geo.segment_blocks as u64 / 4)
             .max(1)
             .max(window.div_ceil(MAX_BINS));
+        let apply_at_gb = params::one_of(
+            "midas",
+            "apply_at",
+            &p.apply_at,
+            &[("window", false), ("gb", true)],
+        )?;
         let n = geo.segments as usize;
         let deepest = p.max_groups.max(p.startup_groups);
         let positions = deepest as usize + 1;
@@ -403,6 +455,12 @@ impl Midas {
             hot_writes: (0, 0),
             model_runs: 0,
             merges: 0,
+            apply_at_gb,
+            gb: (0, 0, 0),
+            last_gb_waf: 0.0,
+            pending: None,
+            apply_due: false,
+            gated: 0,
             p,
         })
     }
@@ -423,7 +481,10 @@ impl Midas {
     /// Whether hot/FIFO group `g` holds more segments than its size.
     fn over_size(&self, g: usize) -> bool {
         self.cfg.as_ref().is_some_and(|c| {
-            let size = if g == 0 { c.hot } else { c.sizes[g - 1] };
+            let mut size = if g == 0 { c.hot } else { c.sizes[g - 1] };
+            if g == 1 && self.p.g1_one_less {
+                size = size.saturating_sub(1);
+            }
             self.count[g] > 0 && self.count[g] >= size
         })
     }
@@ -544,7 +605,44 @@ impl Midas {
             fixed_hot: measured.then_some(hot),
         };
         if let Some((cfg, pred)) = model::search(&m, budget as u32, lim) {
-            self.apply(ctx, cfg, pred);
+            if self.apply_at_gb {
+                self.pending = Some((cfg, pred));
+            } else {
+                self.offer(ctx, cfg, pred);
+            }
+        }
+    }
+
+    /// Apply `cfg` unless `apply_gate` refuses it (its predicted WAF above
+    /// the last whole GB's measured one).
+    fn offer(&mut self, ctx: &Ctx, cfg: Config, pred: Prediction) {
+        if self.p.apply_gate && pred.waf > self.last_gb_waf {
+            self.gated += 1;
+            return;
+        }
+        if self.p.startup_to_last && self.cfg.is_none() {
+            self.startup_into_last(ctx, &cfg);
+        }
+        self.apply(ctx, cfg, pred);
+    }
+
+    /// Leaving the start-up chain (`startup_to_last`): every sealed segment
+    /// joins the new last group, but the hot group's newest `hot - 1`.
+    fn startup_into_last(&mut self, ctx: &Ctx, cfg: &Config) {
+        let new_last = cfg.sizes.len() as u8;
+        let keep_hot = cfg.hot.saturating_sub(1) as usize;
+        let mut hot: Vec<(u64, usize)> = Vec::new();
+        for s in 0..self.label.len() {
+            match self.label[s] {
+                UNSEALED => {}
+                0 => hot.push((ctx.ftl.segs.seal_seq[s], s)),
+                _ => self.label[s] = new_last,
+            }
+        }
+        hot.sort_unstable();
+        let n = hot.len();
+        for &(_, s) in hot.iter().take(n.saturating_sub(keep_hot)) {
+            self.label[s] = new_last;
         }
     }
 
@@ -688,6 +786,12 @@ impl Placement for Midas {
         if self.due {
             self.reconfigure(ctx);
         }
+        if self.apply_due {
+            self.apply_due = false;
+            if let Some((cfg, pred)) = self.pending.take() {
+                self.offer(ctx, cfg, pred);
+            }
+        }
         if !self.hot_on() {
             out.fill(1);
             return;
@@ -715,6 +819,18 @@ impl Placement for Midas {
     }
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
+        // Physical device sizes of writes (MiDAS-Simulation's "GB"; its
+        // count starts 2 writes in), for `apply_gate` and `apply_at`.
+        let gb = time.saturating_sub(2) / self.geo.physical_blocks as u64;
+        if gb != self.gb.0 {
+            let (_, user, gc) = self.gb;
+            if user > 0 {
+                self.last_gb_waf = (user + gc) as f64 / user as f64;
+            }
+            self.gb = (gb, 0, 0);
+            self.apply_due = self.pending.is_some();
+        }
+        self.gb.1 += 1;
         if self.window_start.is_none() && self.first_window_at.is_some_and(|t| time >= t) {
             self.window_start = Some(time);
         }
@@ -758,6 +874,7 @@ impl Placement for Midas {
     }
 
     fn place_gc(&mut self, _ctx: &Ctx, b: &GcBlock) -> GroupId {
+        self.gb.2 += 1;
         let from = self.label[b.victim as usize];
         if self.hot_on() && !(self.hot_always && from <= 1 && !self.filter_event(false)) {
             let h = &mut self.heat[b.lba as usize];
@@ -848,6 +965,7 @@ impl Placement for Midas {
     fn state(&self) -> Option<Value> {
         Some(json!({
             "model_runs": self.model_runs,
+            "gated": self.gated,
             "merges": self.merges,
             "configured": self.cfg.is_some(),
             "hot_segments": self.cfg.as_ref().map_or(0, |c| c.hot),
@@ -1005,6 +1123,64 @@ mod tests {
             Ftl::new(geo, 3),
             Midas::new(params::parse("midas", &params).unwrap(), &geo).unwrap(),
         )
+    }
+
+    /// MiDAS-Simulation's configuration timing (`--setup midas-sim`): a
+    /// configuration found waits for the next physical device size of
+    /// writes, is applied only if its prediction is no worse than the last
+    /// one's measured WAF, and takes the start-up segments into its last
+    /// group; G1 is collected one segment early.
+    #[test]
+    fn the_simulators_configuration_timing_and_gate() {
+        let (mut ftl, mut m) = with(json!({
+            "apply_at": "gb", "apply_gate": true, "startup_to_last": true, "g1_one_less": true,
+            "startup_groups": 4, "first_window": 1000.0,
+        }));
+        let phys = m.geo.physical_blocks as u64;
+        // start-up: G0 (two, seal order 1 and 3), G1, G2, G3 sealed
+        for (s, l, seq) in [(0, 0, 1), (1, 1, 2), (2, 0, 3), (3, 2, 4), (4, 3, 5)] {
+            ftl.segs.state[s] = SegState::Sealed;
+            ftl.segs.seal_seq[s] = seq;
+            m.label[s] = l;
+        }
+        let ctx = Ctx::new(&ftl);
+        // one GB of writes at WAF 1.5 (half as many GC writes as user writes)
+        for t in 2..2 + phys {
+            m.on_user_write(1, t, 1);
+            if t % 2 == 0 {
+                m.place_gc(&ctx, &gc(1, 4));
+            }
+        }
+        let cfg = |hot| Config {
+            hot,
+            sizes: vec![3, 2, 10],
+        };
+        let mut p = pred(3, 0.0);
+        p.waf = 1.4;
+        m.pending = Some((cfg(2), p.clone()));
+        let mut out = [0; 1];
+        m.place_user(&ctx, &[], &mut out);
+        assert!(m.cfg.is_none(), "found, but waits for the GB's end");
+        m.on_user_write(1, 2 + phys, 1); // the first GB closes: WAF 1.5
+        assert!((m.last_gb_waf - 1.5).abs() < 1e-2, "{}", m.last_gb_waf);
+        m.place_user(&ctx, &[], &mut out);
+        assert_eq!(
+            m.cfg.as_ref().map(|c| c.hot),
+            Some(2),
+            "1.4 <= 1.5: applied"
+        );
+        // every start-up segment joined the last group (3) but G0's newest
+        assert_eq!(&m.label[..5], &[3, 3, 0, 3, 3]);
+        // G1 over its size of 3 with 2 sealed segments
+        m.label[1] = 1;
+        m.count[1] = 2;
+        assert!(m.over_size(1), "collected one segment early");
+        // a worse prediction than measured is refused, and counted
+        p.waf = 1.6;
+        m.pending = Some((cfg(1), p));
+        m.apply_due = true;
+        m.place_user(&ctx, &[], &mut out);
+        assert_eq!((m.cfg.as_ref().map(|c| c.hot), m.gated), (Some(2), 1));
     }
 
     #[test]
