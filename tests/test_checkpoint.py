@@ -211,9 +211,12 @@ def test_a_sweep_never_adopts_a_foreign_or_corrupt_checkpoint(tmp_path, capsys):
     assert "not this job's" in out["checkpoint_error"] and "seed" in out["checkpoint_error"]
     assert deterministic(out["result"]) == deterministic(plain["result"])
     assert "starting the job over" in capsys.readouterr().err
-    # A corrupt file is treated as absent too.
+    # A corrupt file is treated as absent too (a real checkpoint's header, this wafer's format, then nothing).
+    _stopped_at_first_checkpoint(ck, policy, workload, **kw, checkpoint_every=2)
+    with open(ck, "rb") as f:
+        head = f.read(12)
     with open(ck, "wb") as f:
-        f.write(b"WAFERCKP\x03\x00\x00\x00" + bytes(40))
+        f.write(head + bytes(40))
     out = run_job("j", SPEC, ctx)
     assert out["status"] == "done" and not out.get("resumed"), out
     assert "corrupt" in out["checkpoint_error"], out["checkpoint_error"]

@@ -821,7 +821,7 @@ impl Placement for Midas {
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
         // Physical device sizes of writes (MiDAS-Simulation's "GB"; its
         // count starts 2 writes in), for `apply_gate` and `apply_at`.
-        let gb = time.saturating_sub(2) / self.geo.physical_blocks as u64;
+        let gb = time.saturating_sub(2) / self.geo.physical_blocks;
         if gb != self.gb.0 {
             let (_, user, gc) = self.gb;
             if user > 0 {
@@ -1136,7 +1136,7 @@ mod tests {
             "apply_at": "gb", "apply_gate": true, "startup_to_last": true, "g1_one_less": true,
             "startup_groups": 4, "first_window": 1000.0,
         }));
-        let phys = m.geo.physical_blocks as u64;
+        let phys = m.geo.physical_blocks;
         // start-up: G0 (two, seal order 1 and 3), G1, G2, G3 sealed
         for (s, l, seq) in [(0, 0, 1), (1, 1, 2), (2, 0, 3), (3, 2, 4), (4, 3, 5)] {
             ftl.segs.state[s] = SegState::Sealed;
