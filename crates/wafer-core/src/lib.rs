@@ -7,7 +7,7 @@
 //! a table and checks every import against it):
 //! * basics: [`error`], [`request`], [`rng`], [`params`], [`interrupt`], [`codec`] (how
 //!   state is encoded for checkpoints), [`divisor`], [`prefetch`], [`huge`]
-//!   (large tables on huge pages);
+//!   (large tables on huge pages), [`host`] (memory and disk left);
 //! * inputs: [`device`] (geometry and configuration), [`trace`] (readers),
 //!   [`workload`] (seeded synthetic generators), [`model`] (hot-path
 //!   inference kernels and safetensors weights); [`source`] makes a request
@@ -40,6 +40,7 @@ pub mod error;
 pub mod features;
 pub mod ftl;
 pub mod future;
+pub mod host;
 pub(crate) mod huge;
 pub mod interrupt;
 pub mod model;

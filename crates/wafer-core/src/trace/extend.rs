@@ -736,7 +736,7 @@ pub fn write_extended(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    if let Some(free) = crate::run::resources::disk_free(dir) {
+    if let Some(free) = crate::host::disk_free(dir) {
         if bytes > free.saturating_sub(DISK_MARGIN) as f64 {
             return Err(Error::config(
                 "drive_writes",

@@ -27,7 +27,7 @@ pub const MAX_BYTES: u64 = 1 << 30;
 /// Bytes a recording may take in this process: `$WAFER_TRACE_MEMORY_MIB`
 /// MiB when set (0: read a text trace twice, keeping nothing), else the
 /// smaller of [`MAX_BYTES`] and a quarter of what
-/// [`crate::run::resources::available`] says is left (so the run's own
+/// [`crate::host::available`] says is left (so the run's own
 /// tables keep the rest).
 pub fn budget() -> u64 {
     if let Some(mib) = std::env::var("WAFER_TRACE_MEMORY_MIB")
@@ -36,7 +36,7 @@ pub fn budget() -> u64 {
     {
         return mib.saturating_mul(1 << 20);
     }
-    let left = crate::run::resources::available().map_or(u64::MAX, |(m, _)| m / 4);
+    let left = crate::host::available().map_or(u64::MAX, |(m, _)| m / 4);
     MAX_BYTES.min(left)
 }
 

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "divisor",
             "prefetch",
             "huge",
+            "host",
         ],
     ),
     (

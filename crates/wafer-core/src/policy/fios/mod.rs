@@ -185,6 +185,13 @@ pub struct Params {
     /// "prefix:Ns" (the first N trace seconds), or "full" (the whole run it
     /// then places: future knowledge).
     pub train: String,
+    /// Where writes go before the dictionary applies (the prefill and the
+    /// training part), and stay through GC: "last" (default): stream K-1,
+    /// the coldest-looking cluster's or none's after training; "first":
+    /// stream 0, the hottest-looking cluster's (wafer before issue 49: the
+    /// prefill's cold data then sat in the hot stream and was copied there
+    /// for ~20 drive-writes). The paper trains offline and is silent.
+    pub untrained_stream: String,
 }
 
 impl Default for Params {
@@ -192,6 +199,7 @@ impl Default for Params {
         Params {
             common: Common::default(),
             train: DEFAULT_TRAIN.into(),
+            untrained_stream: "last".into(),
         }
     }
 }
@@ -513,6 +521,8 @@ pub struct Fios {
     dict: Dictionary,
     /// The dictionary applies now.
     active: bool,
+    /// Stream of the writes before it does.
+    untrained: GroupId,
     apply_from: ApplyFrom,
     /// Logical clock at the workload's start.
     start: Option<u64>,
@@ -524,7 +534,14 @@ pub struct Fios {
 impl Fios {
     fn new(p: &Params, geo: &Geometry) -> Result<Self> {
         let cfg = config("fios", &p.common, geo)?;
+        let last = params::one_of(
+            "fios",
+            "untrained_stream",
+            &p.untrained_stream,
+            &[("last", true), ("first", false)],
+        )?;
         Ok(Fios {
+            untrained: if last { cfg.streams.max(1) - 1 } else { 0 } as GroupId,
             part: TrainPart::parse("fios", &p.train)?,
             train_text: p.train.clone(),
             cfg,
@@ -630,7 +647,7 @@ impl Placement for Fios {
             self.check_active(w);
         }
         if !self.active {
-            out.fill(0);
+            out.fill(self.untrained);
             return;
         }
         let ch = self.cfg.chunking;
