@@ -163,7 +163,7 @@ def split_cached(path: str, format: str | None = None, *, skip_bad: bool = False
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    key = json.dumps([digest.hexdigest(), format, skip_bad, 2])
+    key = json.dumps([digest.hexdigest(), format, skip_bad, 3])  # 3: each volume keeps its own clock
     root = _core.cache_dir(str(cache_dir) if cache_dir else None)
     if root is None:
         raise _core.ConfigError("invalid run configuration: cache_dir: no cache folder (set $WAFER_CACHE_DIR or "

@@ -736,12 +736,9 @@ fn split_json(
     shielded(|| {
         let sel = selection(selection_json)?;
         let which = parse_volumes(volumes)?;
-        py.detach(|| {
-            let (mut s, fmt) = trace::open_selected(src, format, &sel)?;
-            trace::split::split(&mut s, src, &fmt, out_dir, &which, block_size)
-        })
-        .map(|v| serde_json::to_string(&v).expect("volumes serialise"))
-        .map_err(to_py)
+        py.detach(|| trace::split::split_file(src, format, &sel, out_dir, &which, block_size))
+            .map(|v| serde_json::to_string(&v).expect("volumes serialise"))
+            .map_err(to_py)
     })
 }
 

@@ -16,7 +16,10 @@
 //! * blank lines and lines starting with `#` are ignored;
 //! * a request of size 0 is skipped and counted (`zero_size`);
 //! * a timestamp earlier than the previous one is raised to it (requests keep
-//!   file order; counted as `backwards_timestamps`);
+//!   file order; counted as `backwards_timestamps`); when a file is split
+//!   into its volumes, the previous one of the same volume (each volume's
+//!   clock is its own, as SepBIT's replayer keeps it: a file of volumes
+//!   written one after another is not flattened);
 //! * negative or non-numeric fields, and offsets or sizes whose byte value
 //!   overflows 64 bits, are malformed lines;
 //! * a truncated or corrupt archive is an error naming the line after which
@@ -387,6 +390,11 @@ pub struct Selection {
     pub drop_reads: bool,
     /// Skip malformed lines (counted) instead of stopping.
     pub skip_bad: bool,
+    /// Raise a backward timestamp to its own device's previous one, not the
+    /// file's (for a split into volumes; a replay of the whole file as one
+    /// log needs one clock). Internal: set by the split.
+    #[serde(skip)]
+    pub clock_per_device: bool,
 }
 
 /// Parse a device id as the readers number them.
@@ -433,7 +441,12 @@ pub struct Selected {
     max: u64,
     drop_reads: bool,
     t0: Option<u64>,
+    /// The clock so far: the file's, or with `clock_per_device` device
+    /// `dev`'s (the other devices' in `lasts`).
     last: u64,
+    per_device: bool,
+    dev: u64,
+    lasts: std::collections::HashMap<u64, u64>,
 }
 
 impl Selected {
@@ -468,6 +481,9 @@ impl Selected {
             drop_reads: sel.drop_reads,
             t0: None,
             last: 0,
+            per_device: sel.clock_per_device,
+            dev: 0,
+            lasts: std::collections::HashMap::new(),
         })
     }
 
@@ -493,6 +509,11 @@ impl Selected {
             if r.size == 0 {
                 self.counts.zero_size += 1;
                 continue;
+            }
+            if self.per_device && r.device != self.dev {
+                self.lasts.insert(self.dev, self.last);
+                self.last = self.lasts.get(&r.device).copied().unwrap_or(0);
+                self.dev = r.device;
             }
             let t0 = *self.t0.get_or_insert(r.time_ns);
             let mut t = r.time_ns.saturating_sub(t0);

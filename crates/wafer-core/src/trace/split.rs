@@ -65,6 +65,27 @@ struct Spill {
     write_bytes: u64,
 }
 
+/// Split the trace file `path` (`format`, `None` = detect; `sel` applied)
+/// into its volumes, each with its own clock: a timestamp earlier than its
+/// own volume's previous one is raised to it, never to another volume's
+/// (a file of volumes written one after another keeps every volume's times;
+/// the replayer's clock is each log's own). See [`split`].
+pub fn split_file(
+    path: &str,
+    format: Option<&str>,
+    sel: &super::Selection,
+    out_dir: &str,
+    which: &Volumes,
+    block_size: u32,
+) -> Result<Vec<Volume>> {
+    let sel = super::Selection {
+        clock_per_device: true,
+        ..sel.clone()
+    };
+    let (mut s, fmt) = super::open_selected(path, format, &sel)?;
+    split(&mut s, path, &fmt, out_dir, which, block_size)
+}
+
 /// Split `src` (read from `source`, a trace of `source_format`) into
 /// `out_dir/STEM.dev<ID>.arrow` files, keeping `which` volumes, in the order
 /// the volumes first appear (top-N: by bytes written). A device id asked
