@@ -104,3 +104,24 @@ fn cgroup_left() -> Option<u64> {
         Some(max.saturating_sub(read(cur).unwrap_or(0)))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_takes_the_smallest_limit_it_can_see() {
+        // On Linux at least MemAvailable is there; the smallest wins.
+        let (m, what) = available().expect("a limit on Linux");
+        assert!(m <= mem_available().unwrap(), "{m} from {what}");
+        if let Some(a) = address_space_left() {
+            assert!(m <= a);
+        }
+    }
+
+    #[test]
+    fn the_disk_has_room_and_a_missing_folder_says_nothing() {
+        assert!(disk_free(std::path::Path::new(".")).is_some_and(|b| b > 0));
+        assert_eq!(disk_free(std::path::Path::new("/no/such/folder")), None);
+    }
+}
