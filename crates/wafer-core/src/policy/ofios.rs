@@ -385,7 +385,7 @@ impl Placement for Ofios {
             }
         }
         match &self.dict {
-            None => out.fill(0),
+            None => out.fill(self.cfg.untrained as GroupId),
             Some(d) => {
                 let ch = self.cfg.chunking;
                 for (w, g) in writes.iter().zip(out.iter_mut()) {

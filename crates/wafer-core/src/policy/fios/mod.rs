@@ -149,6 +149,14 @@ pub struct Common {
     pub acf: AcfKind,
     /// ψ when no row of the base matrix survives: "f" or "nearest".
     pub fallback: Fallback,
+    /// Where writes go before a dictionary applies (the prefill, the
+    /// training part, OFIOS's first window), and stay through GC: "last"
+    /// (default): stream K-1, the coldest-looking cluster's or none's once
+    /// a dictionary applies; "first": stream 0, the hottest-looking
+    /// cluster's (wafer before issue 49: the prefill's cold data then sat in
+    /// the hot stream and was copied there for ~20 drive-writes). The
+    /// papers train offline and are silent.
+    pub untrained_stream: String,
 }
 
 impl Default for Common {
@@ -170,6 +178,7 @@ impl Default for Common {
             cutoffs: Cutoffs::default(),
             acf: AcfKind::Rate,
             fallback: Fallback::F,
+            untrained_stream: "last".into(),
         }
     }
 }
@@ -185,13 +194,6 @@ pub struct Params {
     /// "prefix:Ns" (the first N trace seconds), or "full" (the whole run it
     /// then places: future knowledge).
     pub train: String,
-    /// Where writes go before the dictionary applies (the prefill and the
-    /// training part), and stay through GC: "last" (default): stream K-1,
-    /// the coldest-looking cluster's or none's after training; "first":
-    /// stream 0, the hottest-looking cluster's (wafer before issue 49: the
-    /// prefill's cold data then sat in the hot stream and was copied there
-    /// for ~20 drive-writes). The paper trains offline and is silent.
-    pub untrained_stream: String,
 }
 
 impl Default for Params {
@@ -199,7 +201,6 @@ impl Default for Params {
         Params {
             common: Common::default(),
             train: DEFAULT_TRAIN.into(),
-            untrained_stream: "last".into(),
         }
     }
 }
@@ -214,6 +215,8 @@ pub const DEFAULT_TRAIN: &str = "prefix:0.028";
 pub struct Config {
     /// Streams K.
     pub streams: u32,
+    /// Stream of the writes before a dictionary applies.
+    pub untrained: u32,
     /// Chunks.
     pub chunking: Chunking,
     /// Fixed features, or `None` for automatic selection.
@@ -269,6 +272,7 @@ pub fn config(policy: &str, c: &Common, geo: &Geometry) -> Result<Config> {
         ref cutoffs,
         acf,
         fallback,
+        ref untrained_stream,
     } = *c;
     let bad = |reason: String| Error::Parameter {
         policy: policy.into(),
@@ -297,7 +301,14 @@ pub fn config(policy: &str, c: &Common, geo: &Geometry) -> Result<Config> {
     if max_iter == 0 {
         return Err(bad("max_iter must be >= 1".into()));
     }
+    let last = params::one_of(
+        policy,
+        "untrained_stream",
+        untrained_stream,
+        &[("last", true), ("first", false)],
+    )?;
     Ok(Config {
+        untrained: if last { streams - 1 } else { 0 },
         streams,
         chunking,
         features,
@@ -521,8 +532,6 @@ pub struct Fios {
     dict: Dictionary,
     /// The dictionary applies now.
     active: bool,
-    /// Stream of the writes before it does.
-    untrained: GroupId,
     apply_from: ApplyFrom,
     /// Logical clock at the workload's start.
     start: Option<u64>,
@@ -534,14 +543,7 @@ pub struct Fios {
 impl Fios {
     fn new(p: &Params, geo: &Geometry) -> Result<Self> {
         let cfg = config("fios", &p.common, geo)?;
-        let last = params::one_of(
-            "fios",
-            "untrained_stream",
-            &p.untrained_stream,
-            &[("last", true), ("first", false)],
-        )?;
         Ok(Fios {
-            untrained: if last { cfg.streams.max(1) - 1 } else { 0 } as GroupId,
             part: TrainPart::parse("fios", &p.train)?,
             train_text: p.train.clone(),
             cfg,
@@ -647,7 +649,7 @@ impl Placement for Fios {
             self.check_active(w);
         }
         if !self.active {
-            out.fill(self.untrained);
+            out.fill(self.cfg.untrained as GroupId);
             return;
         }
         let ch = self.cfg.chunking;
