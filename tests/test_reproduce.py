@@ -95,3 +95,28 @@ def test_list_shows_each_experiments_time_and_options(cli):
     assert text.count("  time:    --quick ") == len(rp.EXPERIMENTS) and "refuses --seeds" in text
     listed = json.loads(cli("reproduce", "--list", "--json").stdout)
     assert all(e["quick_seconds"] and e["full_seconds"] and e["full_how"] for e in listed)
+
+
+def test_a_failing_claim_prints_its_verdict(monkeypatch):
+    """Issue 49 item 5: a claim that fails carries FIDELITY's verdict (fixed / regime / does not reproduce)
+    in reproduce's output; a claim that holds does not."""
+    c = cells([("zipf:1.0", 0.1, "greedy", "sepbit", 1, 3.0, 0.5, None)])
+    claim = rp.Claim("accuracy >= 80%", rp.accuracy_at_least("sepbit", "user", ["zipf:1.0"], 0.8),
+                     verdict="regime: memoryless rewrites")
+    monkeypatch.setitem(rp.EXPERIMENTS, "probe", rp.Experiment("d", "f", ["sepbit"], ["greedy"], ["zipf:1.0"],
+                                                               [0.1], claims=[claim]))
+    (row,) = rp.check_claims("probe", c)
+    assert row["status"] == "fails" and row["verdict"] == "regime: memoryless rewrites"
+    ok = rp.Claim("accuracy >= 40%", rp.accuracy_at_least("sepbit", "user", ["zipf:1.0"], 0.4), verdict="x")
+    monkeypatch.setitem(rp.EXPERIMENTS, "probe", rp.Experiment("d", "f", ["sepbit"], ["greedy"], ["zipf:1.0"],
+                                                               [0.1], claims=[ok]))
+    assert "verdict" not in rp.check_claims("probe", c)[0]
+    from wafer import repro_streams as rs
+
+    out = {"seeds": [1], "quick": True, "combos": [], "knee": {}, "overheads": [], "results": [],
+           "claims": [{"claim": 5, "text": "auto", "holds": False, "numbers": "n"},
+                      {"claim": 4, "text": "knee", "holds": True, "numbers": "n"}]}
+    lines = rs.markdown(out).splitlines()
+    (five,) = [x for x in lines if x.startswith("| 5 |")]
+    (four,) = [x for x in lines if x.startswith("| 4 |")]
+    assert "fails; **verdict: regime:" in five and "verdict" not in four
