@@ -39,7 +39,8 @@
 //!   configuration applied at the next GB of writes, only if predicted no
 //!   worse than the last GB measured, the start-up groups joining its last
 //!   group (`apply_at = "gb"`, `apply_gate`, `startup_to_last`,
-//!   `g1_one_less`). Under
+//!   `g1_one_less`), its last group's victims found by its queue scan
+//!   (`last_scan = "queue"`). Under
 //!   greedy and cost-benefit it is within 2% of the simulator
 //!   (docs/FIDELITY.md has the numbers and commands).
 //! * `mqsim`: MQSim's timing conventions (github.com/CMU-SAFARI/MQSim),
@@ -283,6 +284,7 @@ impl Setup {
                     "apply_gate": true,
                     "startup_to_last": true,
                     "g1_one_less": true,
+                    "last_scan": "queue",
                 });
                 let last = match victim {
                     "greedy" => Some("greedy"),

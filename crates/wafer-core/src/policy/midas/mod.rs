@@ -213,6 +213,16 @@ pub struct Params {
     /// compares G1's count against its size less 2 where the other groups
     /// use less 1).
     pub g1_one_less: bool,
+    /// How the last group's greedy or sqrt cost-benefit victim is found:
+    /// "candidates" (default): the best of an id-order scan, 8 kept per
+    /// scan; "queue": MiDAS-Simulation's (`GREEDY_VS`, `CB_VS`): every
+    /// sealed segment of the group in a queue, scanned from its oldest,
+    /// the candidate replaced only by a strictly better one (ties to the
+    /// older in queue order), every loser re-queued at the newest end (so
+    /// the order drifts from sealing order), and under cost-benefit a
+    /// fully invalid segment taken at once; age is user writes since
+    /// sealing, without wafer's +1.
+    pub last_scan: String,
 }
 
 impl Default for Params {
@@ -233,6 +243,7 @@ impl Default for Params {
             apply_gate: false,
             startup_to_last: false,
             g1_one_less: false,
+            last_scan: "candidates".into(),
         }
     }
 }
@@ -347,6 +358,8 @@ pub struct Midas {
     apply_due: bool,
     /// Configurations `apply_gate` refused.
     gated: u32,
+    /// `last_scan = "queue"` (with a greedy or sqrt cost-benefit last group).
+    queue_scan: bool,
 }
 
 impl Midas {
@@ -420,6 +433,15 @@ impl Midas {
             &p.apply_at,
             &[("window", false), ("gb", true)],
         )?;
+        let queue_scan = params::one_of(
+            "midas",
+            "last_scan",
+            &p.last_scan,
+            &[("candidates", false), ("queue", true)],
+        )? && matches!(
+            last_victim,
+            LastVictim::Greedy | LastVictim::CostBenefitSqrt
+        );
         let n = geo.segments as usize;
         let deepest = p.max_groups.max(p.startup_groups);
         let positions = deepest as usize + 1;
@@ -461,6 +483,7 @@ impl Midas {
             pending: None,
             apply_due: false,
             gated: 0,
+            queue_scan,
             p,
         })
     }
@@ -677,7 +700,7 @@ impl Midas {
                 *l = new_last;
             }
             self.count[*l as usize] += 1;
-            if *l < new_last || self.last_victim == LastVictim::Fifo {
+            if *l < new_last || self.last_victim == LastVictim::Fifo || self.queue_scan {
                 order.push((segs.seal_seq[s], s as SegmentId));
             }
         }
@@ -741,6 +764,55 @@ impl Midas {
         self.candidates.clear();
         self.candidates
             .extend(top.iter().rev().flatten().map(|&(_, s)| s));
+    }
+
+    /// The last group's victim as MiDAS-Simulation's `GREEDY_VS` / `CB_VS`
+    /// find it (`last_scan = "queue"`): the queue scanned from its oldest
+    /// entry, a strictly better segment replacing the candidate, every
+    /// loser re-queued at the newest end; under cost-benefit a fully invalid
+    /// segment is taken at once, the rest of the queue left as it is.
+    fn scan_queue(&mut self, ctx: &Ctx, max_valid: u32) -> Option<SegmentId> {
+        let g = self.last as usize;
+        let segs = &ctx.ftl.segs;
+        let label = &self.label;
+        let blocks = self.geo.segment_blocks as f64;
+        let now = ctx.now();
+        let greedy = self.last_victim == LastVictim::Greedy;
+        let q = &mut self.fifo[g];
+        q.retain(|&(seg, tag)| {
+            let s = seg as usize;
+            segs.state[s] == SegState::Sealed && segs.seal_seq[s] == tag && label[s] as usize == g
+        });
+        let mut cand: Option<((SegmentId, u64), f64)> = None;
+        for _ in 0..q.len() {
+            let e = q.pop_front().expect("counted");
+            let s = e.0 as usize;
+            if segs.valid[s] > max_valid {
+                q.push_back(e);
+                continue;
+            }
+            let invalid = blocks - segs.valid[s] as f64;
+            let score = if greedy {
+                invalid
+            } else if segs.valid[s] == 0 {
+                if let Some((c, _)) = cand {
+                    q.push_back(c);
+                }
+                return Some(e.0);
+            } else {
+                let age = now.saturating_sub(segs.seal_time[s]) as f64;
+                invalid * age.sqrt() / (blocks - invalid)
+            };
+            match cand {
+                Some((c, best)) if score > best => {
+                    q.push_back(c);
+                    cand = Some((e, score));
+                }
+                Some(_) => q.push_back(e),
+                None => cand = Some((e, score)),
+            }
+        }
+        cand.map(|(e, _)| e.0)
     }
 
     /// Oldest sealed segment of hot/FIFO group `g` (or of the last group
@@ -903,6 +975,9 @@ impl Placement for Midas {
         if self.last_victim == LastVictim::Fifo {
             return self.pop_oldest(ctx, self.last as usize, max_valid);
         }
+        if self.queue_scan {
+            return self.scan_queue(ctx, max_valid);
+        }
         // the last group's best, from the candidates of the latest scan
         let segs = &ctx.ftl.segs;
         while let Some(v) = self.candidates.pop() {
@@ -924,7 +999,8 @@ impl Placement for Midas {
                 let l = group.min(self.last) as u8;
                 self.label[seg as usize] = l;
                 self.count[l as usize] += 1;
-                let queued = l < self.last as u8 || self.last_victim == LastVictim::Fifo;
+                let queued =
+                    l < self.last as u8 || self.last_victim == LastVictim::Fifo || self.queue_scan;
                 if self.cfg.is_some() && queued {
                     let tag = ctx.ftl.segs.seal_seq[seg as usize];
                     self.fifo[l as usize].push_back((seg, tag));
@@ -1181,6 +1257,34 @@ mod tests {
         m.apply_due = true;
         m.place_user(&ctx, &[], &mut out);
         assert_eq!((m.cfg.as_ref().map(|c| c.hot), m.gated), (Some(2), 1));
+    }
+
+    /// `last_scan = "queue"`: MiDAS-Simulation's greedy scan of the last
+    /// group's queue: ties to the older, losers re-queued at the newest end.
+    #[test]
+    fn the_simulators_queue_scan_breaks_ties_to_the_older() {
+        let (mut ftl, mut m) = with(json!({"last_scan": "queue", "last_victim": "greedy"}));
+        for (s, valid) in [(0, 2), (1, 1), (2, 1), (3, 3)] {
+            ftl.segs.state[s] = SegState::Sealed;
+            ftl.segs.seal_seq[s] = s as u64 + 1;
+            ftl.segs.valid[s] = valid;
+            m.label[s] = 2;
+        }
+        let ctx = Ctx::new(&ftl);
+        m.apply(
+            &ctx,
+            Config {
+                hot: 0,
+                sizes: vec![1, 10],
+            },
+            pred(2, 0.0),
+        );
+        assert_eq!(m.select_victim(&ctx, 4), Some(1), "1 and 2 tie: the older");
+        let order: Vec<_> = m.fifo[2].iter().map(|e| e.0).collect();
+        assert_eq!(order, [0, 2, 3], "the losers, re-queued in scan order");
+        m.label[1] = UNSEALED;
+        assert_eq!(m.select_victim(&ctx, 4), Some(2));
+        assert_eq!(m.fifo[2].iter().map(|e| e.0).collect::<Vec<_>>(), [0, 3]);
     }
 
     #[test]
