@@ -321,6 +321,8 @@ VERDICTS = {
     7: "regime: 95% of writes hit the hot spot, which dominates whichever stream it gets; the LSTM moves 95-99% of "
        "next-period writes to the right stream, but the room left is inside the hot spot (oracle-sort 1.14 vs "
        "base 6.27), which a per-chunk temperature cannot split",
+    8: "does not reproduce, within noise: LSTM+KM is 0.2-2.5% below OFIOS here where the paper has OFIOS 2.6% "
+       "below it; OFIOS is below AutoStream-MQ, vStream and equal partition (claim 8b holds)",
 }
 
 

@@ -9,7 +9,10 @@
 //! chunk's temperature for period t+1, a 1-D K-means of the predicted
 //! temperatures into `streams` clusters (c = 8, the paper's 8-stream drive)
 //! makes the chunk→stream table, and period t+1's writes use it (§3.4,
-//! Fig. 6). Before the first table every write is stream 0.
+//! Fig. 6). Before the first table every write goes to one stream
+//! (`untrained_stream`: the last, c-1, by default; the first, the hottest
+//! once a table exists, before issue 49, as FIOS did: cold prefill data then
+//! sat in the hot stream).
 //!
 //! Predictors:
 //! * `predictor=lstm`: an LSTM over the last k = 5 records (Eq. 1, Fig. 5).
@@ -165,6 +168,9 @@ pub struct Params {
     pub model: Option<String>,
     /// Seed of the weights, batch order and K-means.
     pub seed: u64,
+    /// Stream of every write before the first table: "last" (default,
+    /// c-1) or "first" (0, the hottest cluster's once a table exists).
+    pub untrained_stream: String,
 }
 
 impl Default for Params {
@@ -193,6 +199,7 @@ impl Default for Params {
             log_kmeans: false,
             model: None,
             seed: 1,
+            untrained_stream: "last".into(),
         }
     }
 }
@@ -317,6 +324,15 @@ impl LstmKm {
             p.period_dw,
             geo.logical_blocks,
         )?;
+        let untrained = match params::one_of(
+            "lstm-km",
+            "untrained_stream",
+            &p.untrained_stream,
+            &[("last", true), ("first", false)],
+        )? {
+            true => (p.streams - 1) as u8,
+            false => 0,
+        };
         let n = chunking.chunks as usize;
         let mut me = LstmKm {
             p: p.clone(),
@@ -343,7 +359,7 @@ impl LstmKm {
             train_at: u64::MAX,
             last_train: 0,
             model: None,
-            table: vec![0; n],
+            table: vec![untrained; n],
             pred: vec![0.0; n],
             pred_model: false,
             scratch: Vec::new(),
