@@ -138,8 +138,6 @@ pub struct MultiSimulation {
     skipped: Vec<Skipped>,
     /// The first volume's refusal, returned if no volume can run at all.
     first_error: Option<Error>,
-    /// Most volumes built at once so far.
-    peak_in_flight: usize,
 }
 
 /// One volume of a multi-volume run.
@@ -209,18 +207,12 @@ impl MultiSimulation {
             written: 0,
             skipped: Vec::new(),
             first_error: None,
-            peak_in_flight: 0,
         })
     }
 
     /// User blocks written so far, all volumes together.
     pub fn written(&self) -> u64 {
         self.written
-    }
-
-    /// Most volumes whose engines were in memory at once so far.
-    pub fn peak_in_flight(&self) -> usize {
-        self.peak_in_flight
     }
 
     /// Build volume `v` (its turn came): its simulation, or a note in
@@ -233,7 +225,6 @@ impl MultiSimulation {
         match Simulation::new(*run) {
             Ok(sim) => {
                 self.volumes[v] = Volume::Running(Box::new(sim));
-                self.peak_in_flight = self.peak_in_flight.max(1);
             }
             // A volume whose device cannot hold a working log (too small
             // for its segments and reserve) is left out with a note, never
@@ -341,7 +332,8 @@ impl MultiSimulation {
             elapsed_seconds: self.elapsed,
             volumes,
             skipped: self.skipped.clone(),
-            peak_volumes_in_memory: self.peak_in_flight,
+            // one at a time, once any ran
+            peak_volumes_in_memory: usize::from(self.ran() > 0),
         }
     }
 }

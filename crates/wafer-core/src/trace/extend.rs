@@ -730,7 +730,9 @@ pub fn write_extended(
     // The file's size, about (a native row is 33 bytes), against the disk's
     // free space: a drive-writes count too large for the disk is refused
     // before anything is written.
-    let rows = plan.model.requests_for(plan.blocks) + plan.model.write_requests as f64;
+    let rows = plan
+        .model
+        .requests_for(plan.blocks + plan.model.written_blocks());
     let bytes = rows * native::ROW_BYTES as f64;
     let dir = std::path::Path::new(out)
         .parent()

@@ -53,23 +53,6 @@ pub struct Recording {
     error: Option<Error>,
 }
 
-impl Recording {
-    /// Records held.
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// Whether no record is held.
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> u64 {
-        (self.records.capacity() * std::mem::size_of::<Record>()) as u64
-    }
-}
-
 /// Where a [`Tap`] leaves its recording when it is dropped (with the
 /// [`super::Selected`] that owns it).
 pub type Slot = Arc<Mutex<Option<Recording>>>;

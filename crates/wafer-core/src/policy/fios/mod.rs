@@ -301,14 +301,8 @@ pub fn config(policy: &str, c: &Common, geo: &Geometry) -> Result<Config> {
     if max_iter == 0 {
         return Err(bad("max_iter must be >= 1".into()));
     }
-    let last = params::one_of(
-        policy,
-        "untrained_stream",
-        untrained_stream,
-        &[("last", true), ("first", false)],
-    )?;
     Ok(Config {
-        untrained: if last { streams - 1 } else { 0 },
+        untrained: super::kit::streams::untrained_stream(policy, untrained_stream, streams)?,
         streams,
         chunking,
         features,

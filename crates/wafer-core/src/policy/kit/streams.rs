@@ -349,6 +349,22 @@ pub enum ShortRun {
 /// windows, §6.4).
 pub const MIN_WINDOWS: u64 = 10;
 
+/// The stream of the writes a stream policy places before its first
+/// table (FIOS's and OFIOS's dictionary, LSTM+KM's chunk table), from its
+/// `untrained_stream` parameter: "last" (stream `streams - 1`, never the
+/// hottest-looking cluster's once a table exists) or "first" (stream 0,
+/// the hottest's: cold prefill data then sits in the hot stream; wafer's
+/// rule before issue 49). `streams` is checked >= 1 by the caller.
+pub fn untrained_stream(policy: &str, value: &str, streams: u32) -> Result<u32> {
+    let last = crate::params::one_of(
+        policy,
+        "untrained_stream",
+        value,
+        &[("last", true), ("first", false)],
+    )?;
+    Ok(if last { streams - 1 } else { 0 })
+}
+
 /// A policy warning for the result (`policy_state.warnings`, read by
 /// [`crate::run::warnings`]).
 pub fn warning(code: &str, message: &str) -> Value {

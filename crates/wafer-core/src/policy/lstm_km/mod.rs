@@ -324,15 +324,8 @@ impl LstmKm {
             p.period_dw,
             geo.logical_blocks,
         )?;
-        let untrained = match params::one_of(
-            "lstm-km",
-            "untrained_stream",
-            &p.untrained_stream,
-            &[("last", true), ("first", false)],
-        )? {
-            true => (p.streams - 1) as u8,
-            false => 0,
-        };
+        let untrained =
+            super::kit::streams::untrained_stream("lstm-km", &p.untrained_stream, p.streams)? as u8;
         let n = chunking.chunks as usize;
         let mut me = LstmKm {
             p: p.clone(),

@@ -348,8 +348,9 @@ pub struct Midas {
     merges: u32,
     /// `apply_at = "gb"`.
     apply_at_gb: bool,
-    /// The physical device size of writes being counted: (its index, user
-    /// writes, GC writes), and the WAF of the last whole one (0 before).
+    /// The physical device size of writes being counted: (where it ends
+    /// [user writes], its user writes, its GC writes), and the WAF of the
+    /// last whole one (0 before).
     gb: (u64, u64, u64),
     last_gb_waf: f64,
     /// A configuration found and waiting for the next GB boundary, and
@@ -478,7 +479,7 @@ impl Midas {
             model_runs: 0,
             merges: 0,
             apply_at_gb,
-            gb: (0, 0, 0),
+            gb: (2 + geo.physical_blocks, 0, 0),
             last_gb_waf: 0.0,
             pending: None,
             apply_due: false,
@@ -892,14 +893,15 @@ impl Placement for Midas {
 
     fn on_user_write(&mut self, lba: u32, time: u64, _group: GroupId) {
         // Physical device sizes of writes (MiDAS-Simulation's "GB"; its
-        // count starts 2 writes in), for `apply_gate` and `apply_at`.
-        let gb = time.saturating_sub(2) / self.geo.physical_blocks;
-        if gb != self.gb.0 {
+        // count starts 2 writes in), for `apply_gate` and `apply_at`: one
+        // comparison per write, the next boundary found only when it passes.
+        if time >= self.gb.0 {
             let (_, user, gc) = self.gb;
             if user > 0 {
                 self.last_gb_waf = (user + gc) as f64 / user as f64;
             }
-            self.gb = (gb, 0, 0);
+            let phys = self.geo.physical_blocks;
+            self.gb = (2 + ((time - 2) / phys + 1) * phys, 0, 0);
             self.apply_due = self.pending.is_some();
         }
         self.gb.1 += 1;
